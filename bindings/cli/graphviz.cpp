@@ -1,0 +1,52 @@
+// Runs Graphviz without a shell (no quoting issues with odd file names).
+#include "graphviz.hpp"
+
+#include <cstdlib>
+#include <string_view>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "graft/io/atomic_file.hpp"
+
+namespace graft::cli {
+
+bool graphviz_available() {
+  const char* path = std::getenv("PATH");
+  if (!path) return false;
+  std::string_view rest(path);
+  while (!rest.empty()) {
+    std::size_t colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    if (!dir.empty() && ::access((dir + "/dot").c_str(), X_OK) == 0) return true;
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return false;
+}
+
+Status render_svg(const std::string& dot_text, const std::string& svg_path) {
+  if (!graphviz_available())
+    return Status::error(Diagnostic{.file = svg_path, .message = "Graphviz 'dot' is not installed (apt-get install graphviz), or write a .dot file instead"});
+  std::string dot_tmp = svg_path + ".tmp.dot";
+  std::string svg_tmp = svg_path + ".tmp.svg";
+  if (Status s = write_file_atomic(dot_tmp, dot_text); !s) return s;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execlp("dot", "dot", "-Tsvg", dot_tmp.c_str(), "-o", svg_tmp.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    ::unlink(dot_tmp.c_str());
+    ::unlink(svg_tmp.c_str());
+    return Status::error(Diagnostic{.file = svg_path, .message = "Graphviz 'dot' failed to render the graph"});
+  }
+  ::unlink(dot_tmp.c_str());
+  if (std::rename(svg_tmp.c_str(), svg_path.c_str()) != 0) {
+    ::unlink(svg_tmp.c_str());
+    return Status::error(Diagnostic{.file = svg_path, .message = "cannot write the SVG file"});
+  }
+  return Status::ok();
+}
+
+}  // namespace graft::cli

@@ -1,0 +1,112 @@
+// `graft`: inspect, check, draw and re-save graph files.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fmt/core.h>
+
+#include "graft/io/atomic_file.hpp"
+#include "graft/io/graph_json.hpp"
+#include "graft/io/render.hpp"
+#include "graphviz.hpp"
+
+namespace {
+
+using namespace graft;
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+int report(const Status& s) {
+  fmt::print(stderr, "graft: error: {}\n", s.message());
+  return kExitError;
+}
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int cmd_print(const std::string& path) {
+  Result<GraphModule> gm = load_graph_file(path);
+  if (!gm) return report(gm.status());
+  fmt::print("{}", tabular(gm->graph));
+  return 0;
+}
+
+int cmd_stats(const std::string& path, bool json) {
+  Result<GraphModule> gm = load_graph_file(path);
+  if (!gm) return report(gm.status());
+  GraphStats stats = compute_stats(gm.value());
+  if (json) fmt::print("{}", stats.to_json());
+  else fmt::print("{}\n{}", path, stats.to_text());
+  return 0;
+}
+
+int cmd_lint(const std::string& path, bool quiet) {
+  Result<GraphModule> gm = load_graph_file(path);
+  if (!gm) return report(gm.status());
+  if (Status s = gm->lint(); !s) {
+    s.diagnostic().file = path;
+    return report(s);
+  }
+  if (!quiet) fmt::print("{}: ok ({} nodes, {} modules)\n", path, gm->graph.size(), gm->modules.size());
+  return 0;
+}
+
+int cmd_dot(const std::string& path, const std::string& out) {
+  Result<GraphModule> gm = load_graph_file(path);
+  if (!gm) return report(gm.status());
+  std::string dot = to_dot(gm->graph);
+  Status s = ends_with(out, ".svg") ? cli::render_svg(dot, out) : write_file_atomic(out, dot);
+  return s ? 0 : report(s);
+}
+
+int cmd_save(const std::string& path, const std::string& out) {
+  Result<GraphModule> gm = load_graph_file(path);
+  if (!gm) return report(gm.status());
+  Status s = save_graph_file(gm.value(), out);
+  return s ? 0 : report(s);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"graft: a graph rewrite engine for ML computation graphs.\n"
+               "Graph files are JSON (docs/FORMAT.md); export them from PyTorch with `python3 -m graft_fx export`."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "graft 0.1.0");
+
+  std::string graph, out;
+  bool json = false, quiet = false;
+
+  CLI::App* print = app.add_subcommand("print", "Print the graph as a table, like torch.fx's print_tabular");
+  print->add_option("GRAPH", graph, "graph file")->required();
+
+  CLI::App* stats = app.add_subcommand("stats", "Summarise a graph: node counts by kind and target, modules, parameters");
+  stats->add_option("GRAPH", graph, "graph file")->required();
+  stats->add_flag("--json", json, "print the counts as JSON");
+
+  CLI::App* lint = app.add_subcommand("lint", "Check every invariant of the graph; exit 1 naming the first broken one");
+  lint->add_option("GRAPH", graph, "graph file")->required();
+  lint->add_flag("-q,--quiet", quiet, "print nothing when the graph is fine");
+
+  CLI::App* dot = app.add_subcommand("dot", "Draw the graph: Graphviz DOT, or SVG when OUT ends in .svg (needs Graphviz)");
+  dot->add_option("GRAPH", graph, "graph file")->required();
+  dot->add_option("-o,--output", out, "output file (.dot or .svg)")->required();
+
+  CLI::App* save = app.add_subcommand("save", "Load a graph file and write it back in canonical form");
+  save->add_option("GRAPH", graph, "graph file")->required();
+  save->add_option("-o,--output", out, "output graph file (written atomically)")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+
+  if (*print) return cmd_print(graph);
+  if (*stats) return cmd_stats(graph, json);
+  if (*lint) return cmd_lint(graph, quiet);
+  if (*dot) return cmd_dot(graph, out);
+  if (*save) return cmd_save(graph, out);
+  return kExitUsage;
+}

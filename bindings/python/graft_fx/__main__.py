@@ -1,0 +1,100 @@
+"""python3 -m graft_fx export|import: the command-line bridge."""
+import argparse
+import sys
+
+import torch
+
+from . import format as fmt
+from .export import export_graph_module, trace_aten, trace_symbolic
+from .importer import GraftImportError, import_graph
+from .models import ModelSpecError, build_model, example_inputs
+
+DEFAULT_SHAPE = [1, 3, 224, 224]
+
+
+def _shape(text):
+    try:
+        dims = [int(d) for d in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad shape {text!r}: expected ints like 1,3,224,224")
+    if not dims or any(d < 0 for d in dims):
+        raise argparse.ArgumentTypeError(f"bad shape {text!r}")
+    return dims
+
+
+def _common(p):
+    p.add_argument("--seed", type=int, default=0, help="torch.manual_seed for model and input (0)")
+    p.add_argument("--input-shape", type=_shape, action="append", metavar="D,D,...",
+                   help="shape of one example input; repeat for several (default 1,3,224,224)")
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="python3 -m graft_fx",
+                                     description="torch.fx <-> graft graph JSON bridge")
+    sub = parser.add_subparsers(dest="command", required=True)
+    e = sub.add_parser("export", help="trace a model and write its graph file",
+                       description="Trace MODEL and write its graph file (docs/FORMAT.md).")
+    e.add_argument("model", metavar="MODEL",
+                   help="factory: dotted path (torchvision.models.resnet18) or file.py:factory")
+    e.add_argument("-o", "--output", required=True, metavar="OUT.json")
+    e.add_argument("--mode", choices=("symbolic", "aten"), default="symbolic",
+                   help="symbolic: torch.fx.symbolic_trace; aten: make_fx (default symbolic)")
+    _common(e)
+    i = sub.add_parser("import", help="rebuild a GraphModule from a graph file",
+                       description="Import GRAPH onto a freshly built MODEL.")
+    i.add_argument("graph", metavar="GRAPH.json")
+    i.add_argument("--model", required=True, metavar="MODEL", help="the model the graph came from")
+    i.add_argument("--check", action="store_true",
+                   help="run model and imported graph on one seeded input; exit 1 if they differ")
+    i.add_argument("-o", "--output", metavar="OUT.pt", help="torch.save the GraphModule here")
+    _common(i)
+    return parser
+
+
+def _export(args):
+    model = build_model(args.model, args.seed)
+    inputs = example_inputs(args.input_shape or [DEFAULT_SHAPE], args.seed)
+    gm = trace_symbolic(model) if args.mode == "symbolic" else trace_aten(model, inputs)
+    doc = export_graph_module(gm, root_module=model, example_inputs=inputs,
+                              meta={"source": args.model, "mode": args.mode, "seed": args.seed})
+    fmt.write(doc, args.output)
+    print(f"wrote {args.output}: {len(doc['nodes'])} nodes, {len(doc['modules'])} modules")
+    return 0
+
+
+def _same(a, b):
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
+    if isinstance(a, (tuple, list)):
+        return type(a) == type(b) and len(a) == len(b) and all(map(_same, a, b))
+    return a == b
+
+
+def _import(args):
+    model = build_model(args.model, args.seed)
+    gm = import_graph(args.graph, model)
+    print(f"imported {args.graph}: {len(gm.graph.nodes)} nodes")
+    status = 0
+    if args.check:
+        inputs = example_inputs(args.input_shape or [DEFAULT_SHAPE], args.seed)
+        with torch.no_grad():
+            same = _same(model(*inputs), gm(*inputs))
+        print("check: outputs identical" if same else "check: outputs DIFFER")
+        status = 0 if same else 1
+    if args.output:
+        torch.save(gm, args.output)
+        print(f"saved {args.output}")
+    return status
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    try:
+        return _export(args) if args.command == "export" else _import(args)
+    except (fmt.GraphFormatError, GraftImportError, ModelSpecError, OSError) as e:
+        print(f"graft_fx: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

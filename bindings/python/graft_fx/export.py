@@ -1,0 +1,148 @@
+"""torch.fx.GraphModule -> graph document (see format.py for the document's shape)."""
+import torch
+import torch.fx
+from torch.fx.node import _get_qualified_name
+
+from . import format as fmt
+from . import tensor_meta
+from .trace import trace_aten, trace_symbolic  # noqa: F401  (part of this module's API)
+
+# The importer stores a node's tensor_meta here so that import -> export keeps it.
+GRAFT_TENSOR_META = "graft_tensor_meta"
+# FX's own value metadata (TensorMetadata, fake tensors): replaced by our tensor_meta.
+_FX_VALUE_META = ("tensor_meta", "val", GRAFT_TENSOR_META)
+
+
+def class_name(module):
+    cls = type(module)
+    if isinstance(module, torch.fx.GraphModule) and "<locals>" in cls.__qualname__:
+        cls = torch.fx.GraphModule  # 1.13 makes a per-instance GraphModuleImpl subclass
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _plain(value):
+    """An FX argument with Nodes replaced by NodeRefs and FX's immutable containers made plain."""
+    if isinstance(value, torch.fx.Node):
+        return fmt.NodeRef(value.name)
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, slice):
+        return slice(_plain(value.start), _plain(value.stop), _plain(value.step))
+    return value
+
+
+def _target(node, renames):
+    if node.op == "call_function":
+        return _get_qualified_name(node.target)
+    if node.op == "get_attr":
+        return renames.get(node.target, node.target)
+    return str(node.target)
+
+
+def _nodes(graph, where, renames, described):
+    out = []
+    for i, node in enumerate(graph.nodes):
+        entry = {"name": node.name, "op": node.op, "target": _target(node, renames),
+                 "args": list(_plain(node.args)), "kwargs": _plain(dict(node.kwargs)), "meta": {}}
+        at = f"{where}[{i}] (node {node.name!r})"
+        for j, a in enumerate(entry["args"]):  # fail here, naming the node, not at write time
+            fmt.encode_arg(a, f"{at}.args[{j}]")
+        for k, v in entry["kwargs"].items():
+            fmt.encode_arg(v, f"{at}.kwargs[{k!r}]")
+        desc = described.get(node.name) if described is not None else node.meta.get(GRAFT_TENSOR_META)
+        if desc is not None:
+            entry["meta"]["tensor_meta"] = desc
+        entry["meta"].update(fmt.free_object(
+            {k: v for k, v in node.meta.items() if k not in _FX_VALUE_META}))
+        out.append(entry)
+    return out
+
+
+def _resolve(module, path):
+    for atom in path.split("."):
+        module = getattr(module, atom, None)
+    return module
+
+
+def _get_attr_renames(gm, root):
+    """get_attr target -> the root module's name for the same tensor object (make_fx constants)."""
+    names = {}
+    for name, t in list(root.named_parameters()) + list(root.named_buffers()):
+        names.setdefault(id(t), name)
+    renames = {}
+    for node in gm.graph.nodes:
+        if node.op == "get_attr":
+            value = _resolve(gm, node.target)
+            if isinstance(value, torch.Tensor) and id(value) in names:
+                renames[node.target] = names[id(value)]
+    return renames
+
+
+def _tensor_entry(name, t):
+    return {"name": name, "shape": list(t.shape), "dtype": str(t.dtype)[len("torch."):]}
+
+
+def _module_table(source, gm, renames):
+    table, known = [], set()
+    for path, m in source.named_modules():
+        entry = {"path": path, "class": class_name(m),
+                 "parameters": [_tensor_entry(n, t) for n, t in m.named_parameters(recurse=False)],
+                 "buffers": [_tensor_entry(n, t) for n, t in m.named_buffers(recurse=False)
+                             if t is not None]}
+        known.update((path + "." if path else "") + t["name"]
+                     for t in entry["parameters"] + entry["buffers"])
+        if path and isinstance(m, torch.fx.GraphModule):
+            entry["graph"] = {"nodes": _nodes(m.graph, f"module {path!r} nodes", {}, None)}
+        table.append(entry)
+    # A get_attr tensor the table does not describe (a constant made while tracing) is listed
+    # as a buffer of the module that holds it, or of the root.
+    by_path = {e["path"]: e for e in table}
+    for node in gm.graph.nodes:
+        target = renames.get(node.target, node.target) if node.op == "get_attr" else None
+        value = _resolve(gm, node.target) if target else None
+        if isinstance(value, torch.Tensor) and target not in known:
+            owner, _, name = target.rpartition(".")
+            entry = by_path.get(owner) or by_path[""]
+            entry["buffers"].append(_tensor_entry(name if owner in by_path else target, value))
+            known.add(target)
+    return table
+
+
+def _mode(gm):
+    aten = any(isinstance(n.target, torch._ops.OpOverload) for n in gm.graph.nodes)
+    return "aten" if aten else "symbolic"
+
+
+def export_graph_module(gm, root_module=None, example_inputs=None, meta=None):
+    """Describe `gm` as a graph document (write it with format.write / format.dumps).
+
+    root_module: the model `gm` was traced from. make_fx's get_attr constants are renamed to
+      its dotted parameter/buffer names and the module table describes it.
+    example_inputs: run `gm` on them to record each node's tensor_meta.
+    meta: extra top-level metadata (source, mode, ...), after producer and torch version.
+    """
+    renames = _get_attr_renames(gm, root_module) if root_module is not None else {}
+    described = tensor_meta.record(gm, example_inputs) if example_inputs is not None else None
+    meta = dict(meta or {})
+    top = {"producer": "graft_fx", "torch": torch.__version__}
+    if "source" in meta:
+        top["source"] = meta.pop("source")
+    top["mode"] = meta.pop("mode", _mode(gm))
+    if example_inputs is not None:
+        top["input_shapes"] = [list(x.shape) if isinstance(x, torch.Tensor) else None
+                               for x in example_inputs]
+    top.update(meta)
+    return {"format": fmt.FORMAT_NAME, "version": fmt.VERSION, "meta": fmt.free_object(top),
+            "modules": _module_table(root_module if root_module is not None else gm, gm, renames),
+            "nodes": _nodes(gm.graph, "$.nodes", renames, described)}
+
+
+def export_to_file(gm, path, **kwargs):
+    """export_graph_module, then write the canonical file atomically; returns the document."""
+    doc = export_graph_module(gm, **kwargs)
+    fmt.write(doc, path)
+    return doc

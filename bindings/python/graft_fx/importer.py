@@ -1,0 +1,105 @@
+"""Graph document (or file) -> torch.fx.GraphModule on top of the original model."""
+import builtins
+import importlib
+
+import torch
+import torch.fx
+
+from . import format as fmt
+from .export import GRAFT_TENSOR_META
+
+
+class GraftImportError(Exception):
+    """The document is well-formed but cannot become a GraphModule here."""
+
+
+def resolve_qualified(name):
+    """`_operator.add`, `torch.ops.aten.add.Tensor`, `getattr` -> the object (or LookupError)."""
+    if "." not in name:
+        if not hasattr(builtins, name):
+            raise LookupError(f"no builtin named {name!r}")
+        return getattr(builtins, name)
+    parts = name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):  # the longest importable module prefix
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for i, atom in enumerate(parts[cut:], cut):
+            try:
+                obj = getattr(obj, atom)
+            except (AttributeError, RuntimeError):  # torch.ops raises RuntimeError
+                raise LookupError(f"{'.'.join(parts[:i])} has no attribute {atom!r}") from None
+        return obj
+    raise LookupError(f"no importable module in {name!r}")
+
+
+def _has_path(root, path):
+    obj = root
+    for atom in path.split("."):
+        if not hasattr(obj, atom):
+            return False
+        obj = getattr(obj, atom)
+    return True
+
+
+def _fx_value(value, env):
+    if isinstance(value, fmt.NodeRef):
+        return env[value.name]
+    if isinstance(value, tuple):
+        return tuple(_fx_value(v, env) for v in value)
+    if isinstance(value, list):
+        return [_fx_value(v, env) for v in value]
+    if isinstance(value, dict):
+        return {_fx_value(k, env): _fx_value(v, env) for k, v in value.items()}
+    if isinstance(value, slice):
+        return slice(_fx_value(value.start, env), _fx_value(value.stop, env),
+                     _fx_value(value.step, env))
+    return value
+
+
+def build_graph(nodes, root_module, where="$.nodes"):
+    graph = torch.fx.Graph()
+    env = {}
+    for i, n in enumerate(nodes):
+        at = f"{where}[{i}] (node {n['name']!r})"
+        target = n["target"]
+        if n["op"] == "call_function":
+            try:
+                target = resolve_qualified(target)
+            except LookupError as e:
+                raise GraftImportError(f"{at}: cannot resolve target {n['target']!r}: {e}") from None
+        elif n["op"] in ("get_attr", "call_module") and not _has_path(root_module, target):
+            raise GraftImportError(f"{at}: the root module has no {n['op']} target {target!r}")
+        args = tuple(_fx_value(a, env) for a in n["args"])
+        kwargs = {k: _fx_value(v, env) for k, v in n["kwargs"].items()}
+        node = graph.create_node(n["op"], target, args, kwargs, name=n["name"])
+        if node.name != n["name"]:
+            # FX renames names that shadow builtins or keywords (`input` -> `input_1`); graft
+            # names must survive, and codegen sanitizes names on its own anyway.
+            if n["name"] in env:
+                raise GraftImportError(f"{at}: cannot name the node {n['name']!r}: name in use")
+            node.name = n["name"]
+            graph._graph_namespace._used_names.setdefault(n["name"], 0)  # keep later names unique
+        meta = dict(n["meta"])
+        if "tensor_meta" in meta:
+            node.meta[GRAFT_TENSOR_META] = meta.pop("tensor_meta")
+        node.meta.update(meta)
+        env[n["name"]] = node
+    return graph
+
+
+def import_graph(doc_or_path, root_module):
+    """Build the GraphModule of a graph file on `root_module`, whose values it uses.
+
+    The module table is not instantiated: call_module and get_attr targets are looked up on
+    `root_module` by path (dotted names such as `layer1.0.bn1.running_mean` work).
+    """
+    doc = doc_or_path if isinstance(doc_or_path, dict) else fmt.read(doc_or_path)
+    graph = build_graph(doc["nodes"], root_module)
+    try:
+        gm = torch.fx.GraphModule(root_module, graph)
+        gm.graph.lint()
+    except (RuntimeError, ValueError, AttributeError) as e:
+        raise GraftImportError(f"the imported graph is not valid FX: {e}") from None
+    return gm

@@ -1,0 +1,65 @@
+"""Model specs for the CLI: `pkg.module.factory` or `path/to/file.py:factory`."""
+import importlib
+import importlib.util
+import inspect
+import os
+
+import torch
+
+
+class ModelSpecError(Exception):
+    pass
+
+
+def _factory(spec):
+    if ":" in spec:
+        path, _, name = spec.rpartition(":")
+        if not os.path.isfile(path):
+            raise ModelSpecError(f"model file {path!r} not found")
+        module_spec = importlib.util.spec_from_file_location("graft_fx_user_model", path)
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+        parts = [name]
+    else:
+        parts = spec.split(".")
+        for cut in range(len(parts) - 1, 0, -1):  # longest importable module prefix
+            try:
+                module = importlib.import_module(".".join(parts[:cut]))
+                parts = parts[cut:]
+                break
+            except ImportError:
+                continue
+        else:
+            raise ModelSpecError(f"model {spec!r}: no importable module in it")
+    obj = module
+    for atom in parts:
+        if not hasattr(obj, atom):
+            raise ModelSpecError(f"model {spec!r}: {atom!r} not found")
+        obj = getattr(obj, atom)
+    if not callable(obj):
+        raise ModelSpecError(f"model {spec!r} is not callable")
+    return obj
+
+
+def _accepts_weights(fn):
+    try:
+        return "weights" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def build_model(spec, seed):
+    """The model in eval mode, built right after torch.manual_seed(seed)."""
+    factory = _factory(spec)
+    torch.manual_seed(seed)
+    # weights=None: never download pretrained weights (there is no network anyway).
+    model = factory(weights=None) if _accepts_weights(factory) else factory()
+    if not isinstance(model, torch.nn.Module):
+        raise ModelSpecError(f"model {spec!r} did not return a torch.nn.Module")
+    return model.eval()
+
+
+def example_inputs(shapes, seed):
+    """Random inputs of the given shapes, drawn right after torch.manual_seed(seed)."""
+    torch.manual_seed(seed)
+    return tuple(torch.randn(*shape) for shape in shapes)

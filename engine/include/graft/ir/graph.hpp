@@ -1,0 +1,201 @@
+// Graph: FX's node list as a tombstoned slot arena with use lists.
+//
+// Nodes live in slots addressed by NodeId. Erasing a node tombstones its slot and bumps the
+// slot's generation, so a (NodeId, generation) handle held elsewhere can tell it went stale.
+// The nodes also form a doubly linked list: FX's total order, which lint checks is topological.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "graft/ir/argument.hpp"
+#include "graft/ir/ids.hpp"
+#include "graft/ir/meta.hpp"
+#include "graft/ir/symbol_table.hpp"
+#include "graft/status.hpp"
+
+namespace graft {
+
+class ModuleTable;
+
+/// The storage of one node. Read it through Graph; change it only through Graph's edit API,
+/// which keeps `inputs` and `users` in sync with `args` and `kwargs`.
+struct NodeData {
+  std::string name{};
+  Symbol target = 0;
+  OpKind op = OpKind::CallFunction;
+  bool alive = false;
+  std::uint32_t generation = 0;
+  NodeId prev = kNoNode;
+  NodeId next = kNoNode;
+  std::vector<Argument> args{};
+  Kwargs kwargs{};
+  NodeMeta meta{};
+  std::vector<NodeId> inputs{};  ///< node references in args then kwargs, in order, repeats kept
+  std::vector<NodeId> users{};   ///< distinct consumers, in the order they started using this node
+};
+
+/// Where `create_node` puts new nodes (FX's `inserting_before` / `inserting_after`).
+struct InsertPoint {
+  enum class Where : std::uint8_t { AtEnd, Before, After };
+  Where where = Where::AtEnd;
+  NodeId anchor = kNoNode;
+  static InsertPoint at_end() { return {}; }
+  static InsertPoint before(NodeId n) { return {Where::Before, n}; }
+  static InsertPoint after(NodeId n) { return {Where::After, n}; }
+};
+
+class Graph {
+ public:
+  Graph() = default;
+
+  // --- reading -------------------------------------------------------------------------------
+  std::size_t size() const { return live_count_; }          ///< live nodes
+  std::size_t num_slots() const { return slots_.size(); }   ///< slots, live or not (BGL's num_vertices)
+  bool is_alive(NodeId n) const { return n < slots_.size() && slots_[n].alive; }
+  const NodeData& node(NodeId n) const { return slots_[n]; }
+  std::uint32_t generation(NodeId n) const { return slots_[n].generation; }
+
+  OpKind op(NodeId n) const { return slots_[n].op; }
+  const std::string& name(NodeId n) const { return slots_[n].name; }
+  const std::string& target(NodeId n) const { return symbols_.text(slots_[n].target); }
+  Symbol target_symbol(NodeId n) const { return slots_[n].target; }
+  const std::vector<Argument>& args(NodeId n) const { return slots_[n].args; }
+  const Kwargs& kwargs(NodeId n) const { return slots_[n].kwargs; }
+  const NodeMeta& meta(NodeId n) const { return slots_[n].meta; }
+  /// Metadata is not part of the use-def structure, so it may be edited freely.
+  NodeMeta& meta(NodeId n) { return slots_[n].meta; }
+  const std::vector<NodeId>& users(NodeId n) const { return slots_[n].users; }
+  const std::vector<NodeId>& inputs(NodeId n) const { return slots_[n].inputs; }
+  const SymbolTable& symbols() const { return symbols_; }
+
+  /// The node called `name`, or kNoNode.
+  NodeId find(std::string_view name) const;
+  /// The output node, or kNoNode.
+  NodeId output_node() const;
+
+  NodeId first() const { return head_; }
+  NodeId last() const { return tail_; }
+  NodeId next(NodeId n) const { return slots_[n].next; }
+  NodeId prev(NodeId n) const { return slots_[n].prev; }
+
+  /// Iterates live nodes in graph order. Do not erase the node the iterator is on;
+  /// collect first, or step with next() before erasing.
+  class Iterator {
+   public:
+    Iterator(const Graph* g, NodeId n) : g_(g), n_(n) {}
+    NodeId operator*() const { return n_; }
+    Iterator& operator++() { n_ = g_->next(n_); return *this; }
+    bool operator!=(const Iterator& o) const { return n_ != o.n_; }
+    bool operator==(const Iterator& o) const { return n_ == o.n_; }
+   private:
+    const Graph* g_;
+    NodeId n_;
+  };
+  struct Range {
+    const Graph* g;
+    Iterator begin() const { return {g, g->head_}; }
+    Iterator end() const { return {g, kNoNode}; }
+  };
+  Range nodes() const { return {this}; }
+  /// Live nodes in graph order, as a vector (safe to iterate while editing).
+  std::vector<NodeId> node_list() const;
+
+  /// Position of every live node in graph order, indexed by NodeId (kNoNode for dead slots).
+  /// Recomputed lazily after the order changed.
+  const std::vector<std::uint32_t>& order_index() const;
+  /// True if `a` comes before `b` in graph order.
+  bool comes_before(NodeId a, NodeId b) const { return order_index()[a] < order_index()[b]; }
+
+  // --- creating ------------------------------------------------------------------------------
+  void set_insert_point(InsertPoint p) { insert_ = p; }
+  InsertPoint insert_point() const { return insert_; }
+
+  /// Creates a node at the insertion point. `name` is a hint: FX's rules make it unique
+  /// (`relu`, `relu_1`, ...); empty means "derive from the target".
+  NodeId create_node(OpKind op, std::string_view target, std::vector<Argument> args = {},
+                     Kwargs kwargs = {}, std::string_view name = {});
+  NodeId placeholder(std::string_view name) { return create_node(OpKind::Placeholder, name, {}, {}, name); }
+  NodeId output(Argument value) { return create_node(OpKind::Output, "output", {std::move(value)}); }
+
+  /// Creates a node with exactly this name; fails if the name is taken or empty.
+  /// Used by readers that must keep names as they are in the file.
+  Result<NodeId> create_node_named(OpKind op, std::string_view target, std::vector<Argument> args,
+                                   Kwargs kwargs, std::string name);
+
+  /// A fresh name derived from `hint` by FX's rules (`add` -> `add_1` when taken).
+  std::string unique_name(std::string_view hint);
+
+  // --- editing -------------------------------------------------------------------------------
+  void set_args(NodeId n, std::vector<Argument> args);
+  void set_kwargs(NodeId n, Kwargs kwargs);
+  void set_arg(NodeId n, std::size_t index, Argument value);
+  /// Sets (or adds at the end) keyword `key`.
+  void set_kwarg(NodeId n, std::string_view key, Argument value);
+  void set_target(NodeId n, std::string_view target);
+  void set_op(NodeId n, OpKind op) { slots_[n].op = op; }
+  Status rename(NodeId n, std::string name);
+
+  /// Makes every user of `from` (that `filter` accepts, if given) use `to` instead.
+  /// Returns the users that changed, in `from`'s user order.
+  std::vector<NodeId> replace_all_uses_with(NodeId from, NodeId to,
+                                            const std::function<bool(NodeId user)>& filter = {});
+  /// Erases `n`; refused (and nothing changes) while `n` still has users.
+  Status erase_node(NodeId n);
+  /// Moves `n` to just before / after `anchor` in graph order.
+  void move_before(NodeId n, NodeId anchor);
+  void move_after(NodeId n, NodeId anchor);
+
+  // --- whole-graph passes (src/ir/*.cpp) -----------------------------------------------------
+  /// Removes nodes without users, last to first, except impure ones: placeholders, output,
+  /// and whatever `is_impure` says (default: is_side_effectful). Returns how many were removed.
+  std::size_t eliminate_dead_code(const std::function<bool(const Graph&, NodeId)>& is_impure = {});
+  /// Reorders nodes into a topological order that keeps the current order wherever it is
+  /// already valid. Fails (changing nothing) if the graph has a cycle.
+  Status stable_topological_sort();
+  /// Checks every invariant; the error names the node. With `modules`, call_module and
+  /// get_attr targets must exist there (relative to `module_prefix`).
+  Status lint(const ModuleTable* modules = nullptr, std::string_view module_prefix = {}) const;
+
+  /// Default purity rule of eliminate_dead_code: placeholders, outputs, `torch._assert`-like
+  /// calls, profiler ops, and in-place ops (`add_`, `torch.ops.aten.add_.Tensor`, `copy_`).
+  static bool is_side_effectful(const Graph& g, NodeId n);
+
+ private:
+  NodeId allocate_slot();
+  void link(NodeId n);
+  void unlink(NodeId n);
+  void attach_inputs(NodeId n);
+  void detach_inputs(NodeId n);
+  void bump_order() { order_valid_ = false; }
+
+  std::vector<NodeData> slots_;
+  std::vector<NodeId> free_slots_;
+  NodeId head_ = kNoNode;
+  NodeId tail_ = kNoNode;
+  std::size_t live_count_ = 0;
+  InsertPoint insert_;
+  SymbolTable symbols_;
+  std::unordered_map<std::string, NodeId, StringHash, std::equal_to<>> by_name_;
+  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters_;
+  mutable std::vector<std::uint32_t> order_;
+  mutable bool order_valid_ = false;
+};
+
+/// RAII: sets a graph's insertion point for a scope and restores the old one after.
+class InsertionScope {
+ public:
+  InsertionScope(Graph& g, InsertPoint p) : g_(g), saved_(g.insert_point()) { g.set_insert_point(p); }
+  ~InsertionScope() { g_.set_insert_point(saved_); }
+  InsertionScope(const InsertionScope&) = delete;
+  InsertionScope& operator=(const InsertionScope&) = delete;
+ private:
+  Graph& g_;
+  InsertPoint saved_;
+};
+
+}  // namespace graft

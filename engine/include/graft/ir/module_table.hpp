@@ -1,0 +1,66 @@
+// ModuleTable: FX's module hierarchy, flattened to qualified paths.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "graft/ir/meta.hpp"
+#include "graft/ir/symbol_table.hpp"
+#include "graft/status.hpp"
+
+namespace graft {
+
+class Graph;
+
+/// A parameter or buffer: its own name within the module, its shape and dtype.
+struct TensorSpec {
+  std::string name;
+  std::vector<Dim> shape;
+  std::string dtype;
+  friend bool operator==(const TensorSpec&, const TensorSpec&) = default;
+};
+
+/// One module of the hierarchy.
+struct ModuleInfo {
+  std::string path;        ///< qualified path; "" is the root; dots separate levels
+  std::string class_name;  ///< qualified class, e.g. `torch.nn.modules.linear.Linear`
+  std::vector<TensorSpec> parameters;  ///< the module's own, not its children's
+  std::vector<TensorSpec> buffers;
+  std::unique_ptr<Graph> graph;        ///< for modules that are GraphModules themselves
+
+  ModuleInfo() = default;
+  ModuleInfo(const ModuleInfo& other);
+  ModuleInfo& operator=(const ModuleInfo& other);
+  ModuleInfo(ModuleInfo&&) noexcept = default;
+  ModuleInfo& operator=(ModuleInfo&&) noexcept = default;
+  ~ModuleInfo();
+};
+
+/// Qualified path -> module, in the order modules were added.
+class ModuleTable {
+ public:
+  /// Adds a module; fails if its path is already present.
+  Status add(ModuleInfo info);
+  const ModuleInfo* find(std::string_view path) const;
+  ModuleInfo* find(std::string_view path);
+  const std::vector<ModuleInfo>& entries() const { return entries_; }
+  std::vector<ModuleInfo>& entries() { return entries_; }
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+
+  /// The parameter or buffer at a full dotted path (`layer1.0.conv1.weight`), or nullptr.
+  const TensorSpec* find_tensor(std::string_view qualified) const;
+  /// True if `qualified` names a module, parameter or buffer (what a get_attr may name).
+  bool has_attribute(std::string_view qualified) const;
+  /// Total number of parameter elements (unknown symbolic dims count as 0).
+  std::int64_t parameter_count() const;
+
+ private:
+  std::vector<ModuleInfo> entries_;
+  std::unordered_map<std::string, std::size_t, StringHash, std::equal_to<>> index_;
+};
+
+}  // namespace graft

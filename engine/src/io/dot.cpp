@@ -1,0 +1,52 @@
+// Graphviz DOT output: a vertex per node, an edge per distinct input.
+#include <algorithm>
+
+#include "graft/io/render.hpp"
+
+namespace graft {
+
+namespace {
+
+std::string dot_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') { out += "\\n"; continue; }
+    out += c;
+  }
+  return out;
+}
+
+const char* fill_for(OpKind op) {
+  switch (op) {
+    case OpKind::Placeholder: return "#d5e8d4";
+    case OpKind::Output: return "#f8cecc";
+    case OpKind::GetAttr: return "#fff2cc";
+    case OpKind::CallModule: return "#dae8fc";
+    default: return "#ffffff";
+  }
+}
+
+}  // namespace
+
+std::string to_dot(const Graph& g, std::string_view graph_name) {
+  const std::vector<std::uint32_t>& pos = g.order_index();
+  std::string out = "digraph \"" + dot_escape(graph_name) + "\" {\n";
+  out += "  node [shape=box, style=\"rounded,filled\", fontname=\"monospace\", fontsize=10];\n";
+  for (NodeId n : g.nodes()) {
+    std::string label = g.name(n) + "\n" + std::string(op_kind_name(g.op(n)));
+    if (g.op(n) != OpKind::Output && g.op(n) != OpKind::Placeholder) label += "\n" + g.target(n);
+    out += "  n" + std::to_string(pos[n]) + " [label=\"" + dot_escape(label) + "\", fillcolor=\"" + fill_for(g.op(n)) + "\"];\n";
+  }
+  for (NodeId n : g.nodes()) {
+    std::vector<NodeId> inputs = g.inputs(n);
+    std::vector<NodeId> distinct;
+    for (NodeId i : inputs)
+      if (std::find(distinct.begin(), distinct.end(), i) == distinct.end()) distinct.push_back(i);
+    for (NodeId i : distinct) out += "  n" + std::to_string(pos[i]) + " -> n" + std::to_string(pos[n]) + ";\n";
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace graft

@@ -1,0 +1,489 @@
+// Graph file reader: simdjson's DOM parser, then a strict walk that names the JSON path of
+// anything wrong. Syntax errors get their line and column from a second, slower parse by
+// nlohmann::json, which reports byte positions (simdjson does not).
+#include <array>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <simdjson.h>
+
+#include "graft/io/atomic_file.hpp"
+#include "graft/io/graph_json.hpp"
+#include "io/json_text.hpp"
+
+namespace graft {
+
+namespace {
+
+namespace dom = simdjson::dom;
+using dom::element_type;
+
+// A JSON path as a chain of stack frames: free to build, rendered only on error.
+struct Path {
+  const Path* parent = nullptr;
+  std::string_view key;
+  std::int64_t index = -1;
+  Path at(std::string_view k) const { return Path{this, k, -1}; }
+  Path at(std::size_t i) const { return Path{this, {}, static_cast<std::int64_t>(i)}; }
+  std::string render() const {
+    std::string tail;
+    for (const Path* p = this; p && p->parent; p = p->parent) {
+      std::string seg = p->index >= 0 ? "[" + std::to_string(p->index) + "]" : "." + std::string(p->key);
+      tail.insert(0, seg);
+    }
+    return "$" + tail;
+  }
+};
+
+struct LoadError {
+  std::string path;
+  std::string message;
+};
+
+[[noreturn]] void fail(const Path& at, std::string message) { throw LoadError{at.render(), std::move(message)}; }
+
+const char* type_name(element_type t) {
+  switch (t) {
+    case element_type::ARRAY: return "an array";
+    case element_type::OBJECT: return "an object";
+    case element_type::INT64: return "an integer";
+    case element_type::UINT64: return "an integer";
+    case element_type::DOUBLE: return "a float";
+    case element_type::STRING: return "a string";
+    case element_type::BOOL: return "a boolean";
+    case element_type::NULL_VALUE: return "null";
+  }
+  return "a value";
+}
+
+// Unchecked views for elements whose type was already tested.
+dom::object object_of(dom::element e) {
+  dom::object o;
+  [[maybe_unused]] simdjson::error_code err = e.get(o);
+  return o;
+}
+dom::array array_of(dom::element e) {
+  dom::array a;
+  [[maybe_unused]] simdjson::error_code err = e.get(a);
+  return a;
+}
+
+dom::object as_object(dom::element e, const Path& at) {
+  if (e.type() != element_type::OBJECT) fail(at, std::string("expected an object, found ") + type_name(e.type()));
+  return object_of(e);
+}
+dom::array as_array(dom::element e, const Path& at) {
+  if (e.type() != element_type::ARRAY) fail(at, std::string("expected an array, found ") + type_name(e.type()));
+  return array_of(e);
+}
+std::string_view as_string(dom::element e, const Path& at) {
+  if (e.type() != element_type::STRING) fail(at, std::string("expected a string, found ") + type_name(e.type()));
+  return e.get_string().value_unsafe();
+}
+std::int64_t as_int(dom::element e, const Path& at) {
+  if (e.type() == element_type::UINT64) fail(at, "integer does not fit in 64 bits");
+  if (e.type() != element_type::INT64) fail(at, std::string("expected an integer, found ") + type_name(e.type()));
+  return e.get_int64().value_unsafe();
+}
+
+// Objects of the format have fixed keys: each may appear once, unknown ones are errors.
+template <std::size_t N>
+class KeySet {
+ public:
+  explicit KeySet(const std::array<std::string_view, N>& keys) : keys_(keys) {}
+  std::size_t index(std::string_view key, const Path& obj) {
+    for (std::size_t i = 0; i < N; ++i) {
+      if (keys_[i] == key) {
+        if (seen_[i]) fail(obj.at(key), "duplicate key");
+        seen_[i] = true;
+        return i;
+      }
+    }
+    std::string expected;
+    for (std::string_view k : keys_) expected += (expected.empty() ? "" : ", ") + std::string(k);
+    fail(obj, "unknown key '" + std::string(key) + "' (expected: " + expected + ")");
+  }
+  void require(std::size_t i, const Path& obj) const {
+    if (!seen_[i]) fail(obj, "missing key '" + std::string(keys_[i]) + "'");
+  }
+ private:
+  std::array<std::string_view, N> keys_;
+  std::array<bool, N> seen_{};
+};
+
+// Free-form metadata is re-spelled canonically, keeping keys in order and values as they are.
+void canonical_json(std::string& out, dom::element e, const Path& at) {
+  switch (e.type()) {
+    case element_type::OBJECT: {
+      out += '{';
+      bool first = true;
+      for (dom::key_value_pair kv : object_of(e)) {
+        if (!first) out += ',';
+        first = false;
+        detail::append_json_string(out, kv.key);
+        out += ':';
+        canonical_json(out, kv.value, at.at(kv.key));
+      }
+      out += '}';
+      return;
+    }
+    case element_type::ARRAY: {
+      out += '[';
+      std::size_t i = 0;
+      for (dom::element item : array_of(e)) {
+        if (i) out += ',';
+        canonical_json(out, item, at.at(i++));
+      }
+      out += ']';
+      return;
+    }
+    case element_type::INT64: detail::append_int(out, e.get_int64().value_unsafe()); return;
+    case element_type::UINT64: out += std::to_string(e.get_uint64().value_unsafe()); return;
+    case element_type::DOUBLE: detail::append_python_float(out, e.get_double().value_unsafe()); return;
+    case element_type::STRING: detail::append_json_string(out, e.get_string().value_unsafe()); return;
+    case element_type::BOOL: out += e.get_bool().value_unsafe() ? "true" : "false"; return;
+    case element_type::NULL_VALUE: out += "null"; return;
+  }
+}
+
+class Reader {
+ public:
+  GraphModule read(dom::element root) {
+    Path top;
+    dom::object doc = as_object(root, top);
+    // format and version first: a newer file should say so, not fail on a key we do not know.
+    dom::element format, version;
+    if (doc["format"].get(format)) fail(top, "missing key 'format' (is this a graft graph file?)");
+    if (as_string(format, top.at("format")) != "graft-graph")
+      fail(top.at("format"), "expected \"graft-graph\", found \"" + std::string(format.get_string().value_unsafe()) + "\"");
+    if (doc["version"].get(version)) fail(top, "missing key 'version'");
+    std::int64_t v = as_int(version, top.at("version"));
+    if (v != kGraphFormatVersion)
+      fail(top.at("version"), "unsupported format version " + std::to_string(v) + " (this graft reads version " +
+                                  std::to_string(kGraphFormatVersion) + ")");
+
+    GraphModule gm;
+    KeySet<5> keys({"format", "version", "meta", "modules", "nodes"});
+    for (dom::key_value_pair kv : doc) {
+      Path at = top.at(kv.key);
+      switch (keys.index(kv.key, top)) {
+        case 2: {
+          as_object(kv.value, at);
+          gm.meta_json.clear();
+          canonical_json(gm.meta_json, kv.value, at);
+          break;
+        }
+        case 3: {
+          std::size_t i = 0;
+          for (dom::element m : as_array(kv.value, at)) {
+            Path mp = at.at(i++);
+            ModuleInfo info = module(m, mp);
+            std::string path = info.path;
+            if (!gm.modules.add(std::move(info))) fail(mp.at("path"), "duplicate module path '" + path + "'");
+          }
+          break;
+        }
+        case 4: nodes(kv.value, at, gm.graph); break;
+        default: break;
+      }
+    }
+    for (std::size_t k : {2u, 3u, 4u}) keys.require(k, top);
+    return gm;
+  }
+
+ private:
+  void nodes(dom::element e, const Path& at, Graph& g) {
+    dom::array arr = as_array(e, at);
+    std::size_t i = 0;
+    for (dom::element n : arr) node(n, at.at(i++), g);
+  }
+
+  void node(dom::element e, const Path& at, Graph& g) {
+    dom::object obj = as_object(e, at);
+    KeySet<6> keys({"name", "op", "target", "args", "kwargs", "meta"});
+    std::string_view name, target;
+    OpKind op{};
+    std::vector<Argument> args;
+    Kwargs kwargs;
+    NodeMeta meta;
+    for (dom::key_value_pair kv : obj) {
+      Path p = at.at(kv.key);
+      switch (keys.index(kv.key, at)) {
+        case 0: name = as_string(kv.value, p); break;
+        case 1:
+          if (!parse_op_kind(as_string(kv.value, p), op))
+            fail(p, "unknown op '" + std::string(kv.value.get_string().value_unsafe()) +
+                        "' (expected placeholder, get_attr, call_function, call_method, call_module or output)");
+          break;
+        case 2: target = as_string(kv.value, p); break;
+        case 3: {
+          dom::array arr = as_array(kv.value, p);
+          std::size_t i = 0;
+          for (dom::element a : arr) args.push_back(argument(a, p.at(i++), g));
+          break;
+        }
+        case 4:
+          for (dom::key_value_pair kw : as_object(kv.value, p)) {
+            for (const auto& existing : kwargs)
+              if (existing.first == kw.key) fail(p.at(kw.key), "duplicate keyword argument");
+            kwargs.emplace_back(std::string(kw.key), argument(kw.value, p.at(kw.key), g));
+          }
+          break;
+        case 5: meta = node_meta(kv.value, p); break;
+        default: break;
+      }
+    }
+    for (std::size_t k = 0; k < 6; ++k) keys.require(k, at);
+    if (name.empty()) fail(at.at("name"), "node name is empty");
+    if (target.empty() && op != OpKind::Output) fail(at.at("target"), "target is empty");
+    Result<NodeId> created = g.create_node_named(op, target, std::move(args), std::move(kwargs), std::string(name));
+    if (!created) fail(at.at("name"), "duplicate node name '" + std::string(name) + "'");
+    g.meta(created.value()) = std::move(meta);
+  }
+
+  Argument argument(dom::element e, const Path& at, const Graph& g) {
+    switch (e.type()) {
+      case element_type::NULL_VALUE: return NoneValue{};
+      case element_type::BOOL: return e.get_bool().value_unsafe();
+      case element_type::INT64: return e.get_int64().value_unsafe();
+      case element_type::UINT64: fail(at, "integer does not fit in 64 bits");
+      case element_type::DOUBLE: return e.get_double().value_unsafe();
+      case element_type::STRING: return std::string(e.get_string().value_unsafe());
+      case element_type::ARRAY: return List{items(e, at, g)};
+      case element_type::OBJECT: return tagged(object_of(e), at, g);
+    }
+    fail(at, "unreadable argument");
+  }
+
+  std::vector<Argument> items(dom::element e, const Path& at, const Graph& g) {
+    std::vector<Argument> out;
+    std::size_t i = 0;
+    for (dom::element item : as_array(e, at)) out.push_back(argument(item, at.at(i++), g));
+    return out;
+  }
+
+  Argument tagged(dom::object obj, const Path& at, const Graph& g) {
+    if (obj.size() != 1)
+      fail(at, "a tagged argument has exactly one key (node, tuple, dict, slice, float, dtype, device, layout, memory_format)");
+    dom::key_value_pair kv = *obj.begin();
+    Path p = at.at(kv.key);
+    std::string_view tag = kv.key;
+    if (tag == "node") {
+      std::string_view name = as_string(kv.value, p);
+      NodeId id = g.find(name);
+      if (id == kNoNode) fail(p, "unknown node '" + std::string(name) + "' (a node may only use nodes listed before it)");
+      return Argument::node(id);
+    }
+    if (tag == "tuple") return Tuple{items(kv.value, p, g)};
+    if (tag == "slice") {
+      std::vector<Argument> parts = items(kv.value, p, g);
+      if (parts.size() != 3) fail(p, "a slice has 3 parts (start, stop, step), found " + std::to_string(parts.size()));
+      return Slice{std::move(parts)};
+    }
+    if (tag == "dict") {
+      Dict d;
+      std::size_t i = 0;
+      for (dom::element pair : as_array(kv.value, p)) {
+        Path pp = p.at(i++);
+        std::vector<Argument> kvp = items(pair, pp, g);
+        if (kvp.size() != 2) fail(pp, "a dict entry is a [key, value] pair");
+        d.keys.push_back(std::move(kvp[0]));
+        d.values.push_back(std::move(kvp[1]));
+      }
+      return d;
+    }
+    if (tag == "float") {
+      std::string_view v = as_string(kv.value, p);
+      if (v == "inf") return std::numeric_limits<double>::infinity();
+      if (v == "-inf") return -std::numeric_limits<double>::infinity();
+      if (v == "nan") return std::numeric_limits<double>::quiet_NaN();
+      fail(p, "expected \"inf\", \"-inf\" or \"nan\", found \"" + std::string(v) + "\"");
+    }
+    if (tag == "dtype") return DType{std::string(as_string(kv.value, p))};
+    if (tag == "device") return Device{std::string(as_string(kv.value, p))};
+    if (tag == "layout") return Layout{std::string(as_string(kv.value, p))};
+    if (tag == "memory_format") return MemoryFormat{std::string(as_string(kv.value, p))};
+    fail(at, "unknown argument tag '" + std::string(tag) +
+                 "' (expected node, tuple, dict, slice, float, dtype, device, layout or memory_format)");
+  }
+
+  NodeMeta node_meta(dom::element e, const Path& at) {
+    NodeMeta meta;
+    for (dom::key_value_pair kv : as_object(e, at)) {
+      Path p = at.at(kv.key);
+      if (kv.key == "tensor_meta") {
+        if (meta.tensor_meta.kind != ValueMeta::Kind::None) fail(p, "duplicate key");
+        meta.tensor_meta = value_meta(kv.value, p);
+        if (meta.tensor_meta.kind == ValueMeta::Kind::None) fail(p, "tensor_meta is null; leave the key out instead");
+        continue;
+      }
+      if (meta.find_extra(kv.key)) fail(p, "duplicate key");
+      std::string json;
+      canonical_json(json, kv.value, p);
+      meta.extra.emplace_back(std::string(kv.key), std::move(json));
+    }
+    return meta;
+  }
+
+  ValueMeta value_meta(dom::element e, const Path& at) {
+    ValueMeta v;
+    if (e.type() == element_type::NULL_VALUE) return v;
+    if (e.type() == element_type::ARRAY) {
+      v.kind = ValueMeta::Kind::Tuple;
+      std::size_t i = 0;
+      for (dom::element item : array_of(e)) v.elements.push_back(value_meta(item, at.at(i++)));
+      return v;
+    }
+    dom::object obj = as_object(e, at);
+    v.kind = ValueMeta::Kind::Tensor;
+    KeySet<4> keys({"shape", "dtype", "stride", "device"});
+    for (dom::key_value_pair kv : obj) {
+      Path p = at.at(kv.key);
+      switch (keys.index(kv.key, at)) {
+        case 0: v.tensor.shape = dims(kv.value, p); break;
+        case 1: v.tensor.dtype = as_string(kv.value, p); break;
+        case 2: v.tensor.stride = dims(kv.value, p); break;
+        case 3: v.tensor.device = as_string(kv.value, p); break;
+        default: break;
+      }
+    }
+    for (std::size_t k = 0; k < 4; ++k) keys.require(k, at);
+    return v;
+  }
+
+  std::vector<Dim> dims(dom::element e, const Path& at) {
+    std::vector<Dim> out;
+    std::size_t i = 0;
+    for (dom::element d : as_array(e, at)) {
+      Path p = at.at(i++);
+      if (d.type() == element_type::STRING) out.emplace_back(std::string(d.get_string().value_unsafe()));
+      else out.emplace_back(as_int(d, p));
+    }
+    return out;
+  }
+
+  std::vector<TensorSpec> tensor_specs(dom::element e, const Path& at) {
+    std::vector<TensorSpec> out;
+    std::size_t i = 0;
+    for (dom::element t : as_array(e, at)) {
+      Path p = at.at(i++);
+      KeySet<3> keys({"name", "shape", "dtype"});
+      TensorSpec spec;
+      for (dom::key_value_pair kv : as_object(t, p)) {
+        Path q = p.at(kv.key);
+        switch (keys.index(kv.key, p)) {
+          case 0: spec.name = as_string(kv.value, q); break;
+          case 1: spec.shape = dims(kv.value, q); break;
+          case 2: spec.dtype = as_string(kv.value, q); break;
+          default: break;
+        }
+      }
+      for (std::size_t k = 0; k < 3; ++k) keys.require(k, p);
+      if (spec.name.empty() || spec.name.find('.') != std::string::npos)
+        fail(p.at("name"), "a parameter or buffer name is one non-empty segment without dots");
+      out.push_back(std::move(spec));
+    }
+    return out;
+  }
+
+  ModuleInfo module(dom::element e, const Path& at) {
+    ModuleInfo info;
+    KeySet<5> keys({"path", "class", "parameters", "buffers", "graph"});
+    for (dom::key_value_pair kv : as_object(e, at)) {
+      Path p = at.at(kv.key);
+      switch (keys.index(kv.key, at)) {
+        case 0: info.path = as_string(kv.value, p); break;
+        case 1: info.class_name = as_string(kv.value, p); break;
+        case 2: info.parameters = tensor_specs(kv.value, p); break;
+        case 3: info.buffers = tensor_specs(kv.value, p); break;
+        case 4: {
+          KeySet<1> gkeys({"nodes"});
+          info.graph = std::make_unique<Graph>();
+          for (dom::key_value_pair gkv : as_object(kv.value, p)) {
+            gkeys.index(gkv.key, p);
+            nodes(gkv.value, p.at(gkv.key), *info.graph);
+          }
+          gkeys.require(0, p);
+          break;
+        }
+        default: break;
+      }
+    }
+    for (std::size_t k = 0; k < 4; ++k) keys.require(k, at);
+    return info;
+  }
+};
+
+// A SAX handler that accepts everything: we only want nlohmann's error position.
+struct NullSax : nlohmann::json_sax<nlohmann::json> {
+  std::size_t error_byte = 0;
+  std::string error_text;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
+    error_byte = position;
+    error_text = ex.what();
+    return false;
+  }
+};
+
+Status syntax_error(std::string_view text, std::string_view source, simdjson::error_code code) {
+  Diagnostic d{.file = std::string(source), .message = std::string("invalid JSON: ") + simdjson::error_message(code)};
+  NullSax sax;
+  nlohmann::json::sax_parse(text.begin(), text.end(), &sax);
+  if (sax.error_byte > 0) {
+    std::size_t pos = std::min(sax.error_byte - 1, text.size());  // nlohmann counts from 1
+    int line = 1;
+    std::size_t line_start = 0;
+    for (std::size_t i = 0; i < pos; ++i)
+      if (text[i] == '\n') { ++line; line_start = i + 1; }
+    d.line = line;
+    d.column = static_cast<int>(pos - line_start) + 1;
+    // nlohmann's message names the offending token, e.g. "syntax error while parsing object - unexpected '}'".
+    std::string what = sax.error_text;
+    std::size_t colon = what.find(": ");
+    std::size_t tail = what.find("syntax error");
+    d.message = "invalid JSON: " + (tail != std::string::npos ? what.substr(tail) : colon != std::string::npos ? what.substr(colon + 2) : what);
+  }
+  return Status::error(std::move(d));
+}
+
+Result<GraphModule> parse_padded(const simdjson::padded_string& text, std::string_view source) {
+  dom::parser parser;
+  dom::element root;
+  if (simdjson::error_code code = parser.parse(text).get(root); code != simdjson::SUCCESS)
+    return syntax_error(std::string_view(text.data(), text.size()), source, code);
+  try {
+    return Reader{}.read(root);
+  } catch (const LoadError& e) {
+    return Status::error(Diagnostic{.file = std::string(source), .path = e.path, .message = e.message});
+  }
+}
+
+}  // namespace
+
+Result<GraphModule> parse_graph_json(std::string_view text, std::string_view source) {
+  return parse_padded(simdjson::padded_string(text), source);
+}
+
+Result<GraphModule> load_graph_file(const std::string& path) {
+  simdjson::padded_string text;
+  if (simdjson::error_code err = simdjson::padded_string::load(path).get(text); err != simdjson::SUCCESS) {
+    Result<std::string> probe = read_file(path);  // for the operating system's reason
+    if (!probe) return probe.status();
+    return Status::error(Diagnostic{.file = path, .message = std::string("cannot read: ") + simdjson::error_message(err)});
+  }
+  return parse_padded(text, path);
+}
+
+}  // namespace graft

@@ -1,0 +1,16 @@
+// Canonical JSON spelling shared by the writer and the reader (docs/FORMAT.md §5).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace graft::detail {
+
+/// Appends `s` (UTF-8) as a JSON string, escaped as Python's json.dumps(ensure_ascii=True).
+void append_json_string(std::string& out, std::string_view s);
+/// Appends a finite double as Python's repr(float) spells it (`1.0`, `1e-05`, `1e+16`).
+void append_python_float(std::string& out, double v);
+void append_int(std::string& out, std::int64_t v);
+
+}  // namespace graft::detail

@@ -1,0 +1,169 @@
+// Graph: slot arena, order list, use lists and node creation.
+#include "graft/ir/graph.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace graft {
+
+namespace {
+
+// FX refuses Python keywords and the builtins its generated code relies on as node names.
+bool is_reserved_name(std::string_view name) {
+  static constexpr std::array<std::string_view, 57> kReserved = {
+      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
+      "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
+      "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
+      "try", "while", "with", "yield", "getattr", "setattr", "len", "range", "list", "tuple",
+      "dict", "slice", "print", "int", "float", "bool", "str", "type", "object", "torch", "inf",
+      "nan", "NoneType", "device", "fx_pytree", "pytree"};
+  return std::find(kReserved.begin(), kReserved.end(), name) != kReserved.end();
+}
+
+// FX derives a default node name from the target: the function's name, the module path
+// with dots as underscores, or the method name.
+std::string default_name(OpKind op, std::string_view target) {
+  switch (op) {
+    case OpKind::Output: return "output";
+    case OpKind::CallModule: case OpKind::GetAttr: {
+      std::string s(target);
+      std::replace(s.begin(), s.end(), '.', '_');
+      return s;
+    }
+    case OpKind::CallFunction: {
+      constexpr std::string_view kOps = "torch.ops.";
+      if (target.substr(0, kOps.size()) == kOps) {  // torch.ops.aten.add.Tensor -> add
+        std::string_view rest = target.substr(kOps.size());
+        std::size_t ns = rest.find('.');
+        if (ns != std::string_view::npos) {
+          std::string_view op_name = rest.substr(ns + 1);
+          return std::string(op_name.substr(0, op_name.find('.')));
+        }
+      }
+      std::size_t dot = target.rfind('.');
+      return std::string(dot == std::string_view::npos ? target : target.substr(dot + 1));
+    }
+    default: return std::string(target);
+  }
+}
+
+}  // namespace
+
+NodeId Graph::find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? kNoNode : it->second;
+}
+
+NodeId Graph::output_node() const {
+  for (NodeId n = tail_; n != kNoNode; n = slots_[n].prev)
+    if (slots_[n].op == OpKind::Output) return n;
+  return kNoNode;
+}
+
+std::vector<NodeId> Graph::node_list() const {
+  std::vector<NodeId> out;
+  out.reserve(live_count_);
+  for (NodeId n : nodes()) out.push_back(n);
+  return out;
+}
+
+const std::vector<std::uint32_t>& Graph::order_index() const {
+  if (!order_valid_) {
+    order_.assign(slots_.size(), kNoNode);
+    std::uint32_t i = 0;
+    for (NodeId n : nodes()) order_[n] = i++;
+    order_valid_ = true;
+  }
+  return order_;
+}
+
+NodeId Graph::allocate_slot() {
+  NodeId id;
+  if (!free_slots_.empty()) {
+    id = free_slots_.back();
+    free_slots_.pop_back();
+    std::uint32_t generation = slots_[id].generation;
+    slots_[id] = NodeData{};
+    slots_[id].generation = generation;
+  } else {
+    id = static_cast<NodeId>(slots_.size());
+    slots_.emplace_back();
+  }
+  slots_[id].alive = true;
+  ++live_count_;
+  return id;
+}
+
+void Graph::link(NodeId n) {
+  NodeId before = kNoNode;  // the node `n` goes in front of; kNoNode = append
+  switch (insert_.where) {
+    case InsertPoint::Where::AtEnd: break;
+    case InsertPoint::Where::Before: before = insert_.anchor; break;
+    case InsertPoint::Where::After: before = slots_[insert_.anchor].next; break;
+  }
+  NodeData& d = slots_[n];
+  d.next = before;
+  d.prev = before == kNoNode ? tail_ : slots_[before].prev;
+  if (d.prev != kNoNode) slots_[d.prev].next = n; else head_ = n;
+  if (before != kNoNode) slots_[before].prev = n; else tail_ = n;
+  // FX's inserting_after keeps inserting after the newest node, so a sequence of creates
+  // comes out in creation order.
+  if (insert_.where == InsertPoint::Where::After) insert_.anchor = n;
+  bump_order();
+}
+
+void Graph::unlink(NodeId n) {
+  NodeData& d = slots_[n];
+  if (d.prev != kNoNode) slots_[d.prev].next = d.next; else head_ = d.next;
+  if (d.next != kNoNode) slots_[d.next].prev = d.prev; else tail_ = d.prev;
+  d.prev = d.next = kNoNode;
+  bump_order();
+}
+
+void Graph::attach_inputs(NodeId n) {
+  NodeData& d = slots_[n];
+  d.inputs.clear();
+  auto add = [&](NodeId input) { d.inputs.push_back(input); };
+  for (const Argument& a : d.args) for_each_node_ref(a, add);
+  for (const auto& kv : d.kwargs) for_each_node_ref(kv.second, add);
+  for (NodeId input : d.inputs) {
+    std::vector<NodeId>& users = slots_[input].users;
+    if (std::find(users.begin(), users.end(), n) == users.end()) users.push_back(n);
+  }
+}
+
+void Graph::detach_inputs(NodeId n) {
+  for (NodeId input : slots_[n].inputs) {
+    std::vector<NodeId>& users = slots_[input].users;
+    auto it = std::find(users.begin(), users.end(), n);
+    if (it != users.end()) users.erase(it);
+  }
+  slots_[n].inputs.clear();
+}
+
+NodeId Graph::create_node(OpKind op, std::string_view target, std::vector<Argument> args,
+                          Kwargs kwargs, std::string_view name) {
+  std::string hint = name.empty() ? default_name(op, target) : std::string(name);
+  std::string unique = unique_name(is_reserved_name(hint) ? hint + "_1" : hint);
+  Result<NodeId> r = create_node_named(op, target, std::move(args), std::move(kwargs), std::move(unique));
+  return r.value();  // unique_name guarantees success
+}
+
+Result<NodeId> Graph::create_node_named(OpKind op, std::string_view target, std::vector<Argument> args,
+                                        Kwargs kwargs, std::string name) {
+  if (name.empty()) return Status::error("node name is empty");
+  if (by_name_.count(name)) return Status::node_error(name, "duplicate node name");
+  NodeId n = allocate_slot();
+  NodeData& d = slots_[n];
+  d.name = std::move(name);
+  d.op = op;
+  d.target = symbols_.intern(target);
+  d.args = std::move(args);
+  d.kwargs = std::move(kwargs);
+  by_name_.emplace(d.name, n);
+  attach_inputs(n);
+  link(n);
+  return n;
+}
+
+}  // namespace graft

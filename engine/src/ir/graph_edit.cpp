@@ -1,0 +1,108 @@
+// Graph edits that keep use lists in sync: args, targets, replace-all-uses, erase, move.
+#include <algorithm>
+
+#include "graft/ir/graph.hpp"
+
+namespace graft {
+
+void Graph::set_args(NodeId n, std::vector<Argument> args) {
+  detach_inputs(n);
+  slots_[n].args = std::move(args);
+  attach_inputs(n);
+}
+
+void Graph::set_kwargs(NodeId n, Kwargs kwargs) {
+  detach_inputs(n);
+  slots_[n].kwargs = std::move(kwargs);
+  attach_inputs(n);
+}
+
+void Graph::set_arg(NodeId n, std::size_t index, Argument value) {
+  std::vector<Argument> args = slots_[n].args;
+  if (index >= args.size()) args.resize(index + 1);
+  args[index] = std::move(value);
+  set_args(n, std::move(args));
+}
+
+void Graph::set_kwarg(NodeId n, std::string_view key, Argument value) {
+  Kwargs kwargs = slots_[n].kwargs;
+  auto it = std::find_if(kwargs.begin(), kwargs.end(), [&](const auto& kv) { return kv.first == key; });
+  if (it != kwargs.end()) it->second = std::move(value);
+  else kwargs.emplace_back(std::string(key), std::move(value));
+  set_kwargs(n, std::move(kwargs));
+}
+
+void Graph::set_target(NodeId n, std::string_view target) { slots_[n].target = symbols_.intern(target); }
+
+Status Graph::rename(NodeId n, std::string name) {
+  if (name == slots_[n].name) return Status::ok();
+  if (name.empty()) return Status::node_error(slots_[n].name, "cannot rename to an empty name");
+  if (by_name_.count(name)) return Status::node_error(slots_[n].name, "cannot rename to '" + name + "': the name is taken");
+  by_name_.erase(slots_[n].name);
+  slots_[n].name = std::move(name);
+  by_name_.emplace(slots_[n].name, n);
+  return Status::ok();
+}
+
+std::vector<NodeId> Graph::replace_all_uses_with(NodeId from, NodeId to,
+                                                 const std::function<bool(NodeId)>& filter) {
+  std::vector<NodeId> changed;
+  if (from == to) return changed;
+  const std::vector<NodeId> users = slots_[from].users;  // copy: set_args edits the list
+  for (NodeId user : users) {
+    // `to` itself may use `from` (insert relu after x, then reroute x's users to the relu):
+    // rewriting it would make it use itself, so it is always skipped.
+    if (user == to || (filter && !filter(user))) continue;
+    std::vector<Argument> args = slots_[user].args;
+    Kwargs kwargs = slots_[user].kwargs;
+    auto swap = [&](NodeId id) { return id == from ? to : id; };
+    for (Argument& a : args) map_node_refs(a, swap);
+    for (auto& kv : kwargs) map_node_refs(kv.second, swap);
+    detach_inputs(user);
+    slots_[user].args = std::move(args);
+    slots_[user].kwargs = std::move(kwargs);
+    attach_inputs(user);
+    changed.push_back(user);
+  }
+  return changed;
+}
+
+Status Graph::erase_node(NodeId n) {
+  if (!is_alive(n)) return Status::error("erase_node: node is not in the graph");
+  NodeData& d = slots_[n];
+  if (!d.users.empty())
+    return Status::node_error(d.name, "cannot erase: still used by '" + slots_[d.users.front()].name + "'" +
+                                          (d.users.size() > 1 ? " and " + std::to_string(d.users.size() - 1) + " more" : ""));
+  if (insert_.anchor == n) {
+    // Keep the insertion point meaningful: inserting after an erased node means after its predecessor.
+    insert_ = d.prev != kNoNode ? InsertPoint::after(d.prev)
+              : d.next != kNoNode ? InsertPoint::before(d.next) : InsertPoint::at_end();
+  }
+  detach_inputs(n);
+  unlink(n);
+  by_name_.erase(d.name);
+  d = NodeData{.generation = d.generation + 1};
+  free_slots_.push_back(n);
+  --live_count_;
+  return Status::ok();
+}
+
+void Graph::move_before(NodeId n, NodeId anchor) {
+  if (n == anchor) return;
+  unlink(n);
+  InsertPoint saved = insert_;
+  insert_ = InsertPoint::before(anchor);
+  link(n);
+  insert_ = saved;
+}
+
+void Graph::move_after(NodeId n, NodeId anchor) {
+  if (n == anchor) return;
+  unlink(n);
+  InsertPoint saved = insert_;
+  insert_ = InsertPoint::after(anchor);
+  link(n);
+  insert_ = saved;
+}
+
+}  // namespace graft

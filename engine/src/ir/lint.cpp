@@ -1,0 +1,110 @@
+// lint: every invariant of the IR, each failure naming the node.
+#include <cctype>
+#include <string>
+
+#include "graft/ir/graph.hpp"
+#include "graft/ir/graph_module.hpp"
+#include "graft/ir/module_table.hpp"
+
+namespace graft {
+
+namespace {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+std::string qualify(std::string_view prefix, std::string_view target) {
+  if (prefix.empty()) return std::string(target);
+  return std::string(prefix) + "." + std::string(target);
+}
+
+}  // namespace
+
+Status Graph::lint(const ModuleTable* modules, std::string_view module_prefix) const {
+  // The order list must visit exactly the live slots, with consistent back links.
+  std::size_t seen = 0;
+  NodeId prev = kNoNode;
+  for (NodeId n = head_; n != kNoNode; n = slots_[n].next) {
+    if (n >= slots_.size() || !slots_[n].alive) return Status::error("graph order reaches a dead slot");
+    if (slots_[n].prev != prev) return Status::node_error(slots_[n].name, "broken order links");
+    if (++seen > live_count_) return Status::error("graph order has a loop");
+    prev = n;
+  }
+  if (prev != tail_ || seen != live_count_)
+    return Status::error("graph order holds " + std::to_string(seen) + " nodes, expected " + std::to_string(live_count_));
+
+  const std::vector<std::uint32_t>& pos = order_index();
+  NodeId output = kNoNode;
+  for (NodeId n : nodes()) {
+    const NodeData& d = slots_[n];
+    if (!is_identifier(d.name)) return Status::node_error(d.name, "name is not a valid identifier");
+    if (find(d.name) != n) return Status::node_error(d.name, "name is not unique");
+    if (output != kNoNode)
+      return Status::node_error(d.name, "comes after the output node '" + slots_[output].name + "'");
+
+    std::vector<NodeId> expected;
+    auto add = [&](NodeId input) { expected.push_back(input); };
+    for (const Argument& a : d.args) for_each_node_ref(a, add);
+    for (const auto& kv : d.kwargs) for_each_node_ref(kv.second, add);
+    if (expected != d.inputs) return Status::node_error(d.name, "input list out of sync with args/kwargs");
+    for (NodeId input : d.inputs) {
+      if (!is_alive(input)) return Status::node_error(d.name, "uses an erased node");
+      if (pos[input] >= pos[n])
+        return Status::node_error(d.name, "uses '" + slots_[input].name + "' before it is defined");
+      const auto& users = slots_[input].users;
+      if (std::find(users.begin(), users.end(), n) == users.end())
+        return Status::node_error(slots_[input].name, "users list is missing '" + d.name + "'");
+    }
+    for (std::size_t i = 0; i < d.users.size(); ++i) {
+      NodeId user = d.users[i];
+      if (!is_alive(user)) return Status::node_error(d.name, "users list holds an erased node");
+      const auto& inputs = slots_[user].inputs;
+      if (std::find(inputs.begin(), inputs.end(), n) == inputs.end())
+        return Status::node_error(d.name, "users list holds '" + slots_[user].name + "', which does not use it");
+      if (std::find(d.users.begin(), d.users.begin() + static_cast<std::ptrdiff_t>(i), user) != d.users.begin() + static_cast<std::ptrdiff_t>(i))
+        return Status::node_error(d.name, "users list holds '" + slots_[user].name + "' twice");
+    }
+
+    const std::string& target = symbols_.text(d.target);
+    switch (d.op) {
+      case OpKind::Placeholder:
+        if (!d.inputs.empty()) return Status::node_error(d.name, "placeholder takes a node argument");
+        break;
+      case OpKind::Output:
+        output = n;
+        if (d.args.size() != 1) return Status::node_error(d.name, "output takes exactly one argument, found " + std::to_string(d.args.size()));
+        if (!d.users.empty()) return Status::node_error(d.name, "output node is used by '" + slots_[d.users.front()].name + "'");
+        break;
+      case OpKind::CallModule:
+        if (modules && !modules->empty() && !modules->find(qualify(module_prefix, target)))
+          return Status::node_error(d.name, "call_module target '" + target + "' is not in the module table");
+        break;
+      case OpKind::GetAttr:
+        if (modules && !modules->empty() && !modules->has_attribute(qualify(module_prefix, target)))
+          return Status::node_error(d.name, "get_attr target '" + target + "' is not a parameter, buffer or module");
+        break;
+      default: break;
+    }
+    if (target.empty() && d.op != OpKind::Output) return Status::node_error(d.name, "target is empty");
+  }
+  if (output == kNoNode) return Status::error("graph has no output node");
+  return Status::ok();
+}
+
+Status GraphModule::lint() const {
+  if (Status s = graph.lint(&modules); !s) return s;
+  for (const ModuleInfo& m : modules.entries()) {
+    if (!m.graph) continue;
+    if (Status s = m.graph->lint(&modules, m.path); !s) {
+      s.diagnostic().message = "in module '" + m.path + "': " + s.diagnostic().message;
+      return s;
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace graft

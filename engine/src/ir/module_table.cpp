@@ -1,0 +1,65 @@
+// ModuleTable: lookups by qualified path.
+#include "graft/ir/module_table.hpp"
+
+#include "graft/ir/graph.hpp"
+
+namespace graft {
+
+ModuleInfo::ModuleInfo(const ModuleInfo& other)
+    : path(other.path), class_name(other.class_name), parameters(other.parameters),
+      buffers(other.buffers), graph(other.graph ? std::make_unique<Graph>(*other.graph) : nullptr) {}
+
+ModuleInfo& ModuleInfo::operator=(const ModuleInfo& other) {
+  if (this != &other) *this = ModuleInfo(other);
+  return *this;
+}
+
+ModuleInfo::~ModuleInfo() = default;
+
+Status ModuleTable::add(ModuleInfo info) {
+  if (index_.count(info.path)) return Status::error("duplicate module path '" + info.path + "'");
+  index_.emplace(info.path, entries_.size());
+  entries_.push_back(std::move(info));
+  return Status::ok();
+}
+
+const ModuleInfo* ModuleTable::find(std::string_view path) const {
+  auto it = index_.find(path);
+  return it == index_.end() ? nullptr : &entries_[it->second];
+}
+
+ModuleInfo* ModuleTable::find(std::string_view path) {
+  return const_cast<ModuleInfo*>(static_cast<const ModuleTable*>(this)->find(path));
+}
+
+const TensorSpec* ModuleTable::find_tensor(std::string_view qualified) const {
+  // `a.b.weight` is tensor `weight` of module `a.b`; a root tensor has no dot.
+  std::size_t dot = qualified.rfind('.');
+  std::string_view owner = dot == std::string_view::npos ? std::string_view{} : qualified.substr(0, dot);
+  std::string_view name = dot == std::string_view::npos ? qualified : qualified.substr(dot + 1);
+  const ModuleInfo* m = find(owner);
+  if (!m) return nullptr;
+  for (const TensorSpec& t : m->parameters)
+    if (t.name == name) return &t;
+  for (const TensorSpec& t : m->buffers)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+bool ModuleTable::has_attribute(std::string_view qualified) const {
+  return find(qualified) != nullptr || find_tensor(qualified) != nullptr;
+}
+
+std::int64_t ModuleTable::parameter_count() const {
+  std::int64_t total = 0;
+  for (const ModuleInfo& m : entries_) {
+    for (const TensorSpec& p : m.parameters) {
+      std::int64_t n = 1;
+      for (const Dim& d : p.shape) n *= std::holds_alternative<std::int64_t>(d) ? std::get<std::int64_t>(d) : 0;
+      total += n;
+    }
+  }
+  return total;
+}
+
+}  // namespace graft

@@ -1,0 +1,63 @@
+// Interned targets and FX's node naming rules.
+#include <cctype>
+
+#include "graft/ir/graph.hpp"
+#include "graft/ir/symbol_table.hpp"
+
+namespace graft {
+
+Symbol SymbolTable::intern(std::string_view text) {
+  auto it = ids_.find(text);
+  if (it != ids_.end()) return it->second;
+  Symbol id = static_cast<Symbol>(texts_.size());
+  texts_.emplace_back(text);
+  ids_.emplace(texts_.back(), id);
+  return id;
+}
+
+Symbol SymbolTable::find(std::string_view text) const {
+  auto it = ids_.find(text);
+  return it == ids_.end() ? kMissing : it->second;
+}
+
+namespace {
+
+// FX names must be Python identifiers: other characters become '_', a leading digit gets '_'.
+std::string sanitize(std::string_view hint) {
+  std::string s;
+  s.reserve(hint.size() + 1);
+  for (char c : hint) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (s.empty()) s = "_unnamed";
+  if (std::isdigit(static_cast<unsigned char>(s[0]))) s.insert(s.begin(), '_');
+  return s;
+}
+
+// Splits `relu_12` into (`relu`, 12); names without a numeric suffix give (name, 0).
+std::pair<std::string, std::uint32_t> split_suffix(const std::string& name) {
+  std::size_t us = name.rfind('_');
+  if (us == std::string::npos || us == 0 || us + 1 == name.size()) return {name, 0};
+  std::uint64_t value = 0;
+  for (std::size_t i = us + 1; i < name.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return {name, 0};
+    value = value * 10 + static_cast<std::uint64_t>(name[i] - '0');
+    if (value > 0xffffffu) return {name, 0};
+  }
+  if (name[us + 1] == '0' && name.size() > us + 2) return {name, 0};  // `x_01` is a plain name
+  return {name.substr(0, us), static_cast<std::uint32_t>(value)};
+}
+
+}  // namespace
+
+std::string Graph::unique_name(std::string_view hint) {
+  std::string candidate = sanitize(hint);
+  if (!by_name_.count(candidate)) return candidate;
+  auto [base, number] = split_suffix(candidate);
+  std::uint32_t& counter = name_counters_[base];
+  if (counter < number) counter = number;
+  for (;;) {
+    std::string name = base + '_' + std::to_string(++counter);
+    if (!by_name_.count(name)) return name;
+  }
+}
+
+}  // namespace graft
