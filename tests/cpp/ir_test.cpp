@@ -1,1 +1,231 @@
+// IR: creation, naming, use lists, edits, erase, DCE, lint and stable topological sort.
 #include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "graft/ir/graph.hpp"
+#include "graft/ir/graph_module.hpp"
+
+using namespace graft;
+
+namespace {
+
+// x -> relu -> add(relu, x) -> output
+struct Small {
+  Graph g;
+  NodeId x, relu, add, out;
+  Small() {
+    x = g.placeholder("x");
+    relu = g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(x)});
+    add = g.create_node(OpKind::CallFunction, "_operator.add", {Argument::node(relu), Argument::node(x)});
+    out = g.output(Argument::node(add));
+  }
+};
+
+std::vector<std::string> names(const Graph& g) {
+  std::vector<std::string> out;
+  for (NodeId n : g.nodes()) out.push_back(g.name(n));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ir: nodes get FX-style unique names derived from their targets") {
+  Graph g;
+  NodeId x = g.placeholder("x");
+  NodeId a = g.create_node(OpKind::CallFunction, "torch.ops.aten.add.Tensor", {Argument::node(x), 1});
+  NodeId b = g.create_node(OpKind::CallFunction, "_operator.add", {Argument::node(a), Argument::node(a)});
+  NodeId c = g.create_node(OpKind::CallModule, "layers.0.attn.q_proj", {Argument::node(b)});
+  NodeId d = g.create_node(OpKind::CallFunction, "getattr", {Argument::node(c), "shape"});
+  NodeId e = g.create_node(OpKind::CallFunction, "_operator.add", {Argument::node(a), 2}, {}, "add_7");
+  NodeId f = g.create_node(OpKind::CallFunction, "_operator.add", {Argument::node(a), 3}, {}, "add_7");
+  CHECK(g.name(a) == "add");
+  CHECK(g.name(b) == "add_1");
+  CHECK(g.name(c) == "layers_0_attn_q_proj");
+  CHECK(g.name(d) == "getattr_1");  // a Python builtin is never a node name
+  CHECK(g.name(e) == "add_7");
+  CHECK(g.name(f) == "add_8");
+  CHECK(g.find("add_1") == b);
+  CHECK(g.find("nope") == kNoNode);
+}
+
+TEST_CASE("ir: users follow args, in FX order, without duplicates") {
+  Small s;
+  Graph& g = s.g;
+  CHECK(g.users(s.x) == std::vector<NodeId>{s.relu, s.add});
+  CHECK(g.inputs(s.add) == std::vector<NodeId>{s.relu, s.x});
+  NodeId mul = g.create_node(OpKind::CallFunction, "_operator.mul", {Argument::node(s.x), Argument::node(s.x)});
+  CHECK(g.users(s.x) == std::vector<NodeId>{s.relu, s.add, mul});
+  CHECK(g.inputs(mul) == std::vector<NodeId>{s.x, s.x});
+  g.set_args(s.relu, {Argument::node(mul)});
+  CHECK(g.users(s.x) == std::vector<NodeId>{s.add, mul});
+  CHECK(g.users(mul) == std::vector<NodeId>{s.relu});
+  g.set_kwarg(s.add, "alpha", Argument::list({Argument::node(mul), 2}));
+  CHECK(g.users(mul) == std::vector<NodeId>{s.relu, s.add});
+  CHECK(g.inputs(s.add) == std::vector<NodeId>{s.relu, s.x, mul});
+}
+
+TEST_CASE("ir: insertion points put nodes before or after an anchor, in creation order") {
+  Small s;
+  Graph& g = s.g;
+  {
+    InsertionScope scope(g, InsertPoint::after(s.relu));
+    g.create_node(OpKind::CallFunction, "torch.sigmoid", {Argument::node(s.relu)}, {}, "first");
+    g.create_node(OpKind::CallFunction, "torch.sigmoid", {Argument::node(s.relu)}, {}, "second");
+  }
+  {
+    InsertionScope scope(g, InsertPoint::before(s.x));
+    g.placeholder("y");
+  }
+  CHECK(names(g) == std::vector<std::string>{"y", "x", "relu", "first", "second", "add", "output"});
+  CHECK(g.insert_point().where == InsertPoint::Where::AtEnd);
+  CHECK(g.lint().is_ok());
+}
+
+TEST_CASE("ir: replace_all_uses_with rewires users, optionally filtered, never the replacement itself") {
+  Small s;
+  Graph& g = s.g;
+  NodeId neg;
+  {
+    InsertionScope scope(g, InsertPoint::after(s.x));
+    neg = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)});
+  }
+  std::vector<NodeId> changed = g.replace_all_uses_with(s.x, neg, [&](NodeId user) { return user != s.add; });
+  CHECK(changed == std::vector<NodeId>{s.relu});
+  CHECK(g.args(s.relu)[0] == Argument::node(neg));
+  CHECK(g.args(s.add)[1] == Argument::node(s.x));
+  CHECK(g.args(neg)[0] == Argument::node(s.x));  // not turned into neg(neg)
+  changed = g.replace_all_uses_with(s.x, neg);
+  CHECK(changed == std::vector<NodeId>{s.add});
+  CHECK(g.users(s.x) == std::vector<NodeId>{neg});
+  CHECK(g.lint().is_ok());
+}
+
+TEST_CASE("ir: erase is refused while the node is used, and tombstones the slot") {
+  Small s;
+  Graph& g = s.g;
+  Status refused = g.erase_node(s.x);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.message() == "node 'x': cannot erase: still used by 'relu' and 1 more");
+  CHECK(g.size() == 4);
+
+  std::uint32_t gen = g.generation(s.relu);
+  g.replace_all_uses_with(s.relu, s.x);
+  REQUIRE(g.erase_node(s.relu).is_ok());
+  CHECK_FALSE(g.is_alive(s.relu));
+  CHECK(g.generation(s.relu) == gen + 1);
+  CHECK(g.find("relu") == kNoNode);
+  CHECK(g.users(s.x) == std::vector<NodeId>{s.add});
+  CHECK(g.size() == 3);
+  CHECK(g.num_slots() == 4);
+  CHECK_FALSE(g.erase_node(s.relu).is_ok());  // erasing twice is an error, not a crash
+  // A new node reuses the slot with a newer generation.
+  NodeId again = g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(s.x)});
+  CHECK(again == s.relu);
+  CHECK(g.generation(again) == gen + 1);
+}
+
+TEST_CASE("ir: dead code elimination keeps placeholders, output and side effects") {
+  Graph g;
+  NodeId x = g.placeholder("x");
+  NodeId unused = g.placeholder("unused");
+  NodeId dead1 = g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(x)});
+  g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(dead1)});  // dead chain
+  NodeId eq = g.create_node(OpKind::CallFunction, "_operator.eq", {Argument::node(x), 3});
+  g.create_node(OpKind::CallFunction, "torch._assert", {Argument::node(eq), "msg"});
+  g.create_node(OpKind::CallFunction, "torch.ops.aten.add_.Tensor", {Argument::node(x), 1});
+  g.create_node(OpKind::CallMethod, "copy_", {Argument::node(x), Argument::node(x)});
+  g.create_node(OpKind::CallFunction, "torch.nn.functional.relu", {Argument::node(x)}, {{"inplace", true}});
+  g.output(Argument::node(x));
+  (void)unused;
+  CHECK(g.eliminate_dead_code() == 2);
+  CHECK(names(g) == std::vector<std::string>{"x", "unused", "eq", "_assert", "add_", "copy_", "relu_1", "output"});
+  CHECK(g.lint().is_ok());
+}
+
+TEST_CASE("ir: lint names the node that breaks an invariant") {
+  SUBCASE("use before definition") {
+    Small s;
+    s.g.move_before(s.add, s.relu);
+    CHECK(s.g.lint().message() == "node 'add': uses 'relu' before it is defined");
+  }
+  SUBCASE("a node after the output") {
+    Small s;
+    s.g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)});
+    CHECK(s.g.lint().message() == "node 'neg': comes after the output node 'output'");
+  }
+  SUBCASE("no output") {
+    Graph g;
+    g.placeholder("x");
+    CHECK(g.lint().message() == "graph has no output node");
+  }
+  SUBCASE("output with two arguments") {
+    Graph g;
+    NodeId x = g.placeholder("x");
+    g.create_node(OpKind::Output, "output", {Argument::node(x), Argument::node(x)});
+    CHECK(g.lint().message() == "node 'output': output takes exactly one argument, found 2");
+  }
+  SUBCASE("module targets must exist") {
+    GraphModule gm;
+    NodeId x = gm.graph.placeholder("x");
+    NodeId lin = gm.graph.create_node(OpKind::CallModule, "layers.0", {Argument::node(x)});
+    NodeId w = gm.graph.create_node(OpKind::GetAttr, "layers.0.weight");
+    gm.graph.output(Argument::tuple({Argument::node(lin), Argument::node(w)}));
+    ModuleInfo root;
+    root.class_name = "M";
+    REQUIRE(gm.modules.add(root).is_ok());
+    CHECK(gm.lint().message() == "node 'layers_0': call_module target 'layers.0' is not in the module table");
+    ModuleInfo layer;
+    layer.path = "layers.0";
+    layer.class_name = "torch.nn.modules.linear.Linear";
+    REQUIRE(gm.modules.add(layer).is_ok());
+    CHECK(gm.lint().message() == "node 'layers_0_weight': get_attr target 'layers.0.weight' is not a parameter, buffer or module");
+    gm.modules.find("layers.0")->parameters.push_back({"weight", {4, 4}, "float32"});
+    CHECK(gm.lint().is_ok());
+  }
+  SUBCASE("a valid graph passes") {
+    Small s;
+    CHECK(s.g.lint().is_ok());
+  }
+}
+
+TEST_CASE("ir: stable topological sort repairs the order and keeps what was valid") {
+  Small s;
+  Graph& g = s.g;
+  NodeId c = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)}, {}, "c");
+  g.move_before(c, s.relu);  // valid already: x, c, relu, add, output
+  REQUIRE(g.stable_topological_sort().is_ok());
+  CHECK(names(g) == std::vector<std::string>{"x", "c", "relu", "add", "output"});
+
+  g.move_before(s.add, s.x);  // add before everything it uses
+  g.move_before(s.out, s.add);
+  CHECK_FALSE(g.lint().is_ok());
+  REQUIRE(g.stable_topological_sort().is_ok());
+  CHECK(names(g) == std::vector<std::string>{"x", "c", "relu", "add", "output"});
+  CHECK(g.lint().is_ok());
+
+  g.set_args(s.relu, {Argument::node(s.add)});  // relu <-> add cycle
+  Status cyc = g.stable_topological_sort();
+  CHECK(cyc.message() == "node 'relu': cannot be ordered: it is on a cycle or depends on one");
+  CHECK(names(g) == std::vector<std::string>{"x", "c", "relu", "add", "output"});  // unchanged
+}
+
+TEST_CASE("ir: arguments compare with FX's type strictness") {
+  CHECK_FALSE(Argument(1) == Argument(1.0));
+  CHECK_FALSE(Argument(true) == Argument(1));
+  CHECK_FALSE(Argument::list({1, 2}) == Argument::tuple({1, 2}));
+  CHECK(Argument::list({1, "a", NoneValue{}}) == Argument::list({1, "a", NoneValue{}}));
+  CHECK(Argument(std::nan("")) == Argument(std::nan("")));
+  CHECK(Argument(DType{"float32"}) == Argument(DType{"float32"}));
+  CHECK_FALSE(Argument(DType{"float32"}) == Argument(Device{"float32"}));
+}
+
+TEST_CASE("ir: copying a graph gives an independent graph") {
+  Small s;
+  Graph copy = s.g;
+  REQUIRE(copy.erase_node(s.out).is_ok());
+  CHECK(s.g.size() == 4);
+  CHECK(copy.size() == 3);
+  CHECK(s.g.target(s.add) == "_operator.add");
+  CHECK(copy.target(s.add) == "_operator.add");
+}
