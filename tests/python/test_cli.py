@@ -1,0 +1,103 @@
+"""python3 -m graft_fx: export, import --check, --help, and one-line errors."""
+import os
+import shutil
+import tempfile
+import unittest
+
+from helpers import run_cli
+
+MODEL_FILE = '''
+import torch
+
+class Tiny(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x)) * 2.0
+
+def make():
+    return Tiny()
+'''
+
+
+class Cli(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="graft_fx_cli_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def assertOk(self, proc):
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
+    def assertOneLineError(self, proc, fragment):
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertNotIn("Traceback", proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+        self.assertIn(fragment, proc.stderr)
+
+    def test_help(self):
+        for args in (["--help"], ["export", "--help"], ["import", "--help"]):
+            with self.subTest(args=args):
+                proc = run_cli(*args)
+                self.assertOk(proc)
+                self.assertIn("usage:", proc.stdout)
+
+    def test_resnet18_export_then_import_check(self):
+        out = self.path("resnet18.json")
+        self.assertOk(run_cli("export", "torchvision.models.resnet18", "-o", out, "--mode", "symbolic"))
+        proc = run_cli("import", out, "--model", "torchvision.models.resnet18", "--check",
+                       "-o", self.path("resnet18.pt"))
+        self.assertOk(proc)
+        self.assertIn("outputs identical", proc.stdout)
+        self.assertTrue(os.path.getsize(self.path("resnet18.pt")) > 0)
+
+    def test_model_file_aten_and_a_different_model_fails_the_check(self):
+        with open(self.path("tiny.py"), "w") as f:
+            f.write(MODEL_FILE)
+        spec = self.path("tiny.py") + ":make"
+        out = self.path("tiny.json")
+        self.assertOk(run_cli("export", spec, "-o", out, "--mode", "aten", "--input-shape", "2,4"))
+        self.assertOk(run_cli("import", out, "--model", spec, "--check", "--input-shape", "2,4"))
+        proc = run_cli("import", out, "--model", spec, "--check", "--input-shape", "2,4", "--seed", "1")
+        self.assertOk(proc)  # another seed: other weights, but both sides use them
+        with open(self.path("tiny.json")) as f:
+            text = f.read()
+        with open(self.path("tiny_changed.json"), "w") as f:
+            f.write(text.replace('"args":[{"node":"relu"},2.0]', '"args":[{"node":"relu"},3.0]'))
+        proc = run_cli("import", self.path("tiny_changed.json"), "--model", spec, "--check",
+                       "--input-shape", "2,4")
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn("DIFFER", proc.stdout)
+
+    def test_malformed_file(self):
+        bad = self.path("bad.json")
+        with open(bad, "w") as f:
+            f.write('{"format": "graft-graph", "version": 1,,}')
+        proc = run_cli("import", bad, "--model", "torchvision.models.resnet18")
+        self.assertOneLineError(proc, "bad.json:1:")
+
+    def test_unknown_target_and_model(self):
+        bad = self.path("target.json")
+        with open(bad, "w") as f:
+            f.write('{\n"format": "graft-graph",\n"version": 1,\n"meta": {},\n"modules": [],\n'
+                    '"nodes": [\n{"name":"f","op":"call_function","target":"no_such_module.fn",'
+                    '"args":[],"kwargs":{},"meta":{}}\n]\n}\n')
+        proc = run_cli("import", bad, "--model", "torchvision.models.resnet18")
+        self.assertOneLineError(proc, "no_such_module.fn")
+        proc = run_cli("export", "torchvision.models.no_such_model", "-o", self.path("x.json"))
+        self.assertOneLineError(proc, "no_such_model")
+        self.assertFalse(os.path.exists(self.path("x.json")))
+        proc = run_cli("import", self.path("missing.json"), "--model", "torchvision.models.resnet18")
+        self.assertOneLineError(proc, "missing.json")
+
+
+if __name__ == "__main__":
+    unittest.main()
