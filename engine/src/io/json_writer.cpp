@@ -49,12 +49,12 @@ class Writer {
       case ArgKind::Dict: {
         const Dict& d = a.get<Dict>();
         out_ += R"({"dict":[)";
-        for (std::size_t i = 0; i < d.keys.size(); ++i) {
+        for (std::size_t i = 0; i < d.size(); ++i) {
           if (i) out_ += ',';
           out_ += '[';
-          argument(g, d.keys[i]);
+          argument(g, d.key(i));
           out_ += ',';
-          argument(g, d.values[i]);
+          argument(g, d.value(i));
           out_ += ']';
         }
         out_ += "]}";
@@ -157,8 +157,8 @@ class Writer {
     out_ += '[';
     for (std::size_t i = 0; i < ds.size(); ++i) {
       if (i) out_ += ',';
-      if (std::holds_alternative<std::int64_t>(ds[i])) append_int(out_, std::get<std::int64_t>(ds[i]));
-      else append_json_string(out_, std::get<std::string>(ds[i]));
+      if (ds[i].is_symbolic()) append_json_string(out_, ds[i].symbol_name());
+      else append_int(out_, ds[i].value());
     }
     out_ += ']';
   }
@@ -170,11 +170,11 @@ class Writer {
         out_ += R"({"shape":)";
         dims(v.tensor.shape);
         out_ += R"(,"dtype":)";
-        append_json_string(out_, v.tensor.dtype);
+        append_json_string(out_, v.tensor.dtype.str());
         out_ += R"(,"stride":)";
         dims(v.tensor.stride);
         out_ += R"(,"device":)";
-        append_json_string(out_, v.tensor.device);
+        append_json_string(out_, v.tensor.device.str());
         out_ += '}';
         return;
       case ValueMeta::Kind::Tuple:
@@ -197,7 +197,7 @@ class Writer {
       out_ += R"(,"shape":)";
       dims(specs[i].shape);
       out_ += R"(,"dtype":)";
-      append_json_string(out_, specs[i].dtype);
+      append_json_string(out_, specs[i].dtype.str());
       out_ += '}';
     }
     out_ += ']';

@@ -70,9 +70,9 @@ std::string format_argument(const Graph& g, const Argument& a) {
     case ArgKind::Dict: {
       const Dict& d = a.get<Dict>();
       std::string out = "{";
-      for (std::size_t i = 0; i < d.keys.size(); ++i) {
+      for (std::size_t i = 0; i < d.size(); ++i) {
         if (i) out += ", ";
-        out += format_argument(g, d.keys[i]) + ": " + format_argument(g, d.values[i]);
+        out += format_argument(g, d.key(i)) + ": " + format_argument(g, d.value(i));
       }
       return out + "}";
     }

@@ -11,12 +11,18 @@ const std::vector<Argument>* Argument::items() const {
     case ArgKind::List: return &std::get<List>(v_).items;
     case ArgKind::Tuple: return &std::get<Tuple>(v_).items;
     case ArgKind::Slice: return &std::get<Slice>(v_).parts;
+    case ArgKind::Dict: return &std::get<Dict>(v_).items;
     default: return nullptr;
   }
 }
 
 std::vector<Argument>* Argument::items() {
   return const_cast<std::vector<Argument>*>(static_cast<const Argument*>(this)->items());
+}
+
+void Dict::add(Argument key, Argument value) {
+  items.push_back(std::move(key));
+  items.push_back(std::move(value));
 }
 
 bool operator==(const Argument& a, const Argument& b) {
@@ -35,10 +41,8 @@ bool operator==(const Argument& a, const Argument& b) {
     case ArgKind::Device: return a.get<Device>().name == b.get<Device>().name;
     case ArgKind::Layout: return a.get<Layout>().name == b.get<Layout>().name;
     case ArgKind::MemoryFormat: return a.get<MemoryFormat>().name == b.get<MemoryFormat>().name;
-    case ArgKind::List: case ArgKind::Tuple: case ArgKind::Slice:
+    case ArgKind::List: case ArgKind::Tuple: case ArgKind::Slice: case ArgKind::Dict:
       return *a.items() == *b.items();
-    case ArgKind::Dict:
-      return a.get<Dict>().keys == b.get<Dict>().keys && a.get<Dict>().values == b.get<Dict>().values;
   }
   return false;
 }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 
+#include "graft/ir/memory.hpp"
+
 namespace graft {
 
 namespace {
@@ -50,8 +52,7 @@ std::string default_name(OpKind op, std::string_view target) {
 }  // namespace
 
 NodeId Graph::find(std::string_view name) const {
-  auto it = by_name_.find(name);
-  return it == by_name_.end() ? kNoNode : it->second;
+  return by_name_.find(name, name_of());
 }
 
 NodeId Graph::output_node() const {
@@ -75,6 +76,13 @@ const std::vector<std::uint32_t>& Graph::order_index() const {
     order_valid_ = true;
   }
   return order_;
+}
+
+void Graph::reserve(std::size_t nodes) {
+  std::size_t before = slots_.capacity();
+  slots_.reserve(slots_.size() + nodes);
+  if (slots_.capacity() != before) detail::advise_huge_pages(slots_.data(), slots_.capacity() * sizeof(NodeData));
+  by_name_.reserve(by_name_.size() + nodes);
 }
 
 NodeId Graph::allocate_slot() {
@@ -152,7 +160,7 @@ NodeId Graph::create_node(OpKind op, std::string_view target, std::vector<Argume
 Result<NodeId> Graph::create_node_named(OpKind op, std::string_view target, std::vector<Argument> args,
                                         Kwargs kwargs, std::string name) {
   if (name.empty()) return Status::error("node name is empty");
-  if (by_name_.count(name)) return Status::node_error(name, "duplicate node name");
+  if (name_taken(name)) return Status::node_error(name, "duplicate node name");
   NodeId n = allocate_slot();
   NodeData& d = slots_[n];
   d.name = std::move(name);
@@ -160,7 +168,7 @@ Result<NodeId> Graph::create_node_named(OpKind op, std::string_view target, std:
   d.target = symbols_.intern(target);
   d.args = std::move(args);
   d.kwargs = std::move(kwargs);
-  by_name_.emplace(d.name, n);
+  by_name_.insert(d.name, n);
   attach_inputs(n);
   link(n);
   return n;

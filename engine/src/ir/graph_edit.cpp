@@ -37,10 +37,10 @@ void Graph::set_target(NodeId n, std::string_view target) { slots_[n].target = s
 Status Graph::rename(NodeId n, std::string name) {
   if (name == slots_[n].name) return Status::ok();
   if (name.empty()) return Status::node_error(slots_[n].name, "cannot rename to an empty name");
-  if (by_name_.count(name)) return Status::node_error(slots_[n].name, "cannot rename to '" + name + "': the name is taken");
-  by_name_.erase(slots_[n].name);
+  if (name_taken(name)) return Status::node_error(slots_[n].name, "cannot rename to '" + name + "': the name is taken");
+  by_name_.erase(slots_[n].name, n);
   slots_[n].name = std::move(name);
-  by_name_.emplace(slots_[n].name, n);
+  by_name_.insert(slots_[n].name, n);
   return Status::ok();
 }
 
@@ -80,7 +80,7 @@ Status Graph::erase_node(NodeId n) {
   }
   detach_inputs(n);
   unlink(n);
-  by_name_.erase(d.name);
+  by_name_.erase(d.name, n);
   d = NodeData{.generation = d.generation + 1};
   free_slots_.push_back(n);
   --live_count_;

@@ -55,7 +55,7 @@ std::int64_t ModuleTable::parameter_count() const {
   for (const ModuleInfo& m : entries_) {
     for (const TensorSpec& p : m.parameters) {
       std::int64_t n = 1;
-      for (const Dim& d : p.shape) n *= std::holds_alternative<std::int64_t>(d) ? std::get<std::int64_t>(d) : 0;
+      for (const Dim& d : p.shape) n *= d.is_symbolic() ? 0 : d.value();
       total += n;
     }
   }

@@ -50,13 +50,13 @@ std::pair<std::string, std::uint32_t> split_suffix(const std::string& name) {
 
 std::string Graph::unique_name(std::string_view hint) {
   std::string candidate = sanitize(hint);
-  if (!by_name_.count(candidate)) return candidate;
+  if (!name_taken(candidate)) return candidate;
   auto [base, number] = split_suffix(candidate);
   std::uint32_t& counter = name_counters_[base];
   if (counter < number) counter = number;
   for (;;) {
     std::string name = base + '_' + std::to_string(++counter);
-    if (!by_name_.count(name)) return name;
+    if (!name_taken(name)) return name;
   }
 }
 

@@ -23,8 +23,15 @@ struct MemoryFormat { std::string name; };
 /// FX keeps lists and tuples apart, so do we.
 struct List { std::vector<Argument> items; };
 struct Tuple { std::vector<Argument> items; };
-/// Ordered dict; keys are arguments (usually strings).
-struct Dict { std::vector<Argument> keys; std::vector<Argument> values; };
+/// Ordered dict; keys are arguments (usually strings). Stored as key0, value0, key1, ...
+/// so that an Argument stays small.
+struct Dict {
+  std::vector<Argument> items;
+  std::size_t size() const { return items.size() / 2; }
+  const Argument& key(std::size_t i) const { return items[2 * i]; }
+  const Argument& value(std::size_t i) const { return items[2 * i + 1]; }
+  void add(Argument key, Argument value);
+};
 /// `slice(start, stop, step)`; always three items, each usually None or an int.
 struct Slice { std::vector<Argument> parts; };
 
@@ -65,7 +72,7 @@ class Argument {
   bool is_none() const { return kind() == ArgKind::None; }
   bool is_node() const { return kind() == ArgKind::Node; }
   NodeId node_id() const { return std::get<NodeRef>(v_).id; }
-  /// Items of a List, Tuple or Slice; empty for everything else.
+  /// Items of a List, Tuple, Slice or Dict (keys and values interleaved); nullptr otherwise.
   const std::vector<Argument>* items() const;
   std::vector<Argument>* items();
 
@@ -91,17 +98,9 @@ template <class Fn>
 void for_each_node_ref(const Argument& arg, Fn&& fn) {
   switch (arg.kind()) {
     case ArgKind::Node: fn(arg.node_id()); return;
-    case ArgKind::List: case ArgKind::Tuple: case ArgKind::Slice:
+    case ArgKind::List: case ArgKind::Tuple: case ArgKind::Slice: case ArgKind::Dict:
       for (const Argument& item : *arg.items()) for_each_node_ref(item, fn);
       return;
-    case ArgKind::Dict: {
-      const Dict& d = arg.get<Dict>();
-      for (size_t i = 0; i < d.keys.size(); ++i) {
-        for_each_node_ref(d.keys[i], fn);
-        for_each_node_ref(d.values[i], fn);
-      }
-      return;
-    }
     default: return;
   }
 }
@@ -111,17 +110,9 @@ template <class Fn>
 void map_node_refs(Argument& arg, Fn&& fn) {
   switch (arg.kind()) {
     case ArgKind::Node: arg.get<NodeRef>().id = fn(arg.node_id()); return;
-    case ArgKind::List: case ArgKind::Tuple: case ArgKind::Slice:
+    case ArgKind::List: case ArgKind::Tuple: case ArgKind::Slice: case ArgKind::Dict:
       for (Argument& item : *arg.items()) map_node_refs(item, fn);
       return;
-    case ArgKind::Dict: {
-      Dict& d = arg.get<Dict>();
-      for (size_t i = 0; i < d.keys.size(); ++i) {
-        map_node_refs(d.keys[i], fn);
-        map_node_refs(d.values[i], fn);
-      }
-      return;
-    }
     default: return;
   }
 }

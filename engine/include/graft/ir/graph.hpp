@@ -15,6 +15,7 @@
 #include "graft/ir/argument.hpp"
 #include "graft/ir/ids.hpp"
 #include "graft/ir/meta.hpp"
+#include "graft/ir/name_index.hpp"
 #include "graft/ir/symbol_table.hpp"
 #include "graft/status.hpp"
 
@@ -112,6 +113,8 @@ class Graph {
   bool comes_before(NodeId a, NodeId b) const { return order_index()[a] < order_index()[b]; }
 
   // --- creating ------------------------------------------------------------------------------
+  /// Makes room for `nodes` more nodes without reallocating (readers know the count up front).
+  void reserve(std::size_t nodes);
   void set_insert_point(InsertPoint p) { insert_ = p; }
   InsertPoint insert_point() const { return insert_; }
 
@@ -172,6 +175,10 @@ class Graph {
   void attach_inputs(NodeId n);
   void detach_inputs(NodeId n);
   void bump_order() { order_valid_ = false; }
+  detail::NameIndex::NameOf name_of() const {
+    return [this](NodeId id) { return std::string_view(slots_[id].name); };
+  }
+  bool name_taken(std::string_view name) const { return find(name) != kNoNode; }
 
   std::vector<NodeData> slots_;
   std::vector<NodeId> free_slots_;
@@ -180,7 +187,7 @@ class Graph {
   std::size_t live_count_ = 0;
   InsertPoint insert_;
   SymbolTable symbols_;
-  std::unordered_map<std::string, NodeId, StringHash, std::equal_to<>> by_name_;
+  detail::NameIndex by_name_;
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters_;
   mutable std::vector<std::uint32_t> order_;
   mutable bool order_valid_ = false;

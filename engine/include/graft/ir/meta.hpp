@@ -4,20 +4,19 @@
 #include <cstdint>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
+
+#include "graft/ir/interned.hpp"
 
 namespace graft {
 
-/// One dimension: a concrete size or a symbolic one (`"s0"`).
-using Dim = std::variant<std::int64_t, std::string>;
 
 /// What FX records as `tensor_meta` for one tensor.
 struct TensorMeta {
   std::vector<Dim> shape;
-  std::string dtype;  ///< `float32`, `int64`, ...
+  InternedString dtype;  ///< `float32`, `int64`, ...
   std::vector<Dim> stride;
-  std::string device;  ///< `cpu`, `cuda:0`, ...
+  InternedString device;  ///< `cpu`, `cuda:0`, ...
   friend bool operator==(const TensorMeta&, const TensorMeta&) = default;
 };
 

@@ -19,7 +19,7 @@ class Graph;
 struct TensorSpec {
   std::string name;
   std::vector<Dim> shape;
-  std::string dtype;
+  InternedString dtype;
   friend bool operator==(const TensorSpec&, const TensorSpec&) = default;
 };
 

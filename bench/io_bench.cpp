@@ -1,0 +1,116 @@
+// Graph file load/save benchmark: seconds and memory per node, with the parsers we considered.
+//
+// Usage: graft_io_bench NODES [DIR]   (writes DIR/transformer_NODES.json, default DIR /tmp)
+// Prints one line of key=value pairs; bench/run_io.sh runs the sizes and torch.fx beside it.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fmt/core.h>
+#include <fstream>
+#include <malloc.h>
+#include <nlohmann/json.hpp>
+#include <simdjson.h>
+#include <string>
+
+#include "graft/io/atomic_file.hpp"
+#include "graft/io/graph_json.hpp"
+#include "synthetic_graph.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Resident and peak resident memory of this process, in bytes (Linux /proc).
+long proc_status_kb(const char* field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(field, 0) == 0) return std::stol(line.substr(std::string(field).size()));
+  return -1;
+}
+void reset_peak() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+template <class Fn>
+double best_of(int runs, Fn&& fn) {
+  double best = 1e30;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = Clock::now();
+    fn();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: graft_io_bench NODES [DIR]\n");
+    return 2;
+  }
+  std::size_t nodes = std::stoul(argv[1]);
+  std::string dir = argc > 2 ? argv[2] : "/tmp";
+  std::string path = dir + "/transformer_" + std::to_string(nodes) + ".json";
+  std::size_t actual_nodes = 0;
+  {
+    graft::GraphModule gm = graft::bench::transformer_stack(nodes);
+    actual_nodes = gm.graph.size();
+    if (graft::Status s = graft::save_graph_file(gm, path); !s) {
+      std::fprintf(stderr, "%s\n", s.message().c_str());
+      return 1;
+    }
+  }
+  int runs = nodes >= 1000000 ? 2 : 3;
+  ::malloc_trim(0);  // hand the generator's memory back so the load is measured alone
+
+  // Cold: the first load in this process, into memory the process has never touched. Memory
+  // is measured here. Then keep freed memory in the process (as a long-running host would)
+  // and time warm loads.
+  long rss_before = proc_status_kb("VmRSS:");
+  reset_peak();
+  auto t0 = Clock::now();
+  double cold = 0;
+  long peak_kb = 0, resident_kb = 0;
+  {
+    graft::Result<graft::GraphModule> gm = graft::load_graph_file(path);
+    cold = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (!gm) {
+      std::fprintf(stderr, "%s\n", gm.status().message().c_str());
+      return 1;
+    }
+    peak_kb = proc_status_kb("VmHWM:") - rss_before;
+    resident_kb = proc_status_kb("VmRSS:") - rss_before;
+  }
+  ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  (void)graft::load_graph_file(path);  // first touch of the retained heap
+  double warm = best_of(runs, [&] {
+    if (!graft::load_graph_file(path)) std::abort();
+  });
+
+  // Parsers alone, on the same text, parser reused: what the library choice costs.
+  std::string text = graft::read_file(path).value();
+  simdjson::dom::parser parser;
+  double simdjson_parse = best_of(runs + 1, [&] {
+    simdjson::dom::element root;
+    if (parser.parse(text).get(root)) std::abort();
+  });
+  double nlohmann_parse = best_of(runs, [&] {
+    nlohmann::json j = nlohmann::json::parse(text);
+    if (j.is_null()) std::abort();
+  });
+
+  graft::GraphModule gm = graft::load_graph_file(path).value();
+  std::string out_path = path + ".out";
+  double save = best_of(runs, [&] {
+    if (!graft::save_graph_file(gm, out_path)) std::abort();
+  });
+  bool identical = graft::read_file(out_path).value() == text;
+  std::remove(out_path.c_str());
+
+  fmt::print("nodes={} file_mb={:.1f} load_cold_s={:.3f} load_warm_s={:.3f} save_s={:.3f} simdjson_parse_s={:.3f} "
+             "nlohmann_parse_s={:.3f} load_peak_bytes_per_node={:.0f} graph_bytes_per_node={:.0f} identical={}\n",
+             actual_nodes, text.size() / 1e6, cold, warm, save, simdjson_parse, nlohmann_parse,
+             peak_kb * 1024.0 / actual_nodes, resident_kb * 1024.0 / actual_nodes, identical ? "yes" : "NO");
+  return identical ? 0 : 1;
+}

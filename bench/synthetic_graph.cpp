@@ -1,0 +1,106 @@
+// Synthetic transformer stacks: realistic op mix, names, meta and dotted parameter paths.
+#include "synthetic_graph.hpp"
+
+#include <string>
+
+namespace graft::bench {
+
+namespace {
+
+constexpr std::int64_t kSeq = 197, kHidden = 768, kHeads = 12, kHeadDim = 64, kMlp = 3072;
+
+struct Builder {
+  GraphModule& gm;
+  Graph& g = gm.graph;
+
+  NodeId call(const char* target, std::vector<Argument> args, std::vector<Dim> shape) {
+    NodeId n = g.create_node(OpKind::CallFunction, target, std::move(args));
+    TensorMeta t;
+    t.dtype = "float32";
+    t.device = "cpu";
+    t.shape = shape;
+    std::int64_t stride = 1;
+    t.stride.resize(shape.size());
+    for (std::size_t i = shape.size(); i-- > 0;) {
+      t.stride[i] = stride;
+      stride *= shape[i].value();
+    }
+    g.meta(n).tensor_meta = ValueMeta{ValueMeta::Kind::Tensor, std::move(t), {}};
+    return n;
+  }
+
+  NodeId weight(const std::string& module, const char* name, std::vector<Dim> shape) {
+    ModuleInfo* m = gm.modules.find(module);
+    if (!m) {
+      ModuleInfo info;
+      info.path = module;
+      info.class_name = "torch.nn.modules.linear.Linear";
+      (void)gm.modules.add(std::move(info));
+      m = gm.modules.find(module);
+    }
+    m->parameters.push_back({name, shape, "float32"});
+    return g.create_node(OpKind::GetAttr, module + "." + name);
+  }
+
+  NodeId linear(const std::string& module, NodeId x, std::int64_t in, std::int64_t out) {
+    NodeId w = weight(module, "weight", {out, in});
+    NodeId b = weight(module, "bias", {out});
+    NodeId t = call("torch.ops.aten.t.default", {Argument::node(w)}, {in, out});
+    return call("torch.ops.aten.addmm.default", {Argument::node(b), Argument::node(x), Argument::node(t)}, {kSeq, out});
+  }
+
+  NodeId layer_norm(const std::string& module, NodeId x) {
+    NodeId w = weight(module, "weight", {kHidden});
+    NodeId b = weight(module, "bias", {kHidden});
+    NodeId ln = call("torch.ops.aten.native_layer_norm.default",
+                     {Argument::node(x), Argument::list({kHidden}), Argument::node(w), Argument::node(b), 1e-06},
+                     {kSeq, kHidden});
+    return call("_operator.getitem", {Argument::node(ln), 0}, {kSeq, kHidden});
+  }
+
+  NodeId block(std::size_t i, NodeId x) {
+    std::string p = "encoder.layers." + std::to_string(i) + ".";
+    NodeId h = layer_norm(p + "ln_1", x);
+    NodeId q = linear(p + "self_attention.q_proj", h, kHidden, kHidden);
+    NodeId k = linear(p + "self_attention.k_proj", h, kHidden, kHidden);
+    NodeId v = linear(p + "self_attention.v_proj", h, kHidden, kHidden);
+    auto heads = [&](NodeId t) {
+      NodeId view = call("torch.ops.aten.view.default", {Argument::node(t), Argument::list({kSeq, kHeads, kHeadDim})}, {kSeq, kHeads, kHeadDim});
+      return call("torch.ops.aten.transpose.int", {Argument::node(view), 0, 1}, {kHeads, kSeq, kHeadDim});
+    };
+    NodeId qh = heads(q), kh = heads(k), vh = heads(v);
+    NodeId kt = call("torch.ops.aten.transpose.int", {Argument::node(kh), -2, -1}, {kHeads, kHeadDim, kSeq});
+    NodeId scores = call("torch.ops.aten.bmm.default", {Argument::node(qh), Argument::node(kt)}, {kHeads, kSeq, kSeq});
+    NodeId scaled = call("torch.ops.aten.div.Tensor", {Argument::node(scores), 8.0}, {kHeads, kSeq, kSeq});
+    NodeId attn = call("torch.ops.aten._softmax.default", {Argument::node(scaled), -1, false}, {kHeads, kSeq, kSeq});
+    NodeId ctx = call("torch.ops.aten.bmm.default", {Argument::node(attn), Argument::node(vh)}, {kHeads, kSeq, kHeadDim});
+    NodeId merged = call("torch.ops.aten.transpose.int", {Argument::node(ctx), 0, 1}, {kSeq, kHeads, kHeadDim});
+    NodeId flat = call("torch.ops.aten.view.default", {Argument::node(merged), Argument::list({kSeq, kHidden})}, {kSeq, kHidden});
+    NodeId o = linear(p + "self_attention.out_proj", flat, kHidden, kHidden);
+    NodeId r1 = call("torch.ops.aten.add.Tensor", {Argument::node(o), Argument::node(x)}, {kSeq, kHidden});
+    NodeId h2 = layer_norm(p + "ln_2", r1);
+    NodeId up = linear(p + "mlp.0", h2, kHidden, kMlp);
+    NodeId act = call("torch.ops.aten.gelu.default", {Argument::node(up)}, {kSeq, kMlp});
+    NodeId down = linear(p + "mlp.3", act, kMlp, kHidden);
+    return call("torch.ops.aten.add.Tensor", {Argument::node(down), Argument::node(r1)}, {kSeq, kHidden});
+  }
+};
+
+}  // namespace
+
+GraphModule transformer_stack(std::size_t nodes) {
+  GraphModule gm;
+  ModuleInfo root;
+  root.class_name = "graft.bench.TransformerStack";
+  (void)gm.modules.add(std::move(root));
+  gm.meta_json = R"({"producer":"graft_io_bench","kind":"transformer_stack"})";
+  Builder b{gm};
+  NodeId x = b.g.placeholder("x");
+  TensorMeta t{{kSeq, kHidden}, "float32", {kHidden, 1}, "cpu"};
+  b.g.meta(x).tensor_meta = ValueMeta{ValueMeta::Kind::Tensor, t, {}};
+  for (std::size_t i = 0; b.g.size() + 1 < nodes; ++i) x = b.block(i, x);
+  b.g.output(Argument::node(x));
+  return gm;
+}
+
+}  // namespace graft::bench

@@ -1,0 +1,15 @@
+// Generated ATen-level transformer stacks of any size, for benchmarks.
+#pragma once
+
+#include <cstddef>
+
+#include "graft/ir/graph_module.hpp"
+
+namespace graft::bench {
+
+/// A stack of pre-norm transformer blocks in ATen ops (layer norm, addmm projections, bmm
+/// attention with softmax, GELU MLP, residual adds), with tensor_meta on every node and a
+/// module table holding each block's weights. Stops once the graph has about `nodes` nodes.
+GraphModule transformer_stack(std::size_t nodes);
+
+}  // namespace graft::bench

@@ -1,0 +1,42 @@
+// NameIndex: node name -> NodeId, an open-addressing table over names the graph already
+// stores, so a million-node graph does not keep a second copy of every name.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "graft/ir/ids.hpp"
+
+namespace graft::detail {
+
+class NameIndex {
+ public:
+  /// `name_of(id)` must return the current name of a live node.
+  using NameOf = std::function<std::string_view(NodeId)>;
+
+  NodeId find(std::string_view name, const NameOf& name_of) const;
+  /// Adds `id` under `name`; the caller checked that `name` is absent.
+  void insert(std::string_view name, NodeId id);
+  /// Removes the entry for `name` (which must map to `id`).
+  void erase(std::string_view name, NodeId id);
+  void reserve(std::size_t count);
+  std::size_t size() const { return size_; }
+
+ private:
+  struct Bucket {
+    std::uint32_t hash = 0;
+    NodeId id = kNoNode;  // kNoNode = empty
+  };
+  static std::uint32_t hash_of(std::string_view s) {
+    std::uint64_t h = std::hash<std::string_view>{}(s);
+    return static_cast<std::uint32_t>(h ^ (h >> 32));
+  }
+  void rehash(std::size_t buckets);
+
+  std::vector<Bucket> buckets_;  // power-of-two size, linear probing, at most 50% full
+  std::size_t size_ = 0;
+};
+
+}  // namespace graft::detail
