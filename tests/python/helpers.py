@@ -17,3 +17,14 @@ def run_cli(*args, cwd=None):
     env = dict(os.environ, PYTHONPATH=PYTHONPATH)
     return subprocess.run([sys.executable, "-m", "graft_fx", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
+
+
+def graft_bin(test):
+    """Path of the C++ `graft` command from GRAFT_BIN. Without it the test is skipped, unless
+    GRAFT_REQUIRE_BIN is set (ctest sets both): then a missing binary is a failure."""
+    graft = os.environ.get("GRAFT_BIN")
+    if graft and os.access(graft, os.X_OK):
+        return graft
+    if os.environ.get("GRAFT_REQUIRE_BIN"):
+        test.fail(f"GRAFT_BIN={graft!r} is not an executable graft command")
+    test.skipTest("GRAFT_BIN is unset: the C++ `graft` command is not exercised")

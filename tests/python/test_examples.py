@@ -21,9 +21,7 @@ class Examples(unittest.TestCase):
                 self.assertEqual(fmt.dumps(fmt.read(path)).encode("ascii"), read_bytes(path))
 
     def test_graft_bin_save_same_bytes(self):
-        graft = os.environ.get("GRAFT_BIN")
-        if not graft:
-            self.skipTest("GRAFT_BIN is unset: C++ `graft save` byte comparison not run")
+        graft = graft_bin(self)
         with tempfile.TemporaryDirectory() as d:
             for path in EXAMPLES:
                 with self.subTest(path=os.path.basename(path)):

@@ -5,7 +5,9 @@ from torch.fx.node import _get_qualified_name
 
 from . import format as fmt
 from . import tensor_meta
-from .trace import trace_aten, trace_symbolic  # noqa: F401  (part of this module's API)
+from .trace import trace_aten, trace_symbolic
+
+__all__ = ["export_graph_module", "export_to_file", "trace_aten", "trace_symbolic", "class_name"]
 
 # The importer stores a node's tensor_meta here so that import -> export keeps it.
 GRAFT_TENSOR_META = "graft_tensor_meta"

@@ -14,9 +14,10 @@ def trace_symbolic(model):
 def trace_aten(model, example_inputs):
     """make_fx: an ATen-level graph; parameters become get_attr `_param_constantN` nodes.
 
-    Traced under no_grad: the graph is for inference (eval mode), as the CLI exports it.
+    Traced with autograd enabled on purpose: under no_grad, torch 1.13's MultiheadAttention
+    takes a fused fast path (`aten._native_multi_head_attention`), which hides the
+    matmul/softmax attention that rewrite rules (SDPA fusion) are written against.
     """
     from torch.fx.experimental.proxy_tensor import make_fx
     compat.install()
-    with torch.no_grad():
-        return make_fx(model)(*example_inputs)
+    return make_fx(model)(*example_inputs)

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Command-line tests for `graft`: exit codes, exact error messages, atomic outputs.
+# Usage: cli_test.sh GRAFT_BINARY REPO_ROOT
+set -u
+GRAFT=$1
+ROOT=$2
+EX=$ROOT/examples/graphs
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+passed=0
+failed=0
+
+check() {  # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
+}
+run() {  # run CMD... : sets $out, $err, $rc
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+  out=$(cat "$TMP/out")
+  err=$(cat "$TMP/err")
+}
+
+run "$GRAFT" --help
+check "help exits 0" test "$rc" -eq 0
+cp "$TMP/out" "$TMP/help"
+for sub in print stats lint dot save; do
+  check "help lists $sub" grep -q "^  $sub " "$TMP/help"
+  run "$GRAFT" "$sub" --help
+  check "$sub --help exits 0" test "$rc" -eq 0
+done
+
+run "$GRAFT"
+check "no subcommand is a usage error" test "$rc" -eq 2
+run "$GRAFT" frobnicate
+check "unknown subcommand is a usage error" test "$rc" -eq 2
+
+run "$GRAFT" stats "$EX/resnet18.fx.json"
+check "stats exits 0" test "$rc" -eq 0
+check "stats summary counts nodes" grep -q "^nodes: 71 (placeholder 1, call_function 9, call_module 60, output 1)$" "$TMP/out"
+
+run "$GRAFT" print "$EX/resnet18.fx.json"
+check "print header" test "$(head -1 "$TMP/out" | tr -s ' ')" = "opcode name target args kwargs"
+check "print has one row per node" test "$(($(wc -l <"$TMP/out") - 2))" -eq 71
+
+for f in "$EX"/*.json; do
+  run "$GRAFT" lint -q "$f"
+  check "lint $(basename "$f")" test "$rc" -eq 0 -a -z "$out"
+  run "$GRAFT" save "$f" -o "$TMP/saved.json"
+  check "save $(basename "$f") is byte-identical" cmp -s "$f" "$TMP/saved.json"
+done
+
+run "$GRAFT" dot "$EX/resnet18.fx.json" -o "$TMP/g.dot"
+check "dot writes DOT" grep -q '^digraph "graft" {$' "$TMP/g.dot"
+if command -v dot >/dev/null; then
+  run "$GRAFT" dot "$EX/resnet18.fx.json" -o "$TMP/g.svg"
+  check "dot renders SVG" grep -q "<svg" "$TMP/g.svg"
+fi
+
+# Bad input: one clear message naming the file and place, exit 1, no output written.
+printf '{"format":"graft-graph","version":1,\n"meta":{},"modules":[],"nodes":[\n{"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},\n{"name":"y","op":"call_function","target":"torch.relu","args":[{"node":"z"}],"kwargs":{},"meta":{}}]}\n' >"$TMP/dangling.json"
+run "$GRAFT" save "$TMP/dangling.json" -o "$TMP/never.json"
+check "bad file exits 1" test "$rc" -eq 1
+check "bad file message" test "$err" = "graft: error: $TMP/dangling.json: \$.nodes[1].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"
+check "bad file writes nothing" test ! -e "$TMP/never.json"
+check "no temporary files left" test -z "$(ls "$TMP" | grep tmp)"
+
+printf '{"format":"graft-graph",\n"version":1,\n"nodes":[,]}' >"$TMP/syntax.json"
+run "$GRAFT" stats "$TMP/syntax.json"
+check "syntax error has line:column" test "$err" = "graft: error: $TMP/syntax.json:3:10: invalid JSON: syntax error while parsing value - unexpected ','; expected '[', '{', or a literal"
+check "syntax error exits 1" test "$rc" -eq 1
+
+run "$GRAFT" lint "$TMP/missing.json"
+check "missing file" test "$err" = "graft: error: $TMP/missing.json: cannot open: No such file or directory"
+
+printf '{"format":"graft-graph","version":1,"meta":{},"modules":[],"nodes":[\n{"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}}]}\n' >"$TMP/nooutput.json"
+run "$GRAFT" lint "$TMP/nooutput.json"
+check "lint failure exits 1" test "$rc" -eq 1
+check "lint failure message" test "$err" = "graft: error: $TMP/nooutput.json: graph has no output node"
+
+cp "$EX/resnet18.fx.json" "$TMP/keep.json"
+run "$GRAFT" save "$TMP/syntax.json" -o "$TMP/keep.json"
+check "failed save keeps the old output" cmp -s "$EX/resnet18.fx.json" "$TMP/keep.json"
+
+run "$GRAFT" dot "$EX/resnet18.fx.json" -o "$TMP/no/such/dir/g.dot"
+check "unwritable output exits 1" test "$rc" -eq 1
+
+echo "$passed passed, $failed failed"
+test "$failed" -eq 0

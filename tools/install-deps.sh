@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages graft needs, if any are missing (run as root).
+# docs/ARCHITECTURE.md says why each one is there.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config          # toolchain
+  libboost-graph-dev                        # analyses on the IR (Boost.Graph, header-only)
+  libsimdjson-dev nlohmann-json3-dev        # graph file parsing; syntax-error positions
+  libcli11-dev libfmt-dev                   # the graft command line
+  doctest-dev                               # C++ unit tests
+  python3 python3-torch python3-torchvision # the graft_fx bridge and its round-trip tests
+  graphviz                                  # graft dot -o file.svg
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then echo "error: run as root (or install: ${missing[*]})" >&2; exit 1; fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Set up and run every test: install what is missing, build, run ctest (doctest, the graft
+# command, the Python bridge against real PyTorch), then the C++ tests again under
+# AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/install-deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAFT_WERROR=ON >/dev/null
+cmake --build build -j2
+ctest --test-dir build -j2 --output-on-failure
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_WERROR=ON -DGRAFT_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan -j2
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan -j2 --output-on-failure -E '^python_'
