@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 from graft_fx import format as fmt
-from helpers import REPO, read_bytes
+from helpers import REPO, graft_bin, read_bytes
 
 EXAMPLES = sorted(glob.glob(os.path.join(REPO, "examples", "graphs", "*.json")))
 
