@@ -229,3 +229,35 @@ TEST_CASE("ir: copying a graph gives an independent graph") {
   CHECK(s.g.target(s.add) == "_operator.add");
   CHECK(copy.target(s.add) == "_operator.add");
 }
+
+TEST_CASE("ir: replace_all_uses_with keeps use lists exact when a user already uses the replacement") {
+  Graph g;
+  NodeId x = g.placeholder("x");
+  NodeId y = g.placeholder("y");
+  NodeId add = g.create_node(OpKind::CallFunction, "_operator.add", {Argument::node(x), Argument::node(y)},
+                             {{"alpha", Argument::list({Argument::node(x)})}});
+  g.output(Argument::node(add));
+  CHECK(g.replace_all_uses_with(x, y) == std::vector<NodeId>{add});
+  CHECK(g.args(add)[0] == Argument::node(y));
+  CHECK(g.kwargs(add)[0].second == Argument::list({Argument::node(y)}));
+  CHECK(g.inputs(add) == std::vector<NodeId>{y, y, y});
+  CHECK(g.users(y) == std::vector<NodeId>{add});
+  CHECK(g.users(x).empty());
+  CHECK(g.lint().is_ok());
+}
+
+TEST_CASE("ir: a node with 100k users is rewired and linted in one pass") {
+  Graph g;
+  NodeId x = g.placeholder("x");
+  NodeId y = g.placeholder("y");
+  std::vector<Argument> all;
+  for (int i = 0; i < 100000; ++i)
+    all.push_back(Argument::node(g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(x)})));
+  g.output(Argument::list(std::move(all)));
+  CHECK(g.users(x).size() == 100000);
+  CHECK(g.replace_all_uses_with(x, y).size() == 100000);
+  CHECK(g.users(x).empty());
+  CHECK(g.users(y).size() == 100000);
+  CHECK(g.lint().is_ok());
+  CHECK(g.eliminate_dead_code() == 0);
+}

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
 
@@ -463,19 +464,35 @@ Status syntax_error(std::string_view text, std::string_view source, simdjson::er
   return Status::error(std::move(d));
 }
 
-// `text` must be followed by simdjson::SIMDJSON_PADDING readable bytes.
-Result<GraphModule> parse_with_padding(const char* text, std::size_t size, std::string_view source) {
-  dom::parser parser;
-  // The DOM parser touches about three times the file size in fresh memory (structural
-  // indexes, tape, strings). Allocating it ourselves lets us ask for huge pages first, which
-  // cuts a 1M-node load by seconds on machines where page faults are slow (bench/README.md).
-  // `implementation` and `doc` are public members simdjson documents as internal; they have
-  // been stable across releases.
-  if (parser.allocate(size) == simdjson::SUCCESS) {
+// One DOM parser per thread, kept between loads: its buffers (about three times the largest
+// file loaded, touched once) are most of what a load costs on a cold heap, so a host that
+// reloads graphs pays for them once. Above kKeepParserBytes of JSON the parser is dropped
+// after use; release_parser_memory() drops it at once.
+constexpr std::size_t kKeepParserBytes = std::size_t{512} << 20;
+thread_local std::unique_ptr<dom::parser> t_parser;
+
+dom::parser& parser_for(std::size_t size) {
+  if (!t_parser) t_parser = std::make_unique<dom::parser>();
+  dom::parser& parser = *t_parser;
+  if (parser.capacity() < size && parser.allocate(size) == simdjson::SUCCESS) {
+    // Ask for huge pages before the buffers are first touched. `implementation` and `doc`
+    // are public members simdjson documents as internal; they have been stable for years.
     detail::advise_huge_pages(parser.implementation->structural_indexes.get(), size * sizeof(std::uint32_t));
     detail::advise_huge_pages(parser.doc.tape.get(), size * sizeof(std::uint64_t));
     detail::advise_huge_pages(parser.doc.string_buf.get(), size);
   }
+  return parser;
+}
+
+// `text` must be followed by simdjson::SIMDJSON_PADDING readable bytes.
+Result<GraphModule> parse_with_padding(const char* text, std::size_t size, std::string_view source) {
+  struct DropLargeParser {
+    std::size_t size;
+    ~DropLargeParser() {
+      if (size > kKeepParserBytes) t_parser.reset();
+    }
+  } drop{size};
+  dom::parser& parser = parser_for(size);
   dom::element root;
   if (simdjson::error_code code = parser.parse(reinterpret_cast<const std::uint8_t*>(text), size, false).get(root);
       code != simdjson::SUCCESS)
@@ -493,6 +510,8 @@ Result<GraphModule> parse_graph_json(std::string_view text, std::string_view sou
   simdjson::padded_string padded(text);
   return parse_with_padding(padded.data(), padded.size(), source);
 }
+
+void release_parser_memory() { t_parser.reset(); }
 
 Result<GraphModule> load_graph_file(const std::string& path) {
   detail::FileBuffer buffer;

@@ -134,9 +134,11 @@ void Graph::attach_inputs(NodeId n) {
   auto add = [&](NodeId input) { d.inputs.push_back(input); };
   for (const Argument& a : d.args) for_each_node_ref(a, add);
   for (const auto& kv : d.kwargs) for_each_node_ref(kv.second, add);
+  // `n` uses none of them yet (new node, or detach_inputs ran first), so a repeat of the same
+  // input can only find `n` at the back of that input's list: no scan, no quadratic fan-out.
   for (NodeId input : d.inputs) {
     std::vector<NodeId>& users = slots_[input].users;
-    if (std::find(users.begin(), users.end(), n) == users.end()) users.push_back(n);
+    if (users.empty() || users.back() != n) users.push_back(n);
   }
 }
 

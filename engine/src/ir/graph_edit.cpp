@@ -48,22 +48,27 @@ std::vector<NodeId> Graph::replace_all_uses_with(NodeId from, NodeId to,
                                                  const std::function<bool(NodeId)>& filter) {
   std::vector<NodeId> changed;
   if (from == to) return changed;
-  const std::vector<NodeId> users = slots_[from].users;  // copy: set_args edits the list
-  for (NodeId user : users) {
+  // Only the use lists of `from` and `to` change, so this is linear in the users' sizes even
+  // when `from` has a hundred thousand users (a detach/attach per user would be quadratic).
+  std::vector<NodeId> kept;
+  auto swap = [&](NodeId id) { return id == from ? to : id; };
+  for (NodeId user : slots_[from].users) {
     // `to` itself may use `from` (insert relu after x, then reroute x's users to the relu):
     // rewriting it would make it use itself, so it is always skipped.
-    if (user == to || (filter && !filter(user))) continue;
-    std::vector<Argument> args = slots_[user].args;
-    Kwargs kwargs = slots_[user].kwargs;
-    auto swap = [&](NodeId id) { return id == from ? to : id; };
-    for (Argument& a : args) map_node_refs(a, swap);
-    for (auto& kv : kwargs) map_node_refs(kv.second, swap);
-    detach_inputs(user);
-    slots_[user].args = std::move(args);
-    slots_[user].kwargs = std::move(kwargs);
-    attach_inputs(user);
+    if (user == to || (filter && !filter(user))) {
+      kept.push_back(user);
+      continue;
+    }
+    NodeData& u = slots_[user];
+    bool already_uses_to = std::find(u.inputs.begin(), u.inputs.end(), to) != u.inputs.end();
+    for (Argument& a : u.args) map_node_refs(a, swap);
+    for (auto& kv : u.kwargs) map_node_refs(kv.second, swap);
+    for (NodeId& input : u.inputs)
+      if (input == from) input = to;
+    if (!already_uses_to) slots_[to].users.push_back(user);
     changed.push_back(user);
   }
+  slots_[from].users = std::move(kept);
   return changed;
 }
 
