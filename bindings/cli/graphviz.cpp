@@ -1,6 +1,7 @@
 // Runs Graphviz without a shell (no quoting issues with odd file names).
 #include "graphviz.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 #include <sys/wait.h>
@@ -27,9 +28,16 @@ bool graphviz_available() {
 Status render_svg(const std::string& dot_text, const std::string& svg_path) {
   if (!graphviz_available())
     return Status::error(Diagnostic{.file = svg_path, .message = "Graphviz 'dot' is not installed (apt-get install graphviz), or write a .dot file instead"});
-  std::string dot_tmp = svg_path + ".tmp.dot";
-  std::string svg_tmp = svg_path + ".tmp.svg";
-  if (Status s = write_file_atomic(dot_tmp, dot_text); !s) return s;
+  // Unique temporary names beside the output, so parallel runs do not clash.
+  std::string dot_tmp = svg_path + ".tmp.XXXXXX";
+  int dot_fd = ::mkstemp(dot_tmp.data());
+  if (dot_fd < 0) return Status::error(Diagnostic{.file = svg_path, .message = "cannot create a temporary file"});
+  ::close(dot_fd);
+  std::string svg_tmp = dot_tmp + ".svg";
+  if (Status s = write_file_atomic(dot_tmp, dot_text); !s) {
+    ::unlink(dot_tmp.c_str());
+    return s;
+  }
   pid_t pid = ::fork();
   if (pid == 0) {
     ::execlp("dot", "dot", "-Tsvg", dot_tmp.c_str(), "-o", svg_tmp.c_str(), static_cast<char*>(nullptr));

@@ -71,6 +71,11 @@ run "$GRAFT" stats "$TMP/syntax.json"
 check "syntax error has line:column" test "$err" = "graft: error: $TMP/syntax.json:3:10: invalid JSON: syntax error while parsing value - unexpected ','; expected '[', '{', or a literal"
 check "syntax error exits 1" test "$rc" -eq 1
 
+run "$GRAFT" lint "$TMP"
+check "directory" test "$err" = "graft: error: $TMP: is a directory, not a graph file"
+run "$GRAFT" lint <(cat "$EX/resnet18.fx.json")
+check "pipe is refused clearly" test "$rc" -eq 1 -a -n "$(echo "$err" | grep 'not a regular file$')"
+
 run "$GRAFT" lint "$TMP/missing.json"
 check "missing file" test "$err" = "graft: error: $TMP/missing.json: cannot open: No such file or directory"
 

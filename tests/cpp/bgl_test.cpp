@@ -60,7 +60,7 @@ TEST_CASE("bgl: boost::topological_sort runs on the graph, also after erasures l
   CHECK(respects_edges(d.g, reversed));
 
   // Tombstone b: vertices() skips the hole, num_vertices still counts the slot.
-  d.g.set_args(d.c, {Argument::list({Argument::node(d.a), Argument::node(d.mul)})});
+  REQUIRE(d.g.set_args(d.c, {Argument::list({Argument::node(d.a), Argument::node(d.mul)})}).is_ok());
   REQUIRE(d.g.erase_node(d.b).is_ok());
   CHECK(num_vertices(d.g) == 6);
   Result<std::vector<NodeId>> order = bgl_topological_order(d.g);
@@ -76,7 +76,7 @@ TEST_CASE("bgl: strong components find a cycle and topological order reports it"
   CHECK(acyclic.cycles.empty());
 
   // Make relu read cat: relu -> cat -> relu is a cycle (lint rejects it; analyses must cope).
-  d.g.set_args(d.a, {Argument::node(d.c)});
+  REQUIRE(d.g.set_args(d.a, {Argument::node(d.c)}).is_ok());
   std::vector<std::uint32_t> comp(d.g.num_slots());
   std::size_t count = boost::strong_components(
       d.g, boost::make_iterator_property_map(comp.begin(), get(boost::vertex_index, d.g)));

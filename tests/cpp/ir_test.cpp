@@ -57,10 +57,10 @@ TEST_CASE("ir: users follow args, in FX order, without duplicates") {
   NodeId mul = g.create_node(OpKind::CallFunction, "_operator.mul", {Argument::node(s.x), Argument::node(s.x)});
   CHECK(g.users(s.x) == std::vector<NodeId>{s.relu, s.add, mul});
   CHECK(g.inputs(mul) == std::vector<NodeId>{s.x, s.x});
-  g.set_args(s.relu, {Argument::node(mul)});
+  REQUIRE(g.set_args(s.relu, {Argument::node(mul)}).is_ok());
   CHECK(g.users(s.x) == std::vector<NodeId>{s.add, mul});
   CHECK(g.users(mul) == std::vector<NodeId>{s.relu});
-  g.set_kwarg(s.add, "alpha", Argument::list({Argument::node(mul), 2}));
+  REQUIRE(g.set_kwarg(s.add, "alpha", Argument::list({Argument::node(mul), 2})).is_ok());
   CHECK(g.users(mul) == std::vector<NodeId>{s.relu, s.add});
   CHECK(g.inputs(s.add) == std::vector<NodeId>{s.relu, s.x, mul});
 }
@@ -69,12 +69,12 @@ TEST_CASE("ir: insertion points put nodes before or after an anchor, in creation
   Small s;
   Graph& g = s.g;
   {
-    InsertionScope scope(g, InsertPoint::after(s.relu));
+    InsertionScope scope(g, g.after(s.relu));
     g.create_node(OpKind::CallFunction, "torch.sigmoid", {Argument::node(s.relu)}, {}, "first");
     g.create_node(OpKind::CallFunction, "torch.sigmoid", {Argument::node(s.relu)}, {}, "second");
   }
   {
-    InsertionScope scope(g, InsertPoint::before(s.x));
+    InsertionScope scope(g, g.before(s.x));
     g.placeholder("y");
   }
   CHECK(names(g) == std::vector<std::string>{"y", "x", "relu", "first", "second", "add", "output"});
@@ -87,7 +87,7 @@ TEST_CASE("ir: replace_all_uses_with rewires users, optionally filtered, never t
   Graph& g = s.g;
   NodeId neg;
   {
-    InsertionScope scope(g, InsertPoint::after(s.x));
+    InsertionScope scope(g, g.after(s.x));
     neg = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)});
   }
   std::vector<NodeId> changed = g.replace_all_uses_with(s.x, neg, [&](NodeId user) { return user != s.add; });
@@ -146,7 +146,7 @@ TEST_CASE("ir: dead code elimination keeps placeholders, output and side effects
 TEST_CASE("ir: lint names the node that breaks an invariant") {
   SUBCASE("use before definition") {
     Small s;
-    s.g.move_before(s.add, s.relu);
+    REQUIRE(s.g.move_before(s.add, s.relu).is_ok());
     CHECK(s.g.lint().message() == "node 'add': uses 'relu' before it is defined");
   }
   SUBCASE("a node after the output") {
@@ -193,18 +193,18 @@ TEST_CASE("ir: stable topological sort repairs the order and keeps what was vali
   Small s;
   Graph& g = s.g;
   NodeId c = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)}, {}, "c");
-  g.move_before(c, s.relu);  // valid already: x, c, relu, add, output
+  REQUIRE(g.move_before(c, s.relu).is_ok());  // valid already: x, c, relu, add, output
   REQUIRE(g.stable_topological_sort().is_ok());
   CHECK(names(g) == std::vector<std::string>{"x", "c", "relu", "add", "output"});
 
-  g.move_before(s.add, s.x);  // add before everything it uses
-  g.move_before(s.out, s.add);
+  REQUIRE(g.move_before(s.add, s.x).is_ok());  // add before everything it uses
+  REQUIRE(g.move_before(s.out, s.add).is_ok());
   CHECK_FALSE(g.lint().is_ok());
   REQUIRE(g.stable_topological_sort().is_ok());
   CHECK(names(g) == std::vector<std::string>{"x", "c", "relu", "add", "output"});
   CHECK(g.lint().is_ok());
 
-  g.set_args(s.relu, {Argument::node(s.add)});  // relu <-> add cycle
+  REQUIRE(g.set_args(s.relu, {Argument::node(s.add)}).is_ok());  // relu <-> add cycle
   Status cyc = g.stable_topological_sort();
   CHECK(cyc.message() == "node 'relu': cannot be ordered: it is on a cycle or depends on one");
   CHECK(names(g) == std::vector<std::string>{"x", "c", "relu", "add", "output"});  // unchanged
@@ -260,4 +260,38 @@ TEST_CASE("ir: a node with 100k users is rewired and linted in one pass") {
   CHECK(g.users(y).size() == 100000);
   CHECK(g.lint().is_ok());
   CHECK(g.eliminate_dead_code() == 0);
+}
+
+TEST_CASE("ir: edits refuse references to nodes that are not in the graph") {
+  Small s;
+  Graph& g = s.g;
+  NodeId dead = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)});
+  REQUIRE(g.erase_node(dead).is_ok());
+  Status refused = g.set_args(s.add, {Argument::node(s.relu), Argument::node(dead)});
+  CHECK(refused.message() == "node 'add': argument refers to node #4, which is not in the graph");
+  CHECK(g.args(s.add)[1] == Argument::node(s.x));  // unchanged
+  CHECK(g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(dead)}) == kNoNode);
+  CHECK(g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(12345)}) == kNoNode);
+  CHECK(g.replace_all_uses_with(s.x, dead).empty());
+  CHECK(g.move_before(dead, s.x).message() == "move: node is not in the graph");
+  CHECK(g.lint().is_ok());
+}
+
+TEST_CASE("ir: an insertion point whose anchor was erased appends at the end instead of corrupting the order") {
+  Small s;
+  Graph& g = s.g;
+  NodeId b = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)}, {}, "b");
+  REQUIRE(g.move_before(b, s.out).is_ok());
+  {
+    InsertionScope outer(g, InsertionScope::Before, b);
+    {
+      InsertionScope inner(g, InsertPoint::at_end());
+      REQUIRE(g.erase_node(b).is_ok());
+    }
+    // The outer scope's anchor is gone; the slot is reused by the next node.
+    NodeId c = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)}, {}, "c");
+    CHECK(c == b);
+    CHECK(names(g) == std::vector<std::string>{"x", "relu", "add", "output", "c"});
+    CHECK(g.lint().message() == "node 'c': comes after the output node 'output'");
+  }
 }

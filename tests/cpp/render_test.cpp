@@ -35,7 +35,7 @@ TEST_CASE("render: print_tabular layout with Python reprs") {
 TEST_CASE("render: DOT has one vertex per node and one edge per distinct input") {
   GraphModule gm = small();
   NodeId add = gm.graph.find("add");
-  gm.graph.set_args(add, {Argument::node(gm.graph.find("to")), Argument::node(gm.graph.find("to"))});
+  REQUIRE(gm.graph.set_args(add, {Argument::node(gm.graph.find("to")), Argument::node(gm.graph.find("to"))}).is_ok());
   std::string dot = to_dot(gm.graph, "small");
   CHECK(dot.rfind("digraph \"small\" {\n", 0) == 0);
   CHECK(dot.find("n0 [label=\"x\\nplaceholder\"") != std::string::npos);

@@ -218,6 +218,33 @@ class StrictReader(unittest.TestCase):
                 self.assertFails(raw, f"$.nodes[1].args[1].{tag}")
 
 
+class SameRulesAsTheCppReader(unittest.TestCase):
+    """Rules the C++ reader enforces too (tests/cpp/json_test.cpp), so a file one accepts the
+    other accepts."""
+    good = StrictReader.good
+    assertFails = StrictReader.assertFails
+
+    def test_parameter_names_are_one_segment(self):
+        for name in ("a.b", ""):
+            raw = self.good()
+            raw["modules"] = [{"path": "", "class": "M", "buffers": [],
+                               "parameters": [{"name": name, "shape": [], "dtype": "float32"}]}]
+            with self.subTest(name=name):
+                self.assertFails(raw, "$.modules[0].parameters[0].name", "without dots")
+
+    def test_sizes_are_not_negative(self):
+        raw = self.good()
+        raw["nodes"][1]["meta"] = {"tensor_meta": {"shape": [2, -3], "dtype": "float32",
+                                                   "stride": [1, 1], "device": "cpu"}}
+        self.assertFails(raw, "$.nodes[1].meta.tensor_meta.shape[1]", "negative")
+
+    def test_deep_nesting_is_an_error_not_a_crash(self):
+        text = json.dumps(self.good()).replace('"args": [', '"args": [' + "[" * 5000, 1)
+        text = text.replace("]", "]" * 5001, 1)
+        with self.assertRaises(fmt.GraphFormatError):
+            fmt.loads(text, "g.json")
+
+
 class AtomicWrite(unittest.TestCase):
     def test_failed_write_leaves_old_file(self):
         with tempfile.TemporaryDirectory() as d:

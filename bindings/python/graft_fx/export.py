@@ -108,8 +108,11 @@ def _module_table(source, gm, renames):
         value = _resolve(gm, node.target) if target else None
         if isinstance(value, torch.Tensor) and target not in known:
             owner, _, name = target.rpartition(".")
-            entry = by_path.get(owner) or by_path[""]
-            entry["buffers"].append(_tensor_entry(name if owner in by_path else target, value))
+            if owner not in by_path:  # held by a module the original model does not have
+                by_path[owner] = {"path": owner, "class": "torch.nn.modules.module.Module",
+                                  "parameters": [], "buffers": []}
+                table.append(by_path[owner])
+            by_path[owner]["buffers"].append(_tensor_entry(name, value))
             known.add(target)
     return table
 

@@ -256,6 +256,15 @@ class _Reader:
         self.typed(value, where, list, "an array of dims")
         for i, d in enumerate(value):
             self.typed(d, f"{where}[{i}]", (int, str), "a dim (int or symbol name)")
+            if isinstance(d, int) and not -(1 << 62) < d < (1 << 63):  # graft packs dims in 8 bytes
+                self.fail(f"{where}[{i}]", f"dimension {d} is out of range")
+        return value
+
+    def sizes(self, value, where):
+        self.dims(value, where)
+        for i, d in enumerate(value):
+            if isinstance(d, int) and d < 0:
+                self.fail(f"{where}[{i}]", "a size cannot be negative")
         return value
 
     def tensor_meta(self, value, where):
@@ -264,7 +273,7 @@ class _Reader:
         if isinstance(value, list):
             return [self.tensor_meta(v, f"{where}[{i}]") for i, v in enumerate(value)]
         self.obj(value, where, TENSOR_KEYS)
-        self.dims(value["shape"], where + ".shape")
+        self.sizes(value["shape"], where + ".shape")
         self.typed(value["dtype"], where + ".dtype", str, "a string")
         self.dims(value["stride"], where + ".stride")
         self.typed(value["device"], where + ".device", str, "a string")
@@ -365,8 +374,10 @@ class _Reader:
         self.typed(value, where, list, "an array")
         for i, t in enumerate(value):
             self.obj(t, f"{where}[{i}]", PARAM_KEYS)
-            self.typed(t["name"], f"{where}[{i}].name", str, "a string")
-            self.dims(t["shape"], f"{where}[{i}].shape")
+            name = self.typed(t["name"], f"{where}[{i}].name", str, "a string")
+            if not name or "." in name:
+                self.fail(f"{where}[{i}].name", "a parameter or buffer name is one non-empty segment without dots")
+            self.sizes(t["shape"], f"{where}[{i}].shape")
             self.typed(t["dtype"], f"{where}[{i}].dtype", str, "a string")
         return [{k: t[k] for k in PARAM_KEYS} for t in value]
 
@@ -437,7 +448,12 @@ def loads(text, source="<string>"):
         raise GraphFormatError(f"{source}:{e.lineno}:{e.colno}: syntax error: {e.msg}") from None
     except ValueError as e:
         raise GraphFormatError(f"{source}: syntax error: {e}") from None
-    return _Reader(source).document(raw)
+    except RecursionError:
+        raise GraphFormatError(f"{source}: syntax error: nesting is too deep") from None
+    try:
+        return _Reader(source).document(raw)
+    except RecursionError:
+        raise GraphFormatError(f"{source}: arguments are nested too deeply") from None
 
 
 def read(path):

@@ -28,7 +28,17 @@ Status write_file_atomic(const std::string& path, std::string_view content) {
   std::string tmp = path + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmp.data());
   if (fd < 0) return Status::error(Diagnostic{.file = path, .message = std::string("cannot create a temporary file: ") + std::strerror(errno)});
-  ::fchmod(fd, 0644);
+  // mkstemp makes the file 0600; give it the mode the old file had, or what umask allows.
+  struct stat old {};
+  mode_t mode;
+  if (::stat(path.c_str(), &old) == 0) {
+    mode = old.st_mode & 07777;
+  } else {
+    mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  ::fchmod(fd, mode);
   const char* p = content.data();
   std::size_t left = content.size();
   while (left > 0) {
@@ -43,7 +53,8 @@ Status write_file_atomic(const std::string& path, std::string_view content) {
     p += w;
     left -= static_cast<std::size_t>(w);
   }
-  if (::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
+  // fsync before rename: after a crash the file is the old one or the whole new one.
+  if (::fsync(fd) != 0 || ::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     return Status::error(Diagnostic{.file = path, .message = std::string("cannot write: ") + std::strerror(err)});

@@ -39,11 +39,11 @@ std::string to_dot(const Graph& g, std::string_view graph_name) {
     out += "  n" + std::to_string(pos[n]) + " [label=\"" + dot_escape(label) + "\", fillcolor=\"" + fill_for(g.op(n)) + "\"];\n";
   }
   for (NodeId n : g.nodes()) {
-    std::vector<NodeId> inputs = g.inputs(n);
-    std::vector<NodeId> distinct;
-    for (NodeId i : inputs)
-      if (std::find(distinct.begin(), distinct.end(), i) == distinct.end()) distinct.push_back(i);
-    for (NodeId i : distinct) out += "  n" + std::to_string(pos[i]) + " -> n" + std::to_string(pos[n]) + ";\n";
+    std::vector<std::uint32_t> sources;  // distinct inputs by position: deterministic, not quadratic
+    for (NodeId i : g.inputs(n)) sources.push_back(pos[i]);
+    std::sort(sources.begin(), sources.end());
+    sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+    for (std::uint32_t i : sources) out += "  n" + std::to_string(i) + " -> n" + std::to_string(pos[n]) + ";\n";
   }
   out += "}\n";
   return out;

@@ -22,10 +22,15 @@ Status FileBuffer::read(const std::string& path, std::size_t padding) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fail("cannot open");
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    if (errno == 0 || S_ISDIR(st.st_mode)) errno = EISDIR;
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
     ::close(fd);
+    errno = err;
     return fail("cannot read");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::error(Diagnostic{.file = path, .message = S_ISDIR(st.st_mode) ? "is a directory, not a graph file" : "not a regular file"});
   }
   std::size_t size = static_cast<std::size_t>(st.st_size);
   mapped_ = size + padding;

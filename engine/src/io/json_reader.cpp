@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <unordered_set>
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
 
@@ -112,13 +113,33 @@ class KeySet {
   std::array<bool, N> seen_{};
 };
 
+// Detects a repeated key: a linear scan for the usual handful, a hash set past that, so a
+// hostile object with 300k keys is not quadratic.
+class UniqueKeys {
+ public:
+  bool insert(std::string_view key) {
+    if (set_.empty()) {
+      if (std::find(small_.begin(), small_.end(), key) != small_.end()) return false;
+      small_.push_back(key);
+      if (small_.size() > 16) set_.insert(small_.begin(), small_.end());
+      return true;
+    }
+    return set_.insert(key).second;
+  }
+ private:
+  std::vector<std::string_view> small_;
+  std::unordered_set<std::string_view> set_;
+};
+
 // Free-form metadata is re-spelled canonically, keeping keys in order and values as they are.
 void canonical_json(std::string& out, dom::element e, const Path& at) {
   switch (e.type()) {
     case element_type::OBJECT: {
       out += '{';
       bool first = true;
+      UniqueKeys unique;
       for (dom::key_value_pair kv : object_of(e)) {
+        if (!unique.insert(kv.key)) fail(at.at(kv.key), "duplicate key");
         if (!first) out += ',';
         first = false;
         detail::append_json_string(out, kv.key);
@@ -224,13 +245,14 @@ class Reader {
           for (dom::element a : arr) args.push_back(argument(a, p.at(i++), g));
           break;
         }
-        case 4:
+        case 4: {
+          UniqueKeys unique;
           for (dom::key_value_pair kw : as_object(kv.value, p)) {
-            for (const auto& existing : kwargs)
-              if (existing.first == kw.key) fail(p.at(kw.key), "duplicate keyword argument");
+            if (!unique.insert(kw.key)) fail(p.at(kw.key), "duplicate keyword argument");
             kwargs.emplace_back(std::string(kw.key), argument(kw.value, p.at(kw.key), g));
           }
           break;
+        }
         case 5: meta = node_meta(kv.value, p); break;
         default: break;
       }
@@ -310,15 +332,15 @@ class Reader {
 
   NodeMeta node_meta(dom::element e, const Path& at) {
     NodeMeta meta;
+    UniqueKeys unique;
     for (dom::key_value_pair kv : as_object(e, at)) {
       Path p = at.at(kv.key);
+      if (!unique.insert(kv.key)) fail(p, "duplicate key");
       if (kv.key == "tensor_meta") {
-        if (meta.tensor_meta.kind != ValueMeta::Kind::None) fail(p, "duplicate key");
         meta.tensor_meta = value_meta(kv.value, p);
         if (meta.tensor_meta.kind == ValueMeta::Kind::None) fail(p, "tensor_meta is null; leave the key out instead");
         continue;
       }
-      if (meta.find_extra(kv.key)) fail(p, "duplicate key");
       std::string json;
       canonical_json(json, kv.value, p);
       meta.extra.emplace_back(std::string(kv.key), std::move(json));
@@ -341,7 +363,7 @@ class Reader {
     for (dom::key_value_pair kv : obj) {
       Path p = at.at(kv.key);
       switch (keys.index(kv.key, at)) {
-        case 0: v.tensor.shape = dims(kv.value, p); break;
+        case 0: v.tensor.shape = shape(kv.value, p); break;
         case 1: v.tensor.dtype = as_string(kv.value, p); break;
         case 2: v.tensor.stride = dims(kv.value, p); break;
         case 3: v.tensor.device = as_string(kv.value, p); break;
@@ -350,6 +372,13 @@ class Reader {
     }
     for (std::size_t k = 0; k < 4; ++k) keys.require(k, at);
     return v;
+  }
+
+  std::vector<Dim> shape(dom::element e, const Path& at) {
+    std::vector<Dim> out = dims(e, at);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (!out[i].is_symbolic() && out[i].value() < 0) fail(at.at(i), "a size cannot be negative");
+    return out;
   }
 
   std::vector<Dim> dims(dom::element e, const Path& at) {
@@ -379,7 +408,7 @@ class Reader {
         Path q = p.at(kv.key);
         switch (keys.index(kv.key, p)) {
           case 0: spec.name = as_string(kv.value, q); break;
-          case 1: spec.shape = dims(kv.value, q); break;
+          case 1: spec.shape = shape(kv.value, q); break;
           case 2: spec.dtype = as_string(kv.value, q); break;
           default: break;
         }

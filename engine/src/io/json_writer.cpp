@@ -13,8 +13,10 @@ using detail::append_int;
 using detail::append_json_string;
 using detail::append_python_float;
 
-struct DeadReference {
-  std::string user;
+// A graph the reader would refuse: a reference to an erased node, or to a later node.
+struct WriteError {
+  std::string node;
+  std::string message;
 };
 
 class Writer {
@@ -34,7 +36,7 @@ class Writer {
       }
       case ArgKind::String: append_json_string(out_, a.get<std::string>()); return;
       case ArgKind::Node:
-        if (!g.is_alive(a.node_id())) throw DeadReference{};
+        if (!g.is_alive(a.node_id())) throw WriteError{{}, "refers to a node that was erased"};
         out_ += R"({"node":)";
         append_json_string(out_, g.name(a.node_id()));
         out_ += '}';
@@ -71,6 +73,9 @@ class Writer {
     out_ += op_kind_name(d.op);
     out_ += R"(","target":)";
     append_json_string(out_, g.target(n));
+    for (NodeId input : d.inputs)
+      if (g.is_alive(input) && !g.comes_before(input, n))
+        throw WriteError{d.name, "uses '" + g.name(input) + "' before it is defined (stable_topological_sort() orders the graph)"};
     out_ += R"(,"args":)";
     try {
       array(g, d.args);
@@ -83,8 +88,9 @@ class Writer {
         out_ += ':';
         argument(g, value);
       }
-    } catch (const DeadReference&) {
-      throw DeadReference{d.name};
+    } catch (WriteError& e) {
+      e.node = d.name;
+      throw;
     }
     out_ += R"(},"meta":{)";
     bool first = true;
@@ -232,8 +238,8 @@ Result<std::string> to_graph_json(const GraphModule& gm) {
     }
     out += ",\n\"nodes\": ";
     w.nodes_block(gm.graph);
-  } catch (const DeadReference& e) {
-    return Status::node_error(e.user, "refers to a node that was erased");
+  } catch (const WriteError& e) {
+    return Status::node_error(e.node, e.message);
   }
   out += "\n}\n";
   return out;

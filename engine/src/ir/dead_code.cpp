@@ -2,6 +2,7 @@
 #include <array>
 
 #include "graft/ir/graph.hpp"
+#include "graft/ir/target_name.hpp"
 
 namespace graft {
 
@@ -19,16 +20,10 @@ bool Graph::is_side_effectful(const Graph& g, NodeId n) {
     for (std::string_view e : kEffectful)
       if (t == e) return true;
     // ATen in-place and out= overloads mutate: torch.ops.aten.add_.Tensor, aten.add.out.
-    constexpr std::string_view kOps = "torch.ops.";
-    if (t.compare(0, kOps.size(), kOps) == 0) {
-      std::size_t ns = t.find('.', kOps.size());
-      if (ns != std::string::npos) {
-        std::size_t end = t.find('.', ns + 1);
-        std::string_view op = std::string_view(t).substr(ns + 1, end == std::string::npos ? std::string::npos : end - ns - 1);
-        std::string_view overload = end == std::string::npos ? std::string_view{} : std::string_view(t).substr(end + 1);
-        if (!op.empty() && op.back() == '_' && op.substr(0, 2) != "__") return true;
-        if (overload == "out") return true;
-      }
+    OpOverloadName parts;
+    if (parse_op_overload(t, parts)) {
+      if (parts.op.back() == '_' && parts.op.substr(0, 2) != "__") return true;
+      if (parts.overload == "out") return true;
     }
   }
   if (d.op == OpKind::CallMethod && !t.empty() && t.back() == '_' && t.compare(0, 2, "__") != 0) return true;

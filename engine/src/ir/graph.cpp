@@ -5,6 +5,7 @@
 #include <array>
 
 #include "graft/ir/memory.hpp"
+#include "graft/ir/target_name.hpp"
 
 namespace graft {
 
@@ -33,15 +34,8 @@ std::string default_name(OpKind op, std::string_view target) {
       return s;
     }
     case OpKind::CallFunction: {
-      constexpr std::string_view kOps = "torch.ops.";
-      if (target.substr(0, kOps.size()) == kOps) {  // torch.ops.aten.add.Tensor -> add
-        std::string_view rest = target.substr(kOps.size());
-        std::size_t ns = rest.find('.');
-        if (ns != std::string_view::npos) {
-          std::string_view op_name = rest.substr(ns + 1);
-          return std::string(op_name.substr(0, op_name.find('.')));
-        }
-      }
+      OpOverloadName parts;
+      if (parse_op_overload(target, parts)) return std::string(parts.op);  // aten.add.Tensor -> add
       std::size_t dot = target.rfind('.');
       return std::string(dot == std::string_view::npos ? target : target.substr(dot + 1));
     }
@@ -78,6 +72,17 @@ const std::vector<std::uint32_t>& Graph::order_index() const {
   return order_;
 }
 
+Status Graph::check_refs(const std::vector<Argument>& args, const Kwargs& kwargs) const {
+  NodeId bad = kNoNode;
+  auto check = [&](NodeId id) {
+    if (bad == kNoNode && !is_alive(id)) bad = id;
+  };
+  for (const Argument& a : args) for_each_node_ref(a, check);
+  for (const auto& kv : kwargs) for_each_node_ref(kv.second, check);
+  if (bad == kNoNode) return Status::ok();
+  return Status::error("argument refers to node #" + std::to_string(bad) + ", which is not in the graph");
+}
+
 void Graph::reserve(std::size_t nodes) {
   std::size_t before = slots_.capacity();
   slots_.reserve(slots_.size() + nodes);
@@ -104,6 +109,9 @@ NodeId Graph::allocate_slot() {
 
 void Graph::link(NodeId n) {
   NodeId before = kNoNode;  // the node `n` goes in front of; kNoNode = append
+  bool anchor_live = insert_.anchor < slots_.size() && insert_.anchor != n && slots_[insert_.anchor].alive &&
+                     slots_[insert_.anchor].generation == insert_.generation;
+  if (!anchor_live) insert_ = InsertPoint::at_end();
   switch (insert_.where) {
     case InsertPoint::Where::AtEnd: break;
     case InsertPoint::Where::Before: before = insert_.anchor; break;
@@ -116,7 +124,7 @@ void Graph::link(NodeId n) {
   if (before != kNoNode) slots_[before].prev = n; else tail_ = n;
   // FX's inserting_after keeps inserting after the newest node, so a sequence of creates
   // comes out in creation order.
-  if (insert_.where == InsertPoint::Where::After) insert_.anchor = n;
+  if (insert_.where == InsertPoint::Where::After) insert_ = after(n);
   bump_order();
 }
 
@@ -128,12 +136,17 @@ void Graph::unlink(NodeId n) {
   bump_order();
 }
 
-void Graph::attach_inputs(NodeId n) {
-  NodeData& d = slots_[n];
-  d.inputs.clear();
-  auto add = [&](NodeId input) { d.inputs.push_back(input); };
+std::vector<NodeId> Graph::collect_inputs(const NodeData& d) {
+  std::vector<NodeId> inputs;
+  auto add = [&](NodeId input) { inputs.push_back(input); };
   for (const Argument& a : d.args) for_each_node_ref(a, add);
   for (const auto& kv : d.kwargs) for_each_node_ref(kv.second, add);
+  return inputs;
+}
+
+void Graph::attach_inputs(NodeId n) {
+  NodeData& d = slots_[n];
+  d.inputs = collect_inputs(d);
   // `n` uses none of them yet (new node, or detach_inputs ran first), so a repeat of the same
   // input can only find `n` at the back of that input's list: no scan, no quadratic fan-out.
   for (NodeId input : d.inputs) {
@@ -144,15 +157,17 @@ void Graph::attach_inputs(NodeId n) {
 
 void Graph::detach_inputs(NodeId n) {
   for (NodeId input : slots_[n].inputs) {
+    // From the back: DCE and rewrites mostly detach the newest users.
     std::vector<NodeId>& users = slots_[input].users;
-    auto it = std::find(users.begin(), users.end(), n);
-    if (it != users.end()) users.erase(it);
+    auto it = std::find(users.rbegin(), users.rend(), n);
+    if (it != users.rend()) users.erase(std::next(it).base());
   }
   slots_[n].inputs.clear();
 }
 
 NodeId Graph::create_node(OpKind op, std::string_view target, std::vector<Argument> args,
                           Kwargs kwargs, std::string_view name) {
+  if (!check_refs(args, kwargs)) return kNoNode;
   std::string hint = name.empty() ? default_name(op, target) : std::string(name);
   std::string unique = unique_name(is_reserved_name(hint) ? hint + "_1" : hint);
   Result<NodeId> r = create_node_named(op, target, std::move(args), std::move(kwargs), std::move(unique));
@@ -162,6 +177,7 @@ NodeId Graph::create_node(OpKind op, std::string_view target, std::vector<Argume
 Result<NodeId> Graph::create_node_named(OpKind op, std::string_view target, std::vector<Argument> args,
                                         Kwargs kwargs, std::string name) {
   if (name.empty()) return Status::error("node name is empty");
+  if (Status s = check_refs(args, kwargs); !s) return s;
   if (name_taken(name)) return Status::node_error(name, "duplicate node name");
   NodeId n = allocate_slot();
   NodeData& d = slots_[n];

@@ -5,31 +5,39 @@
 
 namespace graft {
 
-void Graph::set_args(NodeId n, std::vector<Argument> args) {
+Status Graph::set_args(NodeId n, std::vector<Argument> args) {
+  if (!is_alive(n)) return Status::error("set_args: node is not in the graph");
+  if (Status s = check_refs(args, {}); !s) return Status::node_error(slots_[n].name, s.diagnostic().message);
   detach_inputs(n);
   slots_[n].args = std::move(args);
   attach_inputs(n);
+  return Status::ok();
 }
 
-void Graph::set_kwargs(NodeId n, Kwargs kwargs) {
+Status Graph::set_kwargs(NodeId n, Kwargs kwargs) {
+  if (!is_alive(n)) return Status::error("set_kwargs: node is not in the graph");
+  if (Status s = check_refs({}, kwargs); !s) return Status::node_error(slots_[n].name, s.diagnostic().message);
   detach_inputs(n);
   slots_[n].kwargs = std::move(kwargs);
   attach_inputs(n);
+  return Status::ok();
 }
 
-void Graph::set_arg(NodeId n, std::size_t index, Argument value) {
+Status Graph::set_arg(NodeId n, std::size_t index, Argument value) {
+  if (!is_alive(n)) return Status::error("set_arg: node is not in the graph");
   std::vector<Argument> args = slots_[n].args;
   if (index >= args.size()) args.resize(index + 1);
   args[index] = std::move(value);
-  set_args(n, std::move(args));
+  return set_args(n, std::move(args));
 }
 
-void Graph::set_kwarg(NodeId n, std::string_view key, Argument value) {
+Status Graph::set_kwarg(NodeId n, std::string_view key, Argument value) {
+  if (!is_alive(n)) return Status::error("set_kwarg: node is not in the graph");
   Kwargs kwargs = slots_[n].kwargs;
   auto it = std::find_if(kwargs.begin(), kwargs.end(), [&](const auto& kv) { return kv.first == key; });
   if (it != kwargs.end()) it->second = std::move(value);
   else kwargs.emplace_back(std::string(key), std::move(value));
-  set_kwargs(n, std::move(kwargs));
+  return set_kwargs(n, std::move(kwargs));
 }
 
 void Graph::set_target(NodeId n, std::string_view target) { slots_[n].target = symbols_.intern(target); }
@@ -47,7 +55,7 @@ Status Graph::rename(NodeId n, std::string name) {
 std::vector<NodeId> Graph::replace_all_uses_with(NodeId from, NodeId to,
                                                  const std::function<bool(NodeId)>& filter) {
   std::vector<NodeId> changed;
-  if (from == to) return changed;
+  if (from == to || !is_alive(from) || !is_alive(to)) return changed;
   // Only the use lists of `from` and `to` change, so this is linear in the users' sizes even
   // when `from` has a hundred thousand users (a detach/attach per user would be quadratic).
   std::vector<NodeId> kept;
@@ -79,9 +87,8 @@ Status Graph::erase_node(NodeId n) {
     return Status::node_error(d.name, "cannot erase: still used by '" + slots_[d.users.front()].name + "'" +
                                           (d.users.size() > 1 ? " and " + std::to_string(d.users.size() - 1) + " more" : ""));
   if (insert_.anchor == n) {
-    // Keep the insertion point meaningful: inserting after an erased node means after its predecessor.
-    insert_ = d.prev != kNoNode ? InsertPoint::after(d.prev)
-              : d.next != kNoNode ? InsertPoint::before(d.next) : InsertPoint::at_end();
+    // Keep the current insertion point meaningful: after an erased node = after its predecessor.
+    insert_ = d.prev != kNoNode ? after(d.prev) : d.next != kNoNode ? before(d.next) : InsertPoint::at_end();
   }
   detach_inputs(n);
   unlink(n);
@@ -92,22 +99,18 @@ Status Graph::erase_node(NodeId n) {
   return Status::ok();
 }
 
-void Graph::move_before(NodeId n, NodeId anchor) {
-  if (n == anchor) return;
+Status Graph::move(NodeId n, InsertPoint where) {
+  if (!is_alive(n)) return Status::error("move: node is not in the graph");
+  bool anchor_live = is_alive(where.anchor) && slots_[where.anchor].generation == where.generation;
+  if (where.where != InsertPoint::Where::AtEnd && !anchor_live)
+    return Status::node_error(slots_[n].name, "cannot move next to a node that is not in the graph");
+  if (where.anchor == n) return Status::ok();
   unlink(n);
   InsertPoint saved = insert_;
-  insert_ = InsertPoint::before(anchor);
+  insert_ = where;
   link(n);
   insert_ = saved;
-}
-
-void Graph::move_after(NodeId n, NodeId anchor) {
-  if (n == anchor) return;
-  unlink(n);
-  InsertPoint saved = insert_;
-  insert_ = InsertPoint::after(anchor);
-  link(n);
-  insert_ = saved;
+  return Status::ok();
 }
 
 }  // namespace graft

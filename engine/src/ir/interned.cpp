@@ -33,7 +33,11 @@ Registry& registry() {
 
 }  // namespace
 
-InternedString::InternedString() : p_(registry().intern({})) {}
+// Every NodeData starts with empty dtype/device strings: take the lock once, not per node.
+InternedString::InternedString() {
+  static const std::string* const empty = registry().intern({});
+  p_ = empty;
+}
 InternedString::InternedString(std::string_view text) : p_(registry().intern(text)) {}
 
 std::uint32_t InternedString::id() const {

@@ -50,11 +50,7 @@ Status Graph::lint(const ModuleTable* modules, std::string_view module_prefix) c
     if (output != kNoNode)
       return Status::node_error(d.name, "comes after the output node '" + slots_[output].name + "'");
 
-    std::vector<NodeId> expected;
-    auto add = [&](NodeId input) { expected.push_back(input); };
-    for (const Argument& a : d.args) for_each_node_ref(a, add);
-    for (const auto& kv : d.kwargs) for_each_node_ref(kv.second, add);
-    if (expected != d.inputs) return Status::node_error(d.name, "input list out of sync with args/kwargs");
+    if (collect_inputs(d) != d.inputs) return Status::node_error(d.name, "input list out of sync with args/kwargs");
     for (NodeId input : d.inputs) {
       if (!is_alive(input)) return Status::node_error(d.name, "uses an erased node");
       if (pos[input] >= pos[n])

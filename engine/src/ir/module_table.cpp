@@ -1,6 +1,8 @@
 // ModuleTable: lookups by qualified path.
 #include "graft/ir/module_table.hpp"
 
+#include <limits>
+
 #include "graft/ir/graph.hpp"
 
 namespace graft {
@@ -55,8 +57,9 @@ std::int64_t ModuleTable::parameter_count() const {
   for (const ModuleInfo& m : entries_) {
     for (const TensorSpec& p : m.parameters) {
       std::int64_t n = 1;
-      for (const Dim& d : p.shape) n *= d.is_symbolic() ? 0 : d.value();
-      total += n;
+      for (const Dim& d : p.shape)
+        if (__builtin_mul_overflow(n, d.is_symbolic() ? 0 : d.value(), &n)) return std::numeric_limits<std::int64_t>::max();
+      if (__builtin_add_overflow(total, n, &total)) return std::numeric_limits<std::int64_t>::max();
     }
   }
   return total;

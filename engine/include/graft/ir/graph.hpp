@@ -41,13 +41,16 @@ struct NodeData {
 };
 
 /// Where `create_node` puts new nodes (FX's `inserting_before` / `inserting_after`).
+/// Unlike FX, whose `inserting_after(n)` puts every new node right after `n` (so a sequence
+/// of creates comes out in reverse), After advances past each created node: creation order.
+/// An insertion point whose anchor has since been erased appends at the end, where lint
+/// reports the misplaced node, instead of linking into a dead slot.
 struct InsertPoint {
   enum class Where : std::uint8_t { AtEnd, Before, After };
   Where where = Where::AtEnd;
   NodeId anchor = kNoNode;
+  std::uint32_t generation = 0;  ///< the anchor's generation when the point was made
   static InsertPoint at_end() { return {}; }
-  static InsertPoint before(NodeId n) { return {Where::Before, n}; }
-  static InsertPoint after(NodeId n) { return {Where::After, n}; }
 };
 
 class Graph {
@@ -108,6 +111,7 @@ class Graph {
 
   /// Position of every live node in graph order, indexed by NodeId (kNoNode for dead slots).
   /// Recomputed lazily after the order changed.
+  /// Like every const method, not safe to call from two threads at once (it fills a cache).
   const std::vector<std::uint32_t>& order_index() const;
   /// True if `a` comes before `b` in graph order.
   bool comes_before(NodeId a, NodeId b) const { return order_index()[a] < order_index()[b]; }
@@ -115,11 +119,14 @@ class Graph {
   // --- creating ------------------------------------------------------------------------------
   /// Makes room for `nodes` more nodes without reallocating (readers know the count up front).
   void reserve(std::size_t nodes);
+  InsertPoint before(NodeId n) const { return {InsertPoint::Where::Before, n, slots_[n].generation}; }
+  InsertPoint after(NodeId n) const { return {InsertPoint::Where::After, n, slots_[n].generation}; }
   void set_insert_point(InsertPoint p) { insert_ = p; }
   InsertPoint insert_point() const { return insert_; }
 
   /// Creates a node at the insertion point. `name` is a hint: FX's rules make it unique
-  /// (`relu`, `relu_1`, ...); empty means "derive from the target".
+  /// (`relu`, `relu_1`, ...); empty means "derive from the target". Returns kNoNode (and
+  /// creates nothing) if an argument refers to a node that is not in the graph.
   NodeId create_node(OpKind op, std::string_view target, std::vector<Argument> args = {},
                      Kwargs kwargs = {}, std::string_view name = {});
   NodeId placeholder(std::string_view name) { return create_node(OpKind::Placeholder, name, {}, {}, name); }
@@ -134,24 +141,28 @@ class Graph {
   std::string unique_name(std::string_view hint);
 
   // --- editing -------------------------------------------------------------------------------
-  void set_args(NodeId n, std::vector<Argument> args);
-  void set_kwargs(NodeId n, Kwargs kwargs);
-  void set_arg(NodeId n, std::size_t index, Argument value);
+  // Edits that take arguments refuse (changing nothing) references to nodes not in the graph.
+  Status set_args(NodeId n, std::vector<Argument> args);
+  Status set_kwargs(NodeId n, Kwargs kwargs);
+  Status set_arg(NodeId n, std::size_t index, Argument value);
   /// Sets (or adds at the end) keyword `key`.
-  void set_kwarg(NodeId n, std::string_view key, Argument value);
+  Status set_kwarg(NodeId n, std::string_view key, Argument value);
+  /// Fails naming the first reference in `args`/`kwargs` to a node that is not in the graph.
+  Status check_refs(const std::vector<Argument>& args, const Kwargs& kwargs) const;
   void set_target(NodeId n, std::string_view target);
   void set_op(NodeId n, OpKind op) { slots_[n].op = op; }
   Status rename(NodeId n, std::string name);
 
   /// Makes every user of `from` (that `filter` accepts, if given) use `to` instead.
-  /// Returns the users that changed, in `from`'s user order.
+  /// Returns the users that changed, in `from`'s user order (none if either is not live).
   std::vector<NodeId> replace_all_uses_with(NodeId from, NodeId to,
                                             const std::function<bool(NodeId user)>& filter = {});
   /// Erases `n`; refused (and nothing changes) while `n` still has users.
   Status erase_node(NodeId n);
-  /// Moves `n` to just before / after `anchor` in graph order.
-  void move_before(NodeId n, NodeId anchor);
-  void move_after(NodeId n, NodeId anchor);
+  /// Moves `n` to just before / after `anchor` in graph order (FX's prepend / append).
+  Status move_before(NodeId n, NodeId anchor) { return move(n, before(anchor)); }
+  Status move_after(NodeId n, NodeId anchor) { return move(n, after(anchor)); }
+  Status move(NodeId n, InsertPoint where);
 
   // --- whole-graph passes (src/ir/*.cpp) -----------------------------------------------------
   /// Removes nodes without users, last to first, except impure ones: placeholders, output,
@@ -169,6 +180,8 @@ class Graph {
   static bool is_side_effectful(const Graph& g, NodeId n);
 
  private:
+  /// Node references in `d.args` then `d.kwargs`, in order, repeats kept.
+  static std::vector<NodeId> collect_inputs(const NodeData& d);
   NodeId allocate_slot();
   void link(NodeId n);
   void unlink(NodeId n);
@@ -197,6 +210,10 @@ class Graph {
 class InsertionScope {
  public:
   InsertionScope(Graph& g, InsertPoint p) : g_(g), saved_(g.insert_point()) { g.set_insert_point(p); }
+  /// Shorthands: `InsertionScope s(g, Before, n)`.
+  enum Side { Before, After };
+  InsertionScope(Graph& g, Side side, NodeId anchor)
+      : InsertionScope(g, side == Before ? g.before(anchor) : g.after(anchor)) {}
   ~InsertionScope() { g_.set_insert_point(saved_); }
   InsertionScope(const InsertionScope&) = delete;
   InsertionScope& operator=(const InsertionScope&) = delete;

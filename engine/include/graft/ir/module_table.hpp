@@ -55,7 +55,7 @@ class ModuleTable {
   const TensorSpec* find_tensor(std::string_view qualified) const;
   /// True if `qualified` names a module, parameter or buffer (what a get_attr may name).
   bool has_attribute(std::string_view qualified) const;
-  /// Total number of parameter elements (unknown symbolic dims count as 0).
+  /// Total number of parameter elements (symbolic dims count as 0; saturates on overflow).
   std::int64_t parameter_count() const;
 
  private:
