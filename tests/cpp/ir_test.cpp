@@ -274,6 +274,14 @@ TEST_CASE("ir: edits refuse references to nodes that are not in the graph") {
   CHECK(g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(12345)}) == kNoNode);
   CHECK(g.replace_all_uses_with(s.x, dead).empty());
   CHECK(g.move_before(dead, s.x).message() == "move: node is not in the graph");
+  CHECK(g.move_before(s.relu, dead).message() == "node 'relu': cannot move next to a node that is not in the graph");
+  CHECK(g.move_after(s.relu, kNoNode).message() == "node 'relu': cannot move next to a node that is not in the graph");
+  // A point taken next to an erased node stays stale even after the slot is reused.
+  InsertPoint stale = g.after(dead);
+  NodeId reused = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)});
+  CHECK(reused == dead);
+  CHECK_FALSE(g.move(s.relu, stale).is_ok());
+  REQUIRE(g.erase_node(reused).is_ok());
   CHECK(g.lint().is_ok());
 }
 

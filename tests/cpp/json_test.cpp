@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <sys/stat.h>
 
 #include "graft/io/atomic_file.hpp"
 #include "graft/io/graph_json.hpp"
@@ -240,6 +241,27 @@ TEST_CASE("json: saving is atomic and leaves nothing behind on failure") {
   Status bad = save_graph_file(gm.value(), (dir / "missing" / "out.json").string());
   CHECK_FALSE(bad.is_ok());
   CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("json: saving keeps an existing file's permissions and honours the umask for new ones") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "graft_mode_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Result<GraphModule> gm = load_graph_file(data("all_kinds.json"));
+  REQUIRE(gm.is_ok());
+  std::string existing = (dir / "existing.json").string();
+  REQUIRE(write_file_atomic(existing, "old").is_ok());
+  fs::permissions(existing, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  REQUIRE(save_graph_file(gm.value(), existing).is_ok());
+  CHECK(fs::status(existing).permissions() == (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
+
+  mode_t mask = ::umask(022);
+  std::string fresh = (dir / "fresh.json").string();
+  REQUIRE(save_graph_file(gm.value(), fresh).is_ok());
+  ::umask(mask);
+  CHECK(fs::status(fresh).permissions() == (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read));
   fs::remove_all(dir);
 }
 

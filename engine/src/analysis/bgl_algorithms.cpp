@@ -33,7 +33,9 @@ Components strongly_connected_components(const Graph& g) {
 
   std::map<std::uint32_t, std::vector<NodeId>> members;  // ordered: deterministic output
   for (NodeId n : g.nodes()) members[out.component[n]].push_back(n);
-  const auto& pos = g.order_index();
+  std::vector<std::uint32_t> pos(g.num_slots(), 0);  // local: g's order cache is not thread-safe
+  std::uint32_t next = 0;
+  for (NodeId n : g.nodes()) pos[n] = next++;
   for (auto& [id, nodes] : members) {
     bool self_loop = nodes.size() == 1 &&
                      std::find(g.inputs(nodes[0]).begin(), g.inputs(nodes[0]).end(), nodes[0]) != g.inputs(nodes[0]).end();

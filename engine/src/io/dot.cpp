@@ -30,7 +30,9 @@ const char* fill_for(OpKind op) {
 }  // namespace
 
 std::string to_dot(const Graph& g, std::string_view graph_name) {
-  const std::vector<std::uint32_t>& pos = g.order_index();
+  std::vector<std::uint32_t> pos(g.num_slots(), 0);  // local: a const graph's cache stays untouched
+  std::uint32_t next = 0;
+  for (NodeId n : g.nodes()) pos[n] = next++;
   std::string out = "digraph \"" + dot_escape(graph_name) + "\" {\n";
   out += "  node [shape=box, style=\"rounded,filled\", fontname=\"monospace\", fontsize=10];\n";
   for (NodeId n : g.nodes()) {

@@ -74,7 +74,7 @@ class Writer {
     out_ += R"(","target":)";
     append_json_string(out_, g.target(n));
     for (NodeId input : d.inputs)
-      if (g.is_alive(input) && !g.comes_before(input, n))
+      if (g.is_alive(input) && !written_[input])
         throw WriteError{d.name, "uses '" + g.name(input) + "' before it is defined (stable_topological_sort() orders the graph)"};
     out_ += R"(,"args":)";
     try {
@@ -107,9 +107,13 @@ class Writer {
       out_ += json;
     }
     out_ += "}}";
+    written_[n] = true;
   }
 
   void nodes_block(const Graph& g) {
+    // Which nodes are already written: a node may only use those (the reader's rule). Kept
+    // here rather than in the graph's order cache, so saving a const graph writes nothing to it.
+    written_.assign(g.num_slots(), false);
     if (g.size() == 0) {
       out_ += "[]";
       return;
@@ -210,6 +214,7 @@ class Writer {
   }
 
   std::string& out_;
+  std::vector<bool> written_;
 };
 
 }  // namespace

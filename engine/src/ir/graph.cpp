@@ -122,8 +122,8 @@ void Graph::link(NodeId n) {
   d.prev = before == kNoNode ? tail_ : slots_[before].prev;
   if (d.prev != kNoNode) slots_[d.prev].next = n; else head_ = n;
   if (before != kNoNode) slots_[before].prev = n; else tail_ = n;
-  // FX's inserting_after keeps inserting after the newest node, so a sequence of creates
-  // comes out in creation order.
+  // Inserting "after" moves on to the new node, so a sequence of creates comes out in creation
+  // order (FX's inserting_after would put each right after the anchor: reverse order).
   if (insert_.where == InsertPoint::Where::After) insert_ = after(n);
   bump_order();
 }

@@ -86,7 +86,7 @@ Status Graph::erase_node(NodeId n) {
   if (!d.users.empty())
     return Status::node_error(d.name, "cannot erase: still used by '" + slots_[d.users.front()].name + "'" +
                                           (d.users.size() > 1 ? " and " + std::to_string(d.users.size() - 1) + " more" : ""));
-  if (insert_.anchor == n) {
+  if (insert_.anchor == n && insert_.generation == d.generation) {
     // Keep the current insertion point meaningful: after an erased node = after its predecessor.
     insert_ = d.prev != kNoNode ? after(d.prev) : d.next != kNoNode ? before(d.next) : InsertPoint::at_end();
   }

@@ -38,7 +38,9 @@ Status Graph::lint(const ModuleTable* modules, std::string_view module_prefix) c
   if (prev != tail_ || seen != live_count_)
     return Status::error("graph order holds " + std::to_string(seen) + " nodes, expected " + std::to_string(live_count_));
 
-  const std::vector<std::uint32_t>& pos = order_index();
+  std::vector<std::uint32_t> pos(slots_.size(), kNoNode);  // local: lint writes nothing shared
+  std::uint32_t next = 0;
+  for (NodeId n : nodes()) pos[n] = next++;
   NodeId output = kNoNode;
   // Every users entry is checked to be a real use (and unique); if there are as many entries
   // as distinct (input, user) pairs, the lists are exactly right. Linear, whatever the fan-out.

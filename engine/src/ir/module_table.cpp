@@ -56,6 +56,9 @@ std::int64_t ModuleTable::parameter_count() const {
   std::int64_t total = 0;
   for (const ModuleInfo& m : entries_) {
     for (const TensorSpec& p : m.parameters) {
+      bool empty = false;  // a zero or symbolic dim: nothing to count, whatever the other dims
+      for (const Dim& d : p.shape) empty = empty || d.is_symbolic() || d.value() == 0;
+      if (empty) continue;
       std::int64_t n = 1;
       for (const Dim& d : p.shape)
         if (__builtin_mul_overflow(n, d.is_symbolic() ? 0 : d.value(), &n)) return std::numeric_limits<std::int64_t>::max();

@@ -111,7 +111,7 @@ class Graph {
 
   /// Position of every live node in graph order, indexed by NodeId (kNoNode for dead slots).
   /// Recomputed lazily after the order changed.
-  /// Like every const method, not safe to call from two threads at once (it fills a cache).
+  /// Fills a cache: unlike the other const methods, not safe to call from two threads at once.
   const std::vector<std::uint32_t>& order_index() const;
   /// True if `a` comes before `b` in graph order.
   bool comes_before(NodeId a, NodeId b) const { return order_index()[a] < order_index()[b]; }
@@ -119,8 +119,10 @@ class Graph {
   // --- creating ------------------------------------------------------------------------------
   /// Makes room for `nodes` more nodes without reallocating (readers know the count up front).
   void reserve(std::size_t nodes);
-  InsertPoint before(NodeId n) const { return {InsertPoint::Where::Before, n, slots_[n].generation}; }
-  InsertPoint after(NodeId n) const { return {InsertPoint::Where::After, n, slots_[n].generation}; }
+  /// Insertion points next to `n`. For a node that is not in the graph the point is stale from
+  /// the start: creating there appends at the end, and move() refuses it.
+  InsertPoint before(NodeId n) const { return point(InsertPoint::Where::Before, n); }
+  InsertPoint after(NodeId n) const { return point(InsertPoint::Where::After, n); }
   void set_insert_point(InsertPoint p) { insert_ = p; }
   InsertPoint insert_point() const { return insert_; }
 
@@ -180,6 +182,10 @@ class Graph {
   static bool is_side_effectful(const Graph& g, NodeId n);
 
  private:
+  InsertPoint point(InsertPoint::Where where, NodeId n) const {
+    if (!is_alive(n)) return {where, kNoNode, 0};
+    return {where, n, slots_[n].generation};
+  }
   /// Node references in `d.args` then `d.kwargs`, in order, repeats kept.
   static std::vector<NodeId> collect_inputs(const NodeData& d);
   NodeId allocate_slot();
