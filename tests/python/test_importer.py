@@ -113,5 +113,18 @@ class Export(unittest.TestCase):
             self.assertTrue(torch.equal(import_graph(plain, gm)(x), model(x)))
 
 
+
+
+class WrongModel(unittest.TestCase):
+    def test_importing_onto_another_model_names_the_tensor(self):
+        small = torch.nn.Sequential(torch.nn.Linear(3, 2))
+        other = torch.nn.Sequential(torch.nn.Linear(4, 2))
+        doc_ = export_graph_module(torch.fx.symbolic_trace(small), root_module=small)
+        with self.assertRaises(GraftImportError) as cm:
+            import_graph(doc_, other)
+        self.assertIn("0.weight: the file says shape [2, 3], the model has [2, 4]", str(cm.exception))
+        self.assertIsNotNone(import_graph(doc_, small))
+
+
 if __name__ == "__main__":
     unittest.main()

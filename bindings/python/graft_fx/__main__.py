@@ -78,7 +78,13 @@ def _import(args):
     if args.check:
         inputs = example_inputs(args.input_shape or [DEFAULT_SHAPE], args.seed)
         with torch.no_grad():
-            same = _same(model(*inputs), gm(*inputs))
+            expected = model(*inputs)
+            try:
+                actual = gm(*inputs)
+            except RuntimeError as e:  # the graph does not run on this model's weights/inputs
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise GraftImportError(f"{args.graph}: the imported graph fails to run: {first}") from None
+            same = _same(expected, actual)
         print("check: outputs identical" if same else "check: outputs DIFFER")
         status = 0 if same else 1
     if args.output:

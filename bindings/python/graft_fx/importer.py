@@ -35,12 +35,11 @@ def resolve_qualified(name):
 
 
 def _has_path(root, path):
-    obj = root
-    for atom in path.split("."):
-        if not hasattr(obj, atom):
-            return False
-        obj = getattr(obj, atom)
-    return True
+    try:
+        resolve_attr(root, path)
+        return True
+    except LookupError:
+        return False
 
 
 def _fx_value(value, env):
@@ -89,6 +88,38 @@ def build_graph(nodes, root_module, where="$.nodes"):
     return graph
 
 
+def _check_tensors(doc, root_module):
+    """Every parameter and buffer the file describes must exist on the model with the same
+    shape and dtype: importing onto the wrong model fails here, naming the tensor, instead of
+    deep inside a forward pass."""
+    for entry in doc["modules"]:
+        for kind in ("parameters", "buffers"):
+            for spec in entry[kind]:
+                path = f"{entry['path']}.{spec['name']}" if entry["path"] else spec["name"]
+                try:
+                    value = resolve_attr(root_module, path)
+                except LookupError:
+                    continue  # a constant made while tracing: get_attr resolution reports it if used
+                if not isinstance(value, torch.Tensor):
+                    raise GraftImportError(f"{path}: the file describes a tensor, the model has {type(value).__name__}")
+                shape = [d for d in spec["shape"]]
+                if all(isinstance(d, int) for d in shape) and list(value.shape) != shape:
+                    raise GraftImportError(f"{path}: the file says shape {shape}, the model has {list(value.shape)}"
+                                           " (is this the model the graph was exported from?)")
+                if str(value.dtype).replace("torch.", "") != spec["dtype"]:
+                    raise GraftImportError(f"{path}: the file says dtype {spec['dtype']}, the model has "
+                                           f"{str(value.dtype).replace('torch.', '')}")
+
+
+def resolve_attr(root, path):
+    obj = root
+    for atom in path.split("."):
+        if not hasattr(obj, atom):
+            raise LookupError(path)
+        obj = getattr(obj, atom)
+    return obj
+
+
 def import_graph(doc_or_path, root_module):
     """Build the GraphModule of a graph file on `root_module`, whose values it uses.
 
@@ -96,6 +127,7 @@ def import_graph(doc_or_path, root_module):
     `root_module` by path (dotted names such as `layer1.0.bn1.running_mean` work).
     """
     doc = doc_or_path if isinstance(doc_or_path, dict) else fmt.read(doc_or_path)
+    _check_tensors(doc, root_module)
     graph = build_graph(doc["nodes"], root_module)
     try:
         gm = torch.fx.GraphModule(root_module, graph)
