@@ -137,6 +137,16 @@ TEST_CASE("json: malformed input gives one error naming the file and the place")
     CHECK(error_of("{\n\"format\": \"graft-graph\",\n\"version\": 1,,\n}") ==
           "g.json:3:14: invalid JSON: syntax error while parsing object key - unexpected ','; expected string literal");
   }
+  SUBCASE("syntax error in a node line of a canonical file") {
+    CHECK(error_of(doc(node_x + ",\n" + R"({"name":"y","op":"call_function","target":"f","args":[{"node":"x"}}],"kwargs":{},"meta":{}})")) ==
+          "g.json:8:67: invalid JSON: syntax error while parsing array - unexpected '}'; expected ']'");
+  }
+  SUBCASE("two nodes on one line are still read") {
+    Result<GraphModule> r = parse_graph_json(doc(node_x + ", " + R"({"name":"y","op":"output","target":"output","args":[{"node":"x"}],"kwargs":{},"meta":{}})"), "g.json");
+    REQUIRE(r.is_ok());
+    CHECK(r->graph.size() == 2);
+    CHECK(r->lint().is_ok());
+  }
   SUBCASE("empty file") {
     CHECK(error_of("") == "g.json:1:1: invalid JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal");
   }
