@@ -33,6 +33,17 @@ std::string error_of(const std::string& text) {
   return r.status().message();
 }
 
+// A fresh folder under the system temp dir, removed again at the end of the test.
+struct ScratchDir {
+  std::filesystem::path path;
+  explicit ScratchDir(const char* name) : path(std::filesystem::temp_directory_path() / name) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path); }
+  std::string file(const char* name) const { return (path / name).string(); }
+};
+
 const char* kX = R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}})";
 
 }  // namespace
@@ -239,40 +250,34 @@ TEST_CASE("json: a missing file is an error naming it") {
 
 TEST_CASE("json: saving is atomic and leaves nothing behind on failure") {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / "graft_json_test";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  ScratchDir dir("graft_json_test");
   Result<GraphModule> gm = load_graph_file(data("all_kinds.json"));
   REQUIRE(gm.is_ok());
-  std::string out = (dir / "out.json").string();
+  std::string out = dir.file("out.json");
   REQUIRE(save_graph_file(gm.value(), out).is_ok());
   CHECK(read(out) == read(data("all_kinds.json")));
 
-  Status bad = save_graph_file(gm.value(), (dir / "missing" / "out.json").string());
+  Status bad = save_graph_file(gm.value(), dir.file("missing/out.json"));
   CHECK_FALSE(bad.is_ok());
-  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
-  fs::remove_all(dir);
+  CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
 }
 
 TEST_CASE("json: saving keeps an existing file's permissions and honours the umask for new ones") {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / "graft_mode_test";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  ScratchDir dir("graft_mode_test");
   Result<GraphModule> gm = load_graph_file(data("all_kinds.json"));
   REQUIRE(gm.is_ok());
-  std::string existing = (dir / "existing.json").string();
+  std::string existing = dir.file("existing.json");
   REQUIRE(write_file_atomic(existing, "old").is_ok());
   fs::permissions(existing, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
   REQUIRE(save_graph_file(gm.value(), existing).is_ok());
   CHECK(fs::status(existing).permissions() == (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
 
   mode_t mask = ::umask(022);
-  std::string fresh = (dir / "fresh.json").string();
+  std::string fresh = dir.file("fresh.json");
   REQUIRE(save_graph_file(gm.value(), fresh).is_ok());
   ::umask(mask);
   CHECK(fs::status(fresh).permissions() == (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("json: saving refuses a graph whose order is not topological") {

@@ -167,11 +167,10 @@ void Graph::detach_inputs(NodeId n) {
 
 NodeId Graph::create_node(OpKind op, std::string_view target, std::vector<Argument> args,
                           Kwargs kwargs, std::string_view name) {
-  if (!check_refs(args, kwargs)) return kNoNode;
   std::string hint = name.empty() ? default_name(op, target) : std::string(name);
   std::string unique = unique_name(is_reserved_name(hint) ? hint + "_1" : hint);
   Result<NodeId> r = create_node_named(op, target, std::move(args), std::move(kwargs), std::move(unique));
-  return r.value();  // unique_name guarantees success
+  return r ? r.value() : kNoNode;  // the name is unique, so only a bad reference can fail
 }
 
 Result<NodeId> Graph::create_node_named(OpKind op, std::string_view target, std::vector<Argument> args,
