@@ -1,0 +1,100 @@
+// Operator schemas: TorchScript schema strings as torch prints them
+// (`aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`), parsed, and a
+// registry of torch's own ATen schemas embedded at build time (engine/data/aten_schemas.txt,
+// written by tools/gen_schemas.py), so passes can read argument names, kinds and defaults the
+// way Python reads `torch.ops.aten.add.Tensor._schema.arguments`.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "graft/ir/symbol_table.hpp"
+#include "graft/status.hpp"
+
+namespace graft {
+
+/// One argument or return of a schema. Types and defaults are kept as written: the registry is
+/// for reading schemas and matching arguments, not for evaluating TorchScript types.
+struct SchemaArgument {
+  std::string name;  ///< `self`; empty for an unnamed return
+  /// As written, alias annotation included: `Tensor`, `Scalar`, `int[1]?`, `Tensor(a!)`,
+  /// `Tensor(a -> *)`, `Dict(str, t)(a!)`, `(Tensor, t)[]`.
+  std::string type;
+  bool kwarg_only = false;  ///< after the `*` marker: can only be passed by keyword
+  /// As written after `=`: `1`, `None`, `[]`, `False`, `"valid"` (quotes kept), `1e-05`.
+  /// Note torch prints an `int[N]` default whose items are all equal as one number
+  /// (`int[2] stride=1` means `[1, 1]`).
+  std::optional<std::string> default_value;
+
+  /// The type is a single Tensor, with or without an alias annotation (`Tensor`, `Tensor(a!)`,
+  /// `Tensor(a -> *)`); not `Tensor[]`, `Tensor?` or `Tensor(a)[]`.
+  bool is_tensor() const;
+  /// The alias annotation says the operator writes through this value (`Tensor(a!)`,
+  /// `Tensor(a!)[]`, `t[](a!)`), as torch's `alias_info.is_write`.
+  bool is_mutable() const;
+};
+
+/// A parsed operator schema.
+struct OpSchema {
+  std::string ns;        ///< `aten`
+  std::string name;      ///< `add`, `add_`, `__and__`
+  std::string overload;  ///< `Tensor`; empty for the default overload
+  std::vector<SchemaArgument> arguments;
+  std::vector<SchemaArgument> returns;
+  bool is_vararg = false;  ///< the arguments end with `...` (`aten::format(str self, ...)`)
+  bool is_varret = false;  ///< the returns end with `...`
+  std::string text;        ///< the schema as given, surrounding whitespace removed
+
+  /// `torch.ops.aten.add.Tensor`; the empty overload is spelled `default`, as torch.fx does.
+  std::string qualified_target() const;
+  /// The argument named `name`, or null. (Linear: schemas have a handful of arguments.)
+  const SchemaArgument* find_argument(std::string_view name) const;
+};
+
+/// Parses one schema. Errors carry the 1-based column in `Diagnostic::column` and name it in
+/// the message: `column 27: expected ',' or ')' after argument 'other', found '='`.
+Result<OpSchema> parse_op_schema(std::string_view text);
+
+/// The schema in torch's own spelling (`str(schema)`): for every schema torch prints,
+/// `to_string(parse_op_schema(s).value()) == s`.
+std::string to_string(const OpSchema& schema);
+
+/// Schemas by qualified target. Deterministic: the contents depend only on the texts added, in
+/// order. Pointers returned by `find` stay valid while the registry lives, across `add_text`.
+class OpSchemaRegistry {
+ public:
+  /// torch's aten:: and prims:: schemas (engine/data/aten_schemas.txt, embedded in the
+  /// library), parsed on first use; safe to call from several threads.
+  static const OpSchemaRegistry& builtin();
+
+  /// Adds one schema per line; blank lines and lines starting with `#` are skipped. All or
+  /// nothing: on a malformed line or a schema already present, nothing is added and the error
+  /// names `origin:line:column`.
+  Status add_text(std::string_view text, std::string_view origin);
+
+  /// The schema of `torch.ops.aten.add.Tensor` (a torch.fx target), also spelled
+  /// `aten::add.Tensor` (torch's schema name), `aten.add.Tensor` (`str(OpOverload)`), and for
+  /// the default overload `torch.ops.aten.relu.default` or `aten::relu`. Null when unknown,
+  /// including for an overload packet such as `torch.ops.aten.add`.
+  const OpSchema* find(std::string_view target) const;
+
+  std::size_t size() const { return schemas_.size(); }
+
+ private:
+  std::deque<OpSchema> schemas_;  // deque: `find` hands out pointers, which growth keeps valid
+  std::unordered_map<std::string, std::size_t, StringHash, std::equal_to<>> by_target_;
+};
+
+namespace detail {
+/// The bytes of engine/data/aten_schemas.txt, compiled into the library by
+/// engine/cmake/embed_text.cmake.
+std::string_view builtin_schema_text();
+}  // namespace detail
+
+}  // namespace graft
