@@ -1,4 +1,4 @@
-// `graft`: inspect, check, draw and re-save graph files.
+// `graft`: inspect, check, draw and re-save graph files; run Lua pipelines on them.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fmt/core.h>
@@ -7,6 +7,7 @@
 #include "graft/io/graph_json.hpp"
 #include "graft/io/render.hpp"
 #include "graphviz.hpp"
+#include "run_command.hpp"
 
 namespace {
 
@@ -96,6 +97,27 @@ int main(int argc, char** argv) {
   save->add_option("GRAPH", graph, "graph file")->required();
   save->add_option("-o,--output", out, "output graph file (written atomically)")->required();
 
+  cli::RunOptions run_opts;
+  CLI::App* run = app.add_subcommand("run", "Run a Lua pipeline on a graph and write the result (only if every pass succeeds)");
+  run->add_option("PIPELINE", run_opts.pipeline, "Lua script returning graft.pipeline{...} or a pass")->required();
+  run->add_option("GRAPH", run_opts.graph, "input graph file")->required();
+  run->add_option("-o,--output", run_opts.output, "output graph file (written atomically)")->required();
+  run->add_option("--report", run_opts.report, "also write the report as JSON to this file");
+  run->add_flag("--json", run_opts.json, "print the report as JSON");
+  run->add_flag("-q,--quiet", run_opts.quiet, "print nothing on success");
+  cli::add_limit_options(*run, run_opts);
+
+  CLI::App* watch = app.add_subcommand("watch", "Rerun a pipeline every time it (or a module it requires) is saved");
+  watch->add_option("PIPELINE", run_opts.pipeline, "Lua pipeline script")->required();
+  watch->add_option("GRAPH", run_opts.graph, "input graph file")->required();
+  watch->add_option("-o,--output", run_opts.output, "output graph file, rewritten after each good run")->required();
+  watch->add_option("--report", run_opts.report, "also write each run's report as JSON to this file");
+  watch->add_option("--poll", run_opts.poll_seconds, "polling interval in seconds when inotify is unavailable")
+      ->capture_default_str();
+  watch->add_option("--max-runs", run_opts.max_runs, "stop after this many runs (0: run until interrupted)")
+      ->capture_default_str();
+  cli::add_limit_options(*watch, run_opts);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -108,5 +130,7 @@ int main(int argc, char** argv) {
   if (*lint) return cmd_lint(graph, quiet);
   if (*dot) return cmd_dot(graph, out);
   if (*save) return cmd_save(graph, out);
+  if (*run) return cli::cmd_run(run_opts);
+  if (*watch) return cli::cmd_watch(run_opts);
   return kExitUsage;
 }

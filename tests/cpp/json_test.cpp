@@ -8,7 +8,7 @@
 
 #include "graft/io/atomic_file.hpp"
 #include "graft/io/graph_json.hpp"
-#include "io/json_text.hpp"
+#include "graft/io/json_text.hpp"
 
 using namespace graft;
 

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <system_error>
 
-#include "io/json_text.hpp"
+#include "graft/io/json_text.hpp"
 
 namespace graft::detail {
 

@@ -11,7 +11,7 @@
 
 #include "graft/io/graph_json.hpp"
 #include "io/file_buffer.hpp"
-#include "io/json_text.hpp"
+#include "graft/io/json_text.hpp"
 
 namespace graft {
 

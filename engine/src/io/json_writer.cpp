@@ -3,7 +3,7 @@
 
 #include "graft/io/atomic_file.hpp"
 #include "graft/io/graph_json.hpp"
-#include "io/json_text.hpp"
+#include "graft/io/json_text.hpp"
 
 namespace graft {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "graft/io/render.hpp"
-#include "io/json_text.hpp"
+#include "graft/io/json_text.hpp"
 
 namespace graft {
 

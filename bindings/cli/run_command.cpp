@@ -1,0 +1,112 @@
+// `graft run` and `graft watch`.
+#include "run_command.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/core.h>
+
+#include "graft/io/atomic_file.hpp"
+#include "graft/io/graph_json.hpp"
+#include "graft/lua/script_host.hpp"
+
+namespace graft::cli {
+namespace {
+
+lua::ScriptHostOptions host_options(const RunOptions& o) {
+  lua::ScriptHostOptions h;
+  h.sandbox.limits = o.limits;
+  h.sandbox.seed = o.seed;
+  for (const auto& r : o.roots) h.sandbox.roots.emplace_back(r);
+  if (!h.sandbox.roots.empty()) {
+    // Explicit roots replace the default; keep the pipeline's own directory first.
+    std::filesystem::path own = std::filesystem::path(o.pipeline).parent_path();
+    h.sandbox.roots.insert(h.sandbox.roots.begin(), own.empty() ? "." : own);
+  }
+  h.sandbox.log = [](std::string_view script, std::string_view text) {
+    fmt::print(stderr, "[{}] {}\n", script, text);
+  };
+  h.poll_interval = std::chrono::milliseconds(static_cast<long>(o.poll_seconds * 1000));
+  return h;
+}
+
+int fail(const std::string& message) {
+  fmt::print(stderr, "graft: error: {}\n", message);
+  return 1;
+}
+
+/// Runs once: the graph is loaded fresh, so a failed run never touches OUTPUT.
+/// Returns the exit code; prints the report.
+int run_once(lua::ScriptHost& host, const RunOptions& o, bool watching) {
+  Result<GraphModule> gm = load_graph_file(o.graph);
+  if (!gm) return fail(gm.status().message());
+  lua::PipelineReport report = host.run(o.pipeline, gm.value());
+  if (!o.report.empty()) {
+    if (Status s = write_file_atomic(o.report, report.to_json()); !s) return fail(s.message());
+  }
+  if (!report.ok()) {
+    if (watching) {
+      fmt::print("v{} error: {}\n", report.script_version, report.error->to_string());
+    } else {
+      if (!o.quiet) fmt::print(stderr, "{}", report.to_text());
+      fmt::print(stderr, "graft: error: {}\n", report.error->to_string());
+    }
+    return 1;
+  }
+  if (Status s = save_graph_file(gm.value(), o.output); !s) return fail(s.message());
+  if (watching) {
+    fmt::print("v{} ok: {:.1f} ms, {} -> {} nodes (+{} -{} ~{}), wrote {}\n", report.script_version,
+               report.seconds * 1e3, report.nodes_before, report.nodes_after, report.nodes_added(),
+               report.nodes_removed(), report.nodes_changed(), o.output);
+  } else if (o.json) {
+    fmt::print("{}", report.to_json());
+  } else if (!o.quiet) {
+    fmt::print("{}", report.to_text());
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+void add_limit_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("--script-root", o.roots, "directory `require` may load modules from (repeatable; "
+                                           "default: the pipeline's directory)");
+  cmd.add_option("--max-instructions", o.limits.instructions, "Lua instructions per pass or check")
+      ->capture_default_str();
+  cmd.add_option("--max-memory-mb", o.limits.memory_bytes, "memory budget of the script, in MiB")
+      ->transform([](std::string s) { return std::to_string(std::stoull(s) << 20); })
+      ->default_str(std::to_string(o.limits.memory_bytes >> 20));
+  cmd.add_option("--seed", o.seed, "seed of the scripts' math.random")->capture_default_str();
+}
+
+int cmd_run(const RunOptions& o) {
+  lua::ScriptHost host(host_options(o));
+  if (Status s = host.load(o.pipeline); !s) return fail(s.message());
+  return run_once(host, o, false);
+}
+
+int cmd_watch(const RunOptions& o) {
+  lua::ScriptHostOptions options = host_options(o);
+  lua::ScriptHost host(options);
+  if (Status s = host.load(o.pipeline); !s) return fail(s.message());
+  fmt::print("watching {} ({}); Ctrl-C stops\n", o.pipeline, host.using_inotify() ? "inotify" : "polling");
+  int runs = 1;
+  run_once(host, o, true);
+  while (o.max_runs == 0 || runs < o.max_runs) {
+    if (!host.wait_for_change(std::chrono::milliseconds(1000))) continue;
+    for (const lua::ReloadEvent& ev : host.poll()) {
+      if (!ev.ok) {
+        fmt::print("v{} kept: reload failed: {}\n", ev.version, ev.error->to_string());
+        std::fflush(stdout);
+        ++runs;
+        continue;
+      }
+      run_once(host, o, true);
+      ++runs;
+    }
+  }
+  return 0;
+}
+
+}  // namespace graft::cli

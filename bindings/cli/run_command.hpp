@@ -1,0 +1,33 @@
+// `graft run` and `graft watch`: apply a Lua pipeline to a graph file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "graft/lua/limits.hpp"
+
+namespace graft::cli {
+
+struct RunOptions {
+  std::string pipeline;
+  std::string graph;
+  std::string output;
+  std::string report;             ///< JSON report path ("" = none)
+  std::vector<std::string> roots; ///< extra `require` roots
+  lua::Limits limits{};
+  std::uint64_t seed = 42;
+  bool quiet = false;
+  bool json = false;              ///< print the report as JSON instead of text
+  double poll_seconds = 0.2;      ///< watch: polling interval when inotify is unavailable
+  int max_runs = 0;               ///< watch: stop after this many runs (0 = forever; for tests)
+};
+
+/// Adds the limit options shared by run and watch to `cmd`.
+void add_limit_options(CLI::App& cmd, RunOptions& o);
+
+int cmd_run(const RunOptions& o);
+int cmd_watch(const RunOptions& o);
+
+}  // namespace graft::cli

@@ -1,0 +1,33 @@
+// Limits: what one script may spend. Every field has a default a host can override per
+// host (ScriptHost options) and a script can lower for itself (never raise).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+namespace graft::lua {
+
+struct Limits {
+  /// Lua VM instructions per call into the script: its top level, each pass, each check.
+  std::uint64_t instructions = 500'000'000;
+  /// Bytes the script's Lua state may hold, plus what the host allocates on its behalf
+  /// (graph nodes it creates) during one call.
+  std::size_t memory_bytes = std::size_t{512} << 20;
+  /// Wall time for running a script's top level (loading it, with everything it requires).
+  std::chrono::milliseconds load_time{2000};
+  /// Wall time per call after loading (0 = only the instruction budget applies).
+  std::chrono::milliseconds call_time{0};
+  /// string.find/match/gmatch/gsub refuse subjects longer than this when the pattern has
+  /// magic characters (C functions cannot be interrupted by the instruction budget).
+  std::size_t pattern_subject_bytes = std::size_t{1} << 20;
+  /// ... and patterns longer than this.
+  std::size_t pattern_bytes = 256;
+  /// ... and any pattern whose worst-case backtracking work on this subject, estimated as
+  /// (subject length + 1) ^ (repetition items + 1), exceeds this.
+  double pattern_work = 1e9;
+  /// Characters `print` may send to the host log per call (the rest is cut, and says so).
+  std::size_t print_bytes = std::size_t{64} << 10;
+};
+
+}  // namespace graft::lua

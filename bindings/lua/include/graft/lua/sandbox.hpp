@@ -1,0 +1,78 @@
+// Sandbox: one Lua 5.4 state for one script file and the modules it requires, with an
+// allow-listed library, text-only loading, and budgets for instructions, memory and time.
+//
+// A sandbox never lets a script reach the file system (except `require` under the
+// configured roots), the OS, bytecode, the debug library or another script's state.
+// Every failure comes back as a Status naming the script and, where Lua knows it, the line.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graft/lua/limits.hpp"
+#include "graft/status.hpp"
+
+namespace graft::lua {
+
+namespace detail { class SandboxState; }
+
+/// Receives what scripts `print`: the script's file name and one line of text.
+using LogSink = std::function<void(std::string_view script, std::string_view text)>;
+
+struct SandboxOptions {
+  Limits limits{};
+  /// Directories `require("a.b")` may load `a/b.lua` from, in order. Empty: the directory of
+  /// the main script only.
+  std::vector<std::filesystem::path> roots{};
+  /// Where `print` goes (default: stderr, prefixed with the script's name).
+  LogSink log{};
+  /// Seed of `math.random`, so that runs are reproducible.
+  std::uint64_t seed = 42;
+  /// Testing only: make the Nth allocation of the Lua state fail (0 = never).
+  std::uint64_t fail_allocation = 0;
+};
+
+struct MemoryUsage {
+  std::size_t current = 0;  ///< bytes the Lua state holds now
+  std::size_t peak = 0;     ///< the most it ever held
+  std::size_t limit = 0;
+};
+
+class Sandbox {
+ public:
+  /// Makes a fresh, empty sandbox. Fails only if the state cannot even be created.
+  static Result<std::unique_ptr<Sandbox>> create(SandboxOptions options = {});
+  ~Sandbox();
+  Sandbox(const Sandbox&) = delete;
+  Sandbox& operator=(const Sandbox&) = delete;
+
+  /// Reads `path` and runs its top level under the load budget. The value the script
+  /// returns is kept as the sandbox's `main` value (a pipeline, a pass, a rule set ...).
+  Status load_file(const std::filesystem::path& path);
+  /// Same, from text; `chunk_name` is what errors call it (e.g. `inline.lua`).
+  Status load_string(std::string_view code, std::string_view chunk_name);
+  /// Runs `code` in a fresh environment of this sandbox (under the call budget) and returns
+  /// its results converted with tostring, separated by tabs. For tests and tools.
+  Result<std::string> evaluate(std::string_view code, std::string_view chunk_name = "eval");
+
+  /// The main script and every module it required, in load order (hot reload watches these).
+  const std::vector<std::filesystem::path>& files() const;
+  /// The main script's name as errors show it.
+  const std::string& script_name() const;
+  MemoryUsage memory() const;
+  const SandboxOptions& options() const;
+
+  /// The engine-side state (bindings use it; hosts do not need it).
+  detail::SandboxState& state() { return *state_; }
+
+ private:
+  explicit Sandbox(std::unique_ptr<detail::SandboxState> state);
+  std::unique_ptr<detail::SandboxState> state_;
+};
+
+}  // namespace graft::lua

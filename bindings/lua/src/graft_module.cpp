@@ -1,0 +1,177 @@
+// The `graft` table scripts see: value constructors, operator schemas, and the declarations
+// a script's top level returns (passes, transformers, built-ins, fixpoint groups, pipelines).
+#include <string>
+
+#include "graft/ir/op_schema.hpp"
+#include "graph_api.hpp"
+#include "handles.hpp"
+#include "lua_library.hpp"
+#include "lua_values.hpp"
+#include "trampoline.hpp"
+
+namespace graft::lua::detail {
+namespace {
+
+/// graft.schema(target): the operator schema as a table, or nil for an unknown target.
+///   { name = 'aten::add', overload = 'Tensor', target = 'torch.ops.aten.add.Tensor', text = ...,
+///     arguments = { {name, type, kwarg_only, default, is_tensor, is_mutable}, ... }, returns = {...} }
+void push_schema_arguments(lua_State* L, const std::vector<SchemaArgument>& args) {
+  lua_createtable(L, static_cast<int>(args.size()), 0);
+  lua_Integer i = 0;
+  for (const SchemaArgument& a : args) {
+    lua_createtable(L, 0, 6);
+    lua_pushstring(L, a.name.c_str());
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, a.type.c_str());
+    lua_setfield(L, -2, "type");
+    lua_pushboolean(L, a.kwarg_only);
+    lua_setfield(L, -2, "kwarg_only");
+    if (a.default_value) {
+      lua_pushstring(L, a.default_value->c_str());
+      lua_setfield(L, -2, "default");
+    }
+    lua_pushboolean(L, a.is_tensor());
+    lua_setfield(L, -2, "is_tensor");
+    lua_pushboolean(L, a.is_mutable());
+    lua_setfield(L, -2, "is_mutable");
+    lua_rawseti(L, -2, ++i);
+  }
+}
+
+int graft_schema(lua_State* L) {
+  const OpSchema* s = OpSchemaRegistry::builtin().find(luaL_checkstring(L, 1));
+  if (s == nullptr) return 0;
+  lua_createtable(L, 0, 6);
+  lua_pushstring(L, (s->ns + "::" + s->name).c_str());
+  lua_setfield(L, -2, "name");
+  lua_pushstring(L, s->overload.c_str());
+  lua_setfield(L, -2, "overload");
+  lua_pushstring(L, s->qualified_target().c_str());
+  lua_setfield(L, -2, "target");
+  lua_pushstring(L, s->text.c_str());
+  lua_setfield(L, -2, "text");
+  push_schema_arguments(L, s->arguments);
+  lua_setfield(L, -2, "arguments");
+  push_schema_arguments(L, s->returns);
+  lua_setfield(L, -2, "returns");
+  return 1;
+}
+
+/// Declarations, written in Lua because they are only validation and tagging. `error(msg, 2)`
+/// points at the script line that made the bad declaration.
+constexpr const char* kPrelude = R"lua(
+local graft = ...
+-- Captured now: the state's real globals are emptied once the sandbox is built.
+local error, type, ipairs, pairs, tostring, string, table, math =
+      error, type, ipairs, pairs, tostring, string, table, math
+local kinds = { pass = true, transformer = true, builtin = true, fixpoint = true, pipeline = true }
+local builtins = { dead_code_elimination = true, stable_topological_sort = true, lint = true }
+local handler_names = { call_function = true, call_method = true, call_module = true, get_attr = true }
+
+local function tagged(kind, t) t.kind = kind; return t end
+local function is_step(v)
+  return type(v) == "function" or type(v) == "string" or (type(v) == "table" and kinds[v.kind] ~= nil)
+end
+local function check_steps(list, where)
+  if type(list) ~= "table" then error(where .. ": 'passes' must be a list", 3) end
+  for i = 1, #list do
+    if not is_step(list[i]) then
+      error(string.format("%s: passes[%d] is not a pass (a function, graft.pass{...}, graft.transformer{...}, graft.builtin(name), graft.fixpoint{...} or a built-in's name)", where, i), 3)
+    end
+    if type(list[i]) == "string" and not builtins[list[i]] then
+      error(string.format("%s: passes[%d]: unknown built-in pass '%s'", where, i, list[i]), 3)
+    end
+  end
+end
+
+function graft.pass(spec)
+  if type(spec) == "function" then spec = { run = spec } end
+  if type(spec) ~= "table" then error("graft.pass: expected {name = ..., run = function(graph) ... end}", 2) end
+  if type(spec.run) ~= "function" then error("graft.pass: 'run' must be a function(graph)", 2) end
+  if spec.name ~= nil and type(spec.name) ~= "string" then error("graft.pass: 'name' must be a string", 2) end
+  return tagged("pass", { name = spec.name, run = spec.run })
+end
+
+function graft.transformer(spec)
+  if type(spec) ~= "table" then error("graft.transformer: expected a table of handlers", 2) end
+  local t = tagged("transformer", { name = spec.name })
+  local any = false
+  for _, k in ipairs({ "call_function", "call_method", "call_module", "get_attr" }) do
+    if spec[k] ~= nil then
+      if type(spec[k]) ~= "function" then error("graft.transformer: '" .. k .. "' must be a function", 2) end
+      t[k] = spec[k]
+      any = true
+    end
+  end
+  local keys = {}
+  for k in pairs(spec) do keys[#keys + 1] = tostring(k) end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    if k ~= "name" and not handler_names[k] then
+      error("graft.transformer: unknown field '" .. k .. "' (handlers: call_function, call_method, call_module, get_attr)", 2)
+    end
+  end
+  if not any then error("graft.transformer: give at least one handler", 2) end
+  return t
+end
+
+function graft.builtin(name)
+  if not builtins[name] then
+    error("graft.builtin: unknown built-in pass '" .. tostring(name) .. "' (dead_code_elimination, stable_topological_sort, lint)", 2)
+  end
+  return tagged("builtin", { name = name })
+end
+
+function graft.fixpoint(spec)
+  if type(spec) ~= "table" then error("graft.fixpoint: expected {passes = {...}, max_iterations = n}", 2) end
+  check_steps(spec.passes, "graft.fixpoint")
+  local max = spec.max_iterations or 10
+  if math.type(max) ~= "integer" or max < 1 then error("graft.fixpoint: 'max_iterations' must be a positive integer", 2) end
+  return tagged("fixpoint", { name = spec.name, passes = spec.passes, max_iterations = max })
+end
+
+function graft.pipeline(spec)
+  if type(spec) ~= "table" then error("graft.pipeline: expected {passes = {...}, ...}", 2) end
+  check_steps(spec.passes, "graft.pipeline")
+  local checks = spec.checks or {}
+  if type(checks) == "function" then checks = { checks } end
+  for i = 1, #checks do
+    if type(checks[i]) ~= "function" and checks[i] ~= "lint" then
+      error(string.format("graft.pipeline: checks[%d] must be a function(graph) or 'lint'", i), 2)
+    end
+  end
+  local steps = spec.steps or 1
+  if math.type(steps) ~= "integer" or steps < 1 then error("graft.pipeline: 'steps' must be a positive integer", 2) end
+  return tagged("pipeline", {
+    name = spec.name,
+    passes = spec.passes,
+    checks = checks,
+    run_checks_after_each_pass = spec.run_checks_after_each_pass == true,
+    suppress_check_failures = spec.suppress_check_failures == true,
+    steps = steps,
+  })
+end
+)lua";
+
+}  // namespace
+
+void push_graft_module(lua_State* L) {
+  register_handle_types(L);
+  lua_newtable(L);
+  const int module = lua_gettop(L);
+  register_value_types(L, module);
+  lua_pushcfunction(L, cfunction<graft_schema>);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "graft.schema");
+  lua_setfield(L, module, "schema");
+  lua_pushliteral(L, "0.1.0");
+  lua_setfield(L, module, "version");
+
+  // The prelude runs with the real (not yet emptied) globals: it is our code, not a script's.
+  if (luaL_loadbufferx(L, kPrelude, std::char_traits<char>::length(kPrelude), "=graft", "t") != LUA_OK)
+    lua_error(L);
+  lua_pushvalue(L, module);
+  lua_call(L, 1, 0);
+}
+
+}  // namespace graft::lua::detail

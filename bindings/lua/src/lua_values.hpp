@@ -1,0 +1,54 @@
+// FX argument values in Lua, both ways.
+//
+//   None                 graft.None (nil cannot sit inside a Lua array)
+//   bool, int, float     boolean, integer, float (Lua 5.4 keeps integers and floats apart)
+//   str                  string
+//   Node                 a node handle
+//   list / tuple         a table tagged graft.List / graft.Tuple (plain sequences read as lists)
+//   dict                 a graft.Dict: an ordered table (plain tables read with sorted keys)
+//   slice                graft.slice(start, stop, step)
+//   torch.dtype, ...     graft.dtype('float32'), graft.device('cpu'), graft.layout('strided'),
+//                        graft.memory_format('contiguous_format')
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <lua.hpp>
+
+#include "graft/ir/argument.hpp"
+
+namespace graft::lua::detail {
+
+/// Adds the value constructors and graft.None to the module table at `module`.
+void register_value_types(lua_State* L, int module);
+
+/// Pushes `arg`; node references become handles of session `session`.
+void push_argument(lua_State* L, const Argument& arg, int session);
+/// Pushes args as a graft.Tuple.
+void push_args(lua_State* L, const std::vector<Argument>& args, int session);
+/// Pushes kwargs as a graft.Dict.
+void push_kwargs(lua_State* L, const Kwargs& kwargs, int session);
+
+/// Converts the value at `index`; node handles must belong to `session`. Raises a Lua
+/// error naming `what` (e.g. "args[2]") for a value that is not an argument.
+Argument to_argument(lua_State* L, int index, int session, const std::string& what);
+/// A sequence (any table; graft.None or holes are None) as positional args.
+std::vector<Argument> to_args(lua_State* L, int index, int session, const std::string& what);
+/// A graft.Dict (its order) or a plain table (keys sorted) as kwargs; keys must be strings.
+Kwargs to_kwargs(lua_State* L, int index, int session, const std::string& what);
+
+/// Pushes a new, empty graft.Dict.
+void push_new_dict(lua_State* L);
+/// Sets `key` (on the stack top - 1) to the value on top in the dict at `index`, keeping order.
+void dict_set(lua_State* L, int index);
+
+/// JSON text (canonical or not) as Lua: objects are graft.Dict, arrays graft.List, null graft.None.
+void push_json(lua_State* L, const std::string& json_text);
+/// A Lua value as canonical JSON text (docs/FORMAT.md §5). Raises on values JSON cannot hold.
+std::string to_json(lua_State* L, int index, const std::string& what);
+
+/// True if the value at `index` is graft.None.
+bool is_none(lua_State* L, int index);
+
+}  // namespace graft::lua::detail

@@ -1,0 +1,485 @@
+// The PassManager: reads a script's pipeline declaration and runs it, one transaction per pass.
+#include "graft/lua/pipeline.hpp"
+
+#include <chrono>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "graft/ir/graph_diff.hpp"
+#include "graft/lua/sandbox.hpp"
+#include "handles.hpp"
+#include "pipeline_spec.hpp"
+#include "sandbox_state.hpp"
+
+namespace graft::lua {
+namespace detail {
+namespace {
+
+/// Where a Lua function was defined, as `file:line`.
+std::string location_of(lua_State* L, int index) {
+  lua_Debug ar;
+  lua_pushvalue(L, index);
+  if (!lua_getinfo(L, ">S", &ar)) return "?";
+  std::string src = ar.source ? ar.source : "?";
+  if (!src.empty() && (src[0] == '@' || src[0] == '=')) src.erase(0, 1);
+  return fmt::format("{}:{}", src, ar.linedefined);
+}
+
+std::string optional_name(lua_State* L, int table) {
+  std::string name;
+  if (lua_getfield(L, table, "name") == LUA_TSTRING) name = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  return name;
+}
+
+void read_step(lua_State* L, int index, Step& step);
+
+void read_steps(lua_State* L, int table, std::vector<Step>& steps) {
+  lua_getfield(L, table, "passes");
+  const int list = lua_gettop(L);
+  const lua_Integer n = static_cast<lua_Integer>(luaL_len(L, list));
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, list, i);
+    steps.emplace_back();
+    read_step(L, lua_gettop(L), steps.back());
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+void read_step(lua_State* L, int index, Step& step) {
+  index = lua_absindex(L, index);
+  if (lua_type(L, index) == LUA_TFUNCTION) {
+    step.kind = Step::Kind::LuaPass;
+    step.name = location_of(L, index);
+    lua_pushvalue(L, index);
+    step.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return;
+  }
+  if (lua_type(L, index) == LUA_TSTRING) {
+    step.kind = Step::Kind::Builtin;
+    step.name = lua_tostring(L, index);
+    return;
+  }
+  if (!lua_istable(L, index)) luaL_error(L, "expected a pass, found a %s", luaL_typename(L, index));
+  lua_getfield(L, index, "kind");
+  const std::string kind = lua_tostring(L, -1) ? lua_tostring(L, -1) : "";
+  lua_pop(L, 1);
+  step.name = optional_name(L, index);
+  if (kind == "pass") {
+    step.kind = Step::Kind::LuaPass;
+    lua_getfield(L, index, "run");
+    if (step.name.empty()) step.name = location_of(L, -1);
+    step.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  } else if (kind == "transformer") {
+    step.kind = Step::Kind::Transformer;
+    if (step.name.empty()) {
+      for (const char* h : {"call_function", "call_method", "call_module", "get_attr"}) {
+        if (lua_getfield(L, index, h) == LUA_TFUNCTION && step.name.empty()) step.name = "transformer at " + location_of(L, -1);
+        lua_pop(L, 1);
+      }
+    }
+    lua_pushvalue(L, index);
+    step.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  } else if (kind == "builtin") {
+    step.kind = Step::Kind::Builtin;
+  } else if (kind == "fixpoint") {
+    step.kind = Step::Kind::Fixpoint;
+    if (step.name.empty()) step.name = "fixpoint";
+    lua_getfield(L, index, "max_iterations");
+    step.max_iterations = static_cast<int>(lua_tointeger(L, -1));
+    lua_pop(L, 1);
+    read_steps(L, index, step.children);
+  } else {
+    luaL_error(L, "expected a pass, found a table of kind '%s'", kind.c_str());
+  }
+}
+
+void release_steps(lua_State* L, std::vector<Step>& steps) {
+  for (Step& s : steps) {
+    if (s.ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, s.ref);
+    s.ref = LUA_NOREF;
+    release_steps(L, s.children);
+  }
+}
+
+/// Closes a graph session when the scope ends, including when a Lua error unwinds it.
+struct SessionScope {
+  SandboxState& s;
+  int id;
+  SessionScope(SandboxState& state, Graph& g, const ModuleTable* m, bool read_only)
+      : s(state), id(state.open_session(g, m, read_only)) {}
+  ~SessionScope() { s.close_session(id); }
+  SessionScope(const SessionScope&) = delete;
+  SessionScope& operator=(const SessionScope&) = delete;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+class Runner {
+ public:
+  Runner(SandboxState& s, PipelineSpec& spec, GraphModule& gm, PipelineReport& report)
+      : s_(s), spec_(spec), gm_(gm), report_(report) {}
+
+  void run() {
+    if (!spec_.checks.empty()) {
+      auto failures = run_checks("before the first pass");
+      if (!failures.empty()) {
+        PassReport entry;
+        entry.name = "(before the first pass)";
+        entry.kind = "check";
+        entry.check_failures = failures;
+        if (!spec_.suppress_check_failures) {
+          entry.ok = false;
+          entry.error = failures.front();
+          report_.passes.push_back(entry);
+          stop("check_failed", Diagnostic{.file = report_.script, .message = failures.front()});
+          return;
+        }
+        report_.passes.push_back(entry);
+      }
+    }
+    for (int sweep = 1; sweep <= spec_.sweeps; ++sweep) {
+      sweep_ = sweep;
+      bool modified = false;
+      for (const Step& step : spec_.steps) {
+        bool step_modified = false;
+        if (!run_step(step, 0, step_modified)) return;
+        modified = modified || step_modified;
+      }
+      if (!modified) {
+        report_.stop_reason = spec_.sweeps > 1 ? "converged" : "completed";
+        return;
+      }
+    }
+    report_.stop_reason = spec_.sweeps > 1 ? "max_steps" : "completed";
+  }
+
+ private:
+  void stop(const char* reason, Diagnostic d) {
+    report_.stop_reason = reason;
+    report_.error = std::move(d);
+  }
+
+  /// Runs one step; false if the pipeline must stop.
+  bool run_step(const Step& step, int iteration, bool& modified) {
+    if (step.kind != Step::Kind::Fixpoint) return run_single(step, iteration, modified);
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::size_t first_entry = report_.passes.size();
+    PassReport group;
+    group.name = step.name;
+    group.kind = "fixpoint";
+    group.sweep = sweep_;
+    group.stop_reason = "max_iterations";
+    for (int it = 1; it <= step.max_iterations; ++it) {
+      group.iteration = it;
+      bool any = false;
+      for (const Step& child : step.children) {
+        bool child_modified = false;
+        if (!run_step(child, it, child_modified)) return false;
+        any = any || child_modified;
+      }
+      modified = modified || any;
+      if (!any) {
+        group.stop_reason = "converged";
+        break;
+      }
+    }
+    for (std::size_t i = first_entry; i < report_.passes.size(); ++i) {
+      group.nodes_added += report_.passes[i].nodes_added;
+      group.nodes_removed += report_.passes[i].nodes_removed;
+      group.nodes_changed += report_.passes[i].nodes_changed;
+    }
+    group.seconds = seconds_since(t0);
+    report_.passes.push_back(group);
+    return true;
+  }
+
+  bool run_single(const Step& step, int iteration, bool& modified) {
+    PassReport entry;
+    entry.name = step.name;
+    entry.sweep = sweep_;
+    entry.iteration = iteration;
+    const auto t0 = std::chrono::steady_clock::now();
+    Graph backup = gm_.graph;  // the transaction: restored on any failure below
+    Graph rebuilt;
+    bool in_place = true;
+    const std::string what = fmt::format("pass '{}'", step.name);
+    Status st;
+    switch (step.kind) {
+      case Step::Kind::LuaPass:
+        entry.kind = "pass";
+        st = s_.protected_call(
+            [&](lua_State* L) {
+              SessionScope session(s_, gm_.graph, &gm_.modules, false);
+              lua_rawgeti(L, LUA_REGISTRYINDEX, step.ref);
+              push_graph(L, session.id);
+              lua_call(L, 1, 0);
+            },
+            false, what);
+        break;
+      case Step::Kind::Transformer:
+        entry.kind = "transformer";
+        in_place = false;
+        st = s_.protected_call(
+            [&](lua_State* L) { run_transformer(L, s_, step.ref, gm_.graph, &gm_.modules, rebuilt); }, false, what);
+        break;
+      case Step::Kind::Builtin:
+        entry.kind = "builtin";
+        st = run_builtin(step.name);
+        break;
+      case Step::Kind::Fixpoint: break;
+    }
+    if (st) {
+      Status valid = (in_place ? gm_.graph : rebuilt).lint(&gm_.modules);
+      if (!valid) st = Status::error(Diagnostic{.file = s_.script_name(), .message = fmt::format("{} left an invalid graph: {}", what, valid.message())});
+    }
+    if (st && !in_place) gm_.graph = std::move(rebuilt);
+    if (!st) {
+      gm_.graph = std::move(backup);
+      entry.ok = false;
+      entry.error = st.message();
+      entry.seconds = seconds_since(t0);
+      report_.passes.push_back(entry);
+      stop("pass_failed", st.diagnostic());
+      return false;
+    }
+    const GraphDiff diff = in_place ? diff_in_place(backup, gm_.graph) : diff_by_name(backup, gm_.graph);
+    entry.nodes_added = diff.added;
+    entry.nodes_removed = diff.removed;
+    entry.nodes_changed = diff.changed;
+    modified = !diff.empty();
+    if (spec_.run_checks_after_each_pass && !spec_.checks.empty()) {
+      auto failures = run_checks(fmt::format("after pass '{}'", step.name));
+      if (!failures.empty()) {
+        entry.check_failures = failures;
+        if (!spec_.suppress_check_failures) {
+          gm_.graph = std::move(backup);
+          entry.ok = false;
+          entry.error = failures.front();
+          entry.seconds = seconds_since(t0);
+          report_.passes.push_back(entry);
+          stop("check_failed", Diagnostic{.file = s_.script_name(), .message = failures.front()});
+          return false;
+        }
+      }
+    }
+    entry.seconds = seconds_since(t0);
+    report_.passes.push_back(entry);
+    return true;
+  }
+
+  Status run_builtin(const std::string& name) {
+    if (name == "dead_code_elimination") {
+      gm_.graph.eliminate_dead_code();
+      return Status::ok();
+    }
+    if (name == "stable_topological_sort") return gm_.graph.stable_topological_sort();
+    if (name == "lint") {
+      Status st = gm_.graph.lint(&gm_.modules);
+      if (!st) return Status::error(Diagnostic{.file = s_.script_name(), .message = "lint: " + st.message()});
+      return st;
+    }
+    return Status::error(Diagnostic{.file = s_.script_name(), .message = "unknown built-in pass '" + name + "'"});
+  }
+
+  /// Runs every check on the current graph (read-only); returns the failures' messages.
+  std::vector<std::string> run_checks(const std::string& when) {
+    std::vector<std::string> failures;
+    for (const Check& check : spec_.checks) {
+      if (check.ref == LUA_NOREF) {
+        Status st = gm_.graph.lint(&gm_.modules);
+        if (!st) failures.push_back(fmt::format("check 'lint' failed {}: {}", when, st.message()));
+        continue;
+      }
+      std::string complaint;
+      Status st = s_.protected_call(
+          [&](lua_State* L) {
+            SessionScope session(s_, gm_.graph, &gm_.modules, true);
+            lua_rawgeti(L, LUA_REGISTRYINDEX, check.ref);
+            push_graph(L, session.id);
+            lua_call(L, 1, 2);
+            if (lua_type(L, -2) == LUA_TBOOLEAN && !lua_toboolean(L, -2)) {
+              complaint = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "returned false";
+            }
+          },
+          false);
+      if (!st) failures.push_back(fmt::format("check '{}' failed {}: {}", check.name, when, st.message()));
+      else if (!complaint.empty()) failures.push_back(fmt::format("check '{}' failed {}: {}", check.name, when, complaint));
+    }
+    return failures;
+  }
+
+  SandboxState& s_;
+  PipelineSpec& spec_;
+  GraphModule& gm_;
+  PipelineReport& report_;
+  int sweep_ = 1;
+};
+
+}  // namespace
+
+Status read_pipeline(SandboxState& s, PipelineSpec& spec) {
+  return s.protected_call(
+      [&](lua_State* L) {
+        s.push_main(L);
+        const int main = lua_gettop(L);
+        const int type = lua_type(L, main);
+        std::string kind;
+        if (type == LUA_TTABLE) {
+          lua_getfield(L, main, "kind");
+          kind = lua_tostring(L, -1) ? lua_tostring(L, -1) : "";
+          lua_pop(L, 1);
+        }
+        if (kind == "pipeline") {
+          spec.name = optional_name(L, main);
+          read_steps(L, main, spec.steps);
+          lua_getfield(L, main, "checks");
+          const lua_Integer n = static_cast<lua_Integer>(luaL_len(L, -1));
+          for (lua_Integer i = 1; i <= n; ++i) {
+            Check c;
+            if (lua_rawgeti(L, -1, i) == LUA_TFUNCTION) {
+              c.name = location_of(L, -1);
+              c.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+            } else {
+              c.name = "lint";
+              lua_pop(L, 1);
+            }
+            spec.checks.push_back(c);
+          }
+          lua_pop(L, 1);
+          lua_getfield(L, main, "run_checks_after_each_pass");
+          spec.run_checks_after_each_pass = lua_toboolean(L, -1);
+          lua_getfield(L, main, "suppress_check_failures");
+          spec.suppress_check_failures = lua_toboolean(L, -1);
+          lua_getfield(L, main, "steps");
+          spec.sweeps = static_cast<int>(lua_tointeger(L, -1));
+          if (spec.sweeps < 1) spec.sweeps = 1;
+          lua_pop(L, 3);
+        } else if (type == LUA_TFUNCTION || type == LUA_TSTRING ||
+                   kind == "pass" || kind == "transformer" || kind == "builtin" || kind == "fixpoint") {
+          spec.steps.emplace_back();
+          read_step(L, main, spec.steps.back());
+        } else {
+          luaL_error(L, "the script must return a pipeline (graft.pipeline{...}) or a pass; it returned %s",
+                     type == LUA_TTABLE ? "a table that is neither" : luaL_typename(L, main));
+        }
+        if (spec.name.empty()) spec.name = s.script_name();
+      },
+      false);
+}
+
+void release_pipeline(SandboxState& s, PipelineSpec& spec) {
+  release_steps(s.L(), spec.steps);
+  for (Check& c : spec.checks) {
+    if (c.ref != LUA_NOREF) luaL_unref(s.L(), LUA_REGISTRYINDEX, c.ref);
+    c.ref = LUA_NOREF;
+  }
+}
+
+}  // namespace detail
+
+std::size_t PipelineReport::nodes_added() const {
+  std::size_t n = 0;
+  for (const auto& p : passes) if (p.kind != "fixpoint") n += p.nodes_added;
+  return n;
+}
+std::size_t PipelineReport::nodes_removed() const {
+  std::size_t n = 0;
+  for (const auto& p : passes) if (p.kind != "fixpoint") n += p.nodes_removed;
+  return n;
+}
+std::size_t PipelineReport::nodes_changed() const {
+  std::size_t n = 0;
+  for (const auto& p : passes) if (p.kind != "fixpoint") n += p.nodes_changed;
+  return n;
+}
+
+std::string PipelineReport::to_json() const {
+  nlohmann::ordered_json j;
+  j["pipeline"] = pipeline;
+  j["script"] = script;
+  j["script_version"] = script_version;
+  j["ok"] = ok();
+  j["stop_reason"] = stop_reason;
+  if (error) {
+    nlohmann::ordered_json e;
+    e["message"] = error->message;
+    if (!error->file.empty()) e["file"] = error->file;
+    if (error->line) e["line"] = error->line;
+    if (!error->node.empty()) e["node"] = error->node;
+    e["text"] = error->to_string();
+    j["error"] = e;
+  }
+  j["nodes_before"] = nodes_before;
+  j["nodes_after"] = nodes_after;
+  j["seconds"] = seconds;
+  auto& list = j["passes"] = nlohmann::ordered_json::array();
+  for (const PassReport& p : passes) {
+    nlohmann::ordered_json e;
+    e["name"] = p.name;
+    e["kind"] = p.kind;
+    e["sweep"] = p.sweep;
+    if (p.iteration) e["iteration"] = p.iteration;
+    e["ok"] = p.ok;
+    e["seconds"] = p.seconds;
+    e["nodes_added"] = p.nodes_added;
+    e["nodes_removed"] = p.nodes_removed;
+    e["nodes_changed"] = p.nodes_changed;
+    if (!p.stop_reason.empty()) e["stop_reason"] = p.stop_reason;
+    if (!p.error.empty()) e["error"] = p.error;
+    if (!p.check_failures.empty()) e["check_failures"] = p.check_failures;
+    list.push_back(std::move(e));
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string PipelineReport::to_text() const {
+  std::string out = fmt::format("pipeline {} ({})\n", pipeline, script);
+  for (const PassReport& p : passes) {
+    std::string where = p.iteration ? fmt::format(" [iteration {}]", p.iteration) : "";
+    if (!p.ok) {
+      out += fmt::format("  {:<32} {:>9.3f} ms  FAILED: {}\n", p.name + where, p.seconds * 1e3, p.error);
+      continue;
+    }
+    out += fmt::format("  {:<32} {:>9.3f} ms  +{} -{} ~{}{}\n", p.name + where, p.seconds * 1e3, p.nodes_added,
+                       p.nodes_removed, p.nodes_changed, p.stop_reason.empty() ? "" : "  (" + p.stop_reason + ")");
+    for (const auto& f : p.check_failures) out += fmt::format("    check failure (suppressed): {}\n", f);
+  }
+  out += fmt::format("  {}: {} -> {} nodes in {:.3f} s ({})\n", ok() ? "ok" : "stopped", nodes_before, nodes_after,
+                     seconds, stop_reason);
+  return out;
+}
+
+PipelineReport run_pipeline(Sandbox& sandbox, GraphModule& gm) {
+  detail::SandboxState& s = sandbox.state();
+  PipelineReport report;
+  report.script = s.script_name();
+  report.nodes_before = gm.graph.size();
+  const auto t0 = std::chrono::steady_clock::now();
+  detail::PipelineSpec spec;
+  Status st = detail::read_pipeline(s, spec);
+  if (!st) {
+    report.stop_reason = "invalid_pipeline";
+    report.error = st.diagnostic();
+  } else {
+    report.pipeline = spec.name;
+    detail::Runner(s, spec, gm, report).run();
+  }
+  detail::release_pipeline(s, spec);
+  report.nodes_after = gm.graph.size();
+  report.seconds = detail::seconds_since(t0);
+  return report;
+}
+
+Status validate_pipeline(Sandbox& sandbox) {
+  detail::PipelineSpec spec;
+  Status st = detail::read_pipeline(sandbox.state(), spec);
+  detail::release_pipeline(sandbox.state(), spec);
+  return st;
+}
+
+}  // namespace graft::lua

@@ -1,0 +1,285 @@
+// The sandbox's lua_State: its allocator, its count hook, and the protected-call door
+// every host→Lua interaction goes through.
+#include "sandbox_state.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "lua_library.hpp"
+#include "trampoline.hpp"
+
+namespace graft::lua::detail {
+
+// {====================================================================================
+// Memory: a lua_Alloc that charges the sandbox's budget.
+
+namespace {
+
+void* budget_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
+  auto* b = static_cast<Budget*>(ud);
+  // With ptr == NULL, osize is a type tag, not a size (Lua 5.4 manual, lua_Alloc).
+  const std::size_t old = ptr ? osize : 0;
+  if (nsize == 0) {
+    if (ptr) {
+      b->memory_used -= old;
+      std::free(ptr);
+    }
+    return nullptr;
+  }
+  if (nsize > old) {
+    ++b->allocations;
+    if (b->fail_allocation != 0 && b->allocations == b->fail_allocation) return nullptr;
+    if (b->memory_used - old + nsize + b->host_charged > b->memory_limit) {
+      b->memory_refused = true;
+      return nullptr;  // Lua runs an emergency collection and retries before raising
+    }
+  }
+  void* p = std::realloc(ptr, nsize);
+  if (p == nullptr) return nsize <= old ? ptr : nullptr;  // a failed shrink keeps the block
+  b->memory_used = b->memory_used - old + nsize;
+  if (b->memory_used > b->memory_peak) b->memory_peak = b->memory_used;
+  return p;
+}
+
+// }====================================================================================
+
+// {====================================================================================
+// Instructions and time: a count hook charged to the sandbox, not to the coroutine, so work
+// spread over coroutines adds up; once spent it fires on every instruction, so a script's
+// pcall can catch the error but never get past the next instruction.
+
+void count_hook(lua_State* L, lua_Debug*) {
+  SandboxState& s = state_of(L);
+  Budget& b = s.budget();
+  const int stride = lua_gethookcount(L);
+  b.instructions += static_cast<std::uint64_t>(stride);
+  if (!b.exhausted) {
+    if (b.instructions > b.instruction_limit) {
+      b.exhausted = true;
+      b.exhausted_message = fmt::format("instruction budget exceeded ({} instructions)", b.instruction_limit);
+    } else if (b.has_deadline && std::chrono::steady_clock::now() > b.deadline) {
+      b.exhausted = true;
+      b.exhausted_message = "time budget exceeded";
+    } else {
+      // A coroutine armed at stride 1 during an earlier exhaustion goes back to normal.
+      if (stride != kHookStride) lua_sethook(L, count_hook, LUA_MASKCOUNT, kHookStride);
+      return;
+    }
+  }
+  lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
+  luaL_error(L, "%s", b.exhausted_message.c_str());
+}
+
+int panic_handler(lua_State* L) {
+  const char* msg = lua_tostring(L, -1);
+  std::cerr << "graft: fatal: Lua panic outside protected mode: " << (msg ? msg : "?") << std::endl;
+  std::abort();
+}
+
+/// Converts whatever was raised into a string; Lua calls it before unwinding.
+int message_handler(lua_State* L) {
+  if (lua_type(L, 1) == LUA_TSTRING) return 1;
+  if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+  lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  return 1;
+}
+
+struct BodyCall {
+  const std::function<void(lua_State*)>* body;
+};
+
+int run_body(lua_State* L) {
+  auto* call = static_cast<BodyCall*>(lua_touserdata(L, 1));
+  lua_settop(L, 0);
+  (*call->body)(L);
+  return 0;
+}
+
+/// `file:line: message` → a Diagnostic with those fields; anything else is the message.
+Diagnostic diagnose(const std::string& text, const std::string& script) {
+  static const std::regex located(R"(^([^\n:]+):(\d+): ([\s\S]*)$)");
+  std::smatch m;
+  Diagnostic d;
+  if (std::regex_match(text, m, located)) {
+    d.file = m[1].str();
+    d.line = std::atoi(m[2].str().c_str());
+    d.message = m[3].str();
+  } else {
+    d.file = script;
+    d.message = text;
+  }
+  return d;
+}
+
+}  // namespace
+
+// }====================================================================================
+
+SandboxState& state_of(lua_State* L) { return **static_cast<SandboxState**>(lua_getextraspace(L)); }
+
+SandboxState::SandboxState(SandboxOptions options) : options_(std::move(options)) {
+  budget_.memory_limit = options_.limits.memory_bytes;
+  budget_.fail_allocation = options_.fail_allocation;
+  roots_ = options_.roots;
+}
+
+SandboxState::~SandboxState() {
+  if (L_ != nullptr) lua_close(L_);
+}
+
+Status SandboxState::open() {
+  L_ = lua_newstate(budget_alloc, &budget_);
+  if (L_ == nullptr) return Status::error("cannot create a Lua state (out of memory)");
+  *static_cast<SandboxState**>(lua_getextraspace(L_)) = this;
+  lua_atpanic(L_, panic_handler);
+  return protected_call([](lua_State* L) { install_library(L); }, true, "setting up the sandbox");
+}
+
+void SandboxState::arm_budget(bool loading) {
+  budget_.instruction_limit = options_.limits.instructions;
+  budget_.instructions = 0;
+  budget_.exhausted = false;
+  budget_.exhausted_message.clear();
+  budget_.host_charged = 0;
+  budget_.memory_refused = false;
+  const auto limit = loading ? options_.limits.load_time : options_.limits.call_time;
+  budget_.has_deadline = limit.count() > 0;
+  if (budget_.has_deadline) budget_.deadline = std::chrono::steady_clock::now() + limit;
+  lua_sethook(L_, count_hook, LUA_MASKCOUNT, kHookStride);
+}
+
+Status SandboxState::protected_call(const std::function<void(lua_State*)>& body, bool loading,
+                                    std::string_view what) {
+  lua_State* L = L_;
+  const int top = lua_gettop(L);
+  const bool outermost = depth == 0;
+  if (outermost) arm_budget(loading);
+  ++depth;
+  BodyCall call{&body};
+  // Pushing two C functions and a light userdata never allocates a new object beyond the
+  // stack slots Lua guarantees (LUA_MINSTACK), so this setup cannot raise outside pcall.
+  lua_pushcfunction(L, message_handler);
+  lua_pushcfunction(L, cfunction<run_body>);
+  lua_pushlightuserdata(L, &call);
+  const int rc = lua_pcall(L, 1, 0, top + 1);
+  --depth;
+  Status result;
+  if (rc != LUA_OK) {
+    std::string text;
+    if (rc == LUA_ERRMEM) {
+      if (budget_.memory_refused)
+        text = fmt::format("memory budget exceeded ({} MiB)", options_.limits.memory_bytes >> 20);
+      else
+        text = "not enough memory";
+    } else if (budget_.exhausted) {
+      // The script may have caught the budget error and raised another; the budget wins.
+      const char* m = lua_tostring(L, -1);
+      std::string raised = m ? m : "";
+      text = raised.find(budget_.exhausted_message) != std::string::npos ? raised : budget_.exhausted_message;
+    } else if (rc == LUA_ERRERR) {
+      text = "error while handling an error";
+    } else {
+      const char* m = lua_tostring(L, -1);
+      text = m ? m : "(error object is not a string)";
+    }
+    Diagnostic d = diagnose(text, script_name_);
+    if (!what.empty()) d.message = fmt::format("{}: {}", what, d.message);
+    result = Status::error(std::move(d));
+  }
+  lua_settop(L, top);
+  if (outermost) {
+    budget_.exhausted = false;
+    budget_.host_charged = 0;
+  }
+  return result;
+}
+
+Status SandboxState::load_main(std::string_view code, const std::string& chunk_name,
+                               const std::filesystem::path& file) {
+  script_name_ = chunk_name;
+  if (!file.empty()) {
+    files_.push_back(file);
+    if (roots_.empty()) roots_.push_back(file.parent_path().empty() ? "." : file.parent_path());
+  }
+  return protected_call(
+      [&](lua_State* L) {
+        load_chunk(L, code, chunk_name);  // pushes the chunk, bound to a fresh module env
+        lua_call(L, 0, 1);
+        if (main_ref_ != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, main_ref_);
+        main_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+      },
+      true);
+}
+
+void SandboxState::push_main(lua_State* L) const {
+  if (main_ref_ == LUA_NOREF) lua_pushnil(L);
+  else lua_rawgeti(L, LUA_REGISTRYINDEX, main_ref_);
+}
+
+Result<std::filesystem::path> SandboxState::resolve_module(std::string_view name) const {
+  static const std::regex valid(R"(^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$)");
+  if (!std::regex_match(name.begin(), name.end(), valid))
+    return Status::error(fmt::format("module '{}': names are identifiers separated by dots", name));
+  std::string relative(name);
+  for (char& c : relative) if (c == '.') c = '/';
+  relative += ".lua";
+  std::error_code ec;
+  for (const auto& root : roots_) {
+    const std::filesystem::path candidate = root / relative;
+    if (!std::filesystem::is_regular_file(candidate, ec)) continue;
+    // A symlink must not lead out of the root.
+    const auto real_root = std::filesystem::weakly_canonical(root, ec);
+    const auto real_file = std::filesystem::weakly_canonical(candidate, ec);
+    const auto rel = real_file.lexically_relative(real_root);
+    if (ec || rel.empty() || *rel.begin() == "..")
+      return Status::error(fmt::format("module '{}': {} leads outside the script root", name, candidate.string()));
+    return candidate;
+  }
+  std::string where;
+  for (const auto& root : roots_) where += (where.empty() ? "" : ", ") + root.string();
+  return Status::error(fmt::format("module '{}' not found (looked for {} under: {})", name, relative, where));
+}
+
+int SandboxState::open_session(Graph& graph, const ModuleTable* modules, bool read_only) {
+  const int id = next_session_++;
+  GraphSession session;
+  session.graph = &graph;
+  session.modules = modules;
+  session.read_only = read_only;
+  sessions_.emplace(id, session);
+  return id;
+}
+
+void SandboxState::close_session(int id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  if (it->second.handle_cache_ref != LUA_NOREF) luaL_unref(L_, LUA_REGISTRYINDEX, it->second.handle_cache_ref);
+  sessions_.erase(it);
+}
+
+GraphSession* SandboxState::session(int id) {
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : &it->second;
+}
+
+void SandboxState::charge_host_memory(lua_State* L, std::size_t bytes) {
+  budget_.host_charged += bytes;
+  if (budget_.memory_used + budget_.host_charged > budget_.memory_limit) {
+    budget_.memory_refused = true;
+    luaL_error(L, "memory budget exceeded (%d MiB)", static_cast<int>(options_.limits.memory_bytes >> 20));
+  }
+}
+
+void SandboxState::log(std::string_view text) {
+  if (options_.log) {
+    options_.log(script_name_, text);
+  } else {
+    std::cerr << "[" << script_name_ << "] " << text << "\n";
+  }
+}
+
+}  // namespace graft::lua::detail

@@ -1,0 +1,122 @@
+// SandboxState: the lua_State of one sandbox and everything the host keeps beside it —
+// the budgets its allocator and hook charge, the files it loaded, the graphs it may see.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <lua.hpp>
+
+#include "graft/lua/sandbox.hpp"
+#include "graft/status.hpp"
+
+namespace graft {
+class Graph;
+class ModuleTable;
+}  // namespace graft
+
+namespace graft::lua::detail {
+
+/// What the allocator and the count hook charge. One per sandbox, shared by its coroutines.
+struct Budget {
+  // memory (the allocator)
+  std::size_t memory_limit = 0;
+  std::size_t memory_used = 0;
+  std::size_t memory_peak = 0;
+  std::size_t host_charged = 0;     ///< bytes the host allocated for the script in this call
+  std::uint64_t allocations = 0;     ///< growing allocations so far (fault injection counts these)
+  std::uint64_t fail_allocation = 0; ///< testing: refuse exactly this allocation (0 = never)
+  bool memory_refused = false;       ///< the last LUA_ERRMEM came from the budget, not the OS
+  // instructions and time (the count hook)
+  std::uint64_t instruction_limit = 0;
+  std::uint64_t instructions = 0;
+  bool has_deadline = false;
+  std::chrono::steady_clock::time_point deadline{};
+  bool exhausted = false;  ///< once set, every hook tick raises again until the next call
+  std::string exhausted_message{};
+};
+
+/// A graph a script may currently touch. Handles carry the session id, so a handle kept
+/// past its pass finds no session and raises instead of touching freed memory.
+struct GraphSession {
+  Graph* graph = nullptr;
+  const ModuleTable* modules = nullptr;
+  int handle_cache_ref = LUA_NOREF;  ///< registry ref: table NodeId+1 -> node handle
+  bool read_only = false;
+};
+
+class SandboxState {
+ public:
+  explicit SandboxState(SandboxOptions options);
+  ~SandboxState();
+  SandboxState(const SandboxState&) = delete;
+  SandboxState& operator=(const SandboxState&) = delete;
+
+  /// Creates the lua_State and installs the library; false if Lua could not even start.
+  Status open();
+  lua_State* L() const { return L_; }
+  const SandboxOptions& options() const { return options_; }
+  Budget& budget() { return budget_; }
+  const Budget& budget() const { return budget_; }
+
+  /// Runs `body` in protected mode under a fresh call budget (the load budget when
+  /// `loading`). `body` may use the Lua API freely; Lua errors, budget overruns and C++
+  /// exceptions all come back as a Status whose message names the script and line.
+  Status protected_call(const std::function<void(lua_State*)>& body, bool loading,
+                        std::string_view what = {});
+
+  /// Loads the main script (text only) and runs its top level; keeps what it returns.
+  Status load_main(std::string_view code, const std::string& chunk_name,
+                   const std::filesystem::path& file);
+  /// Pushes the main script's value (nil if not loaded).
+  void push_main(lua_State* L) const;
+
+  // --- files and modules ---------------------------------------------------------------------
+  std::vector<std::filesystem::path>& files() { return files_; }
+  const std::vector<std::filesystem::path>& files() const { return files_; }
+  const std::string& script_name() const { return script_name_; }
+  /// Resolves `require(name)` to a file under the roots; error text on failure.
+  Result<std::filesystem::path> resolve_module(std::string_view name) const;
+
+  // --- graph sessions ------------------------------------------------------------------------
+  int open_session(Graph& graph, const ModuleTable* modules, bool read_only = false);
+  void close_session(int id);
+  GraphSession* session(int id);
+
+  /// Charges host-side allocations made for the script to its memory budget; raises a Lua
+  /// error when over (call only from a lua_CFunction).
+  void charge_host_memory(lua_State* L, std::size_t bytes);
+
+  /// Sets the instruction/time budget for the next call into Lua.
+  void arm_budget(bool loading);
+
+  /// Where `print` goes.
+  void log(std::string_view text);
+
+  /// Stack depth of host-driven calls (nested protected_call from inside a Lua callback).
+  int depth = 0;
+
+ private:
+  SandboxOptions options_;
+  Budget budget_{};
+  lua_State* L_ = nullptr;
+  std::vector<std::filesystem::path> files_;
+  std::vector<std::filesystem::path> roots_;
+  std::string script_name_ = "script";
+  int main_ref_ = LUA_NOREF;
+  std::map<int, GraphSession> sessions_;
+  int next_session_ = 1;
+};
+
+/// The SandboxState that owns `L` (any coroutine of it).
+SandboxState& state_of(lua_State* L);
+
+/// Instruction stride of the count hook (the budget is charged this many at a time).
+inline constexpr int kHookStride = 1000;
+
+}  // namespace graft::lua::detail
