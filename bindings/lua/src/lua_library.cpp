@@ -231,11 +231,13 @@ int capped_pattern_call(lua_State* L, const char* fname) {
       if (pattern[i] == '?') ++optionals;
     }
     const double work = std::pow(static_cast<double>(subject_len) + 1.0, repeats + 1) * std::pow(2.0, optionals);
-    if (work > lim.pattern_work)
-      return luaL_error(L,
-                        "string.%s: pattern with %d repetitions could backtrack about %.3g steps on a "
-                        "%d-byte subject (limit %.3g); simplify the pattern",
-                        fname, repeats, work, static_cast<int>(subject_len), lim.pattern_work);
+    if (work > lim.pattern_work) {
+      const std::string msg = fmt::format(
+          "string.{}: pattern with {} repetitions could backtrack about {:.3g} steps on a {}-byte subject "
+          "(limit {:.3g}); simplify the pattern",
+          fname, repeats, work, subject_len, lim.pattern_work);
+      return luaL_error(L, "%s", msg.c_str());
+    }
   }
   lua_pushvalue(L, lua_upvalueindex(1));  // the original function
   lua_insert(L, 1);
@@ -262,9 +264,11 @@ int capped_rep(lua_State* L) {
   const double total = static_cast<double>(n) * static_cast<double>(len) +
                        static_cast<double>(n - 1) * static_cast<double>(sep_len);
   const std::size_t limit = state_of(L).options().limits.memory_bytes;
-  if (total > static_cast<double>(limit))
-    return luaL_error(L, "string.rep: a result of %.0f bytes is over the memory budget (%d MiB)", total,
-                      static_cast<int>(limit >> 20));
+  if (total > static_cast<double>(limit)) {
+    const std::string msg = fmt::format("string.rep: a result of {:.0f} bytes is over the memory budget ({} MiB)",
+                                        total, limit >> 20);
+    return luaL_error(L, "%s", msg.c_str());
+  }
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, 1);
