@@ -732,6 +732,7 @@ ValueMeta to_value_meta(lua_State* L, int index, int depth) {
   index = lua_absindex(L, index);
   ValueMeta v;
   if (depth > 32) luaL_error(L, "tensor_meta: nested too deep");
+  luaL_checkstack(L, 8, "tensor_meta");
   if (lua_isnil(L, index) || is_none(L, index)) return v;
   if (!lua_istable(L, index)) luaL_error(L, "tensor_meta: expected a table, got a %s", luaL_typename(L, index));
   if (lua_getfield(L, index, "shape") != LUA_TNIL) {

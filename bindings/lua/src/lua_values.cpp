@@ -142,6 +142,7 @@ int graft_dict(lua_State* L) {
 }
 
 int graft_slice(lua_State* L) {
+  lua_settop(L, 3);  // missing parts are nil, not whatever sits above them
   lua_createtable(L, 0, 3);
   for (int i = 1; i <= 3; ++i) {
     if (lua_isnoneornil(L, i)) lua_getfield(L, LUA_REGISTRYINDEX, "graft.none_value");
@@ -200,6 +201,7 @@ int container_tostring(lua_State* L);
 void append_repr(lua_State* L, int index, std::string& out, int depth) {
   index = lua_absindex(L, index);
   if (depth > kMaxDepth) { out += "..."; return; }
+  luaL_checkstack(L, 8, "nested value");
   switch (lua_type(L, index)) {
     case LUA_TNIL: out += "None"; return;
     case LUA_TBOOLEAN: out += lua_toboolean(L, index) ? "True" : "False"; return;
@@ -336,6 +338,7 @@ void sorted_string_keys(lua_State* L, int index, const std::string& what, std::v
 Argument convert(lua_State* L, int index, int session, std::string& what, int depth) {
   index = lua_absindex(L, index);
   if (depth > kMaxDepth) luaL_error(L, "%s: nested more than %d levels deep", what.c_str(), kMaxDepth);
+  luaL_checkstack(L, 8, "nested argument");
   switch (lua_type(L, index)) {
     case LUA_TNIL: return NoneValue{};
     case LUA_TBOOLEAN: return static_cast<bool>(lua_toboolean(L, index));
@@ -486,6 +489,7 @@ void push_json_value(lua_State* L, const OrderedJson& j, int depth) {
 void append_json(lua_State* L, int index, std::string& out, std::string& what, int depth) {
   index = lua_absindex(L, index);
   if (depth > kMaxDepth) luaL_error(L, "%s: nested more than %d levels deep", what.c_str(), kMaxDepth);
+  luaL_checkstack(L, 8, "nested value");
   switch (lua_type(L, index)) {
     case LUA_TNIL: out += "null"; return;
     case LUA_TBOOLEAN: out += lua_toboolean(L, index) ? "true" : "false"; return;

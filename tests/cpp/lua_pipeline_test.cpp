@@ -1,0 +1,247 @@
+// Pipelines: transactions, checks, sweeps, fixpoint groups, Transformer passes, reports.
+#include <doctest/doctest.h>
+
+#include "graft/io/render.hpp"
+#include "lua_test_support.hpp"
+
+using namespace graft;
+using namespace graft::test;
+
+TEST_CASE("pipeline: a pass that fails leaves the graph exactly as it was, and names script, line and pass") {
+  GraphModule gm = parse(small_aten_graph());
+  const std::string before = save(gm);
+  lua::PipelineReport r = run_on(R"(return graft.pipeline{ name = "p", passes = {
+      graft.pass{name = "good", run = function(g) g:find("relu").name = "activation" end},
+      graft.pass{name = "bad", run = function(g)
+        g:find("add").target = "torch.ops.aten.mul.Tensor"
+        g:call_function("torch.ops.aten.neg.default", {g:find("x")})
+        error("something is wrong")
+      end},
+      graft.pass{name = "never", run = function(g) error("not reached") end},
+    }})",
+                                 gm);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.stop_reason == "pass_failed");
+  CHECK(r.error->to_string() == "test.lua:6: pass 'bad': something is wrong");
+  REQUIRE(r.passes.size() == 2);
+  CHECK(r.passes[0].ok);
+  CHECK(r.passes[0].nodes_changed == 1);
+  CHECK_FALSE(r.passes[1].ok);
+  // The first pass stays applied; the failing one left no trace.
+  GraphModule expected = parse(before);
+  REQUIRE(expected.graph.rename(expected.graph.find("relu"), "activation").is_ok());
+  CHECK(save(gm) == save(expected));
+}
+
+TEST_CASE("pipeline: running out of budget in the middle of a pass rolls it back") {
+  GraphModule gm = parse(small_aten_graph());
+  const std::string before = save(gm);
+  lua::SandboxOptions options;
+  options.limits.instructions = 100'000;
+  lua::PipelineReport r = run_on(R"(return function(g)
+      g:find("add").target = "torch.ops.aten.mul.Tensor"
+      while true do pcall(function() while true do end end) end
+    end)",
+                                 gm, options);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error->message == "pass 'test.lua:1': instruction budget exceeded (100000 instructions)");
+  CHECK(save(gm) == before);
+
+  options.limits.instructions = 500'000'000;
+  options.limits.memory_bytes = 16 << 20;
+  r = run_on(R"(return function(g)
+      for i = 1, 1e7 do g:call_function("torch.ops.aten.neg.default", {g:find("x")}) end
+    end)",
+             gm, options);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error->message.find("memory budget exceeded (16 MiB)") != std::string::npos);
+  CHECK(save(gm) == before);
+}
+
+TEST_CASE("pipeline: a pass that leaves an invalid graph is rolled back") {
+  GraphModule gm = parse(small_aten_graph());
+  const std::string before = save(gm);
+  lua::PipelineReport r = run_on(R"(return graft.pass{name = "reorder", run = function(g)
+      g:find("x"):prepend(g:find("relu"))
+    end})",
+                                 gm);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error->message.rfind("pass 'reorder' left an invalid graph: ", 0) == 0);
+  CHECK(save(gm) == before);
+}
+
+TEST_CASE("pipeline: checks after each pass; a failing check stops and undoes that pass unless suppressed") {
+  const char* script = R"(return graft.pipeline{
+      passes = {
+        graft.pass{name = "add_to_div", run = function(g)
+          for n in g:nodes{target = "torch.ops.aten.add.Tensor"} do n.target = "torch.ops.aten.div.Tensor" end
+        end},
+        graft.pass{name = "div_to_mul", run = function(g)
+          for n in g:nodes{target = "torch.ops.aten.div.Tensor"} do n.target = "torch.ops.aten.mul.Tensor" end
+        end},
+      },
+      checks = { function(g)
+        for n in g:nodes("call_function") do
+          if n.target == "torch.ops.aten.mul.Tensor" then return false, "no mul allowed: " .. n.name end
+        end
+        return true
+      end },
+      run_checks_after_each_pass = true,
+      suppress_check_failures = SUPPRESS,
+    })";
+  auto with = [&](const char* suppress) {
+    std::string s = script;
+    s.replace(s.find("SUPPRESS"), 8, suppress);
+    return s;
+  };
+  SUBCASE("not suppressed") {
+    GraphModule gm = parse(small_aten_graph());
+    lua::PipelineReport r = run_on(with("false"), gm);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.stop_reason == "check_failed");
+    CHECK(r.error->message == "check 'test.lua:10' failed after pass 'div_to_mul': no mul allowed: add");
+    // add_to_div stays; div_to_mul was undone.
+    CHECK(gm.graph.target(gm.graph.find("add")) == "torch.ops.aten.div.Tensor");
+  }
+  SUBCASE("suppressed") {
+    GraphModule gm = parse(small_aten_graph());
+    lua::PipelineReport r = run_on(with("true"), gm);
+    REQUIRE(r.ok());
+    CHECK(r.stop_reason == "completed");
+    REQUIRE(r.passes.size() == 2);
+    CHECK(r.passes[0].check_failures.empty());
+    REQUIRE(r.passes[1].check_failures.size() == 1);
+    CHECK(r.passes[1].check_failures[0] == "check 'test.lua:10' failed after pass 'div_to_mul': no mul allowed: add");
+    CHECK(gm.graph.target(gm.graph.find("add")) == "torch.ops.aten.mul.Tensor");
+  }
+}
+
+TEST_CASE("pipeline: steps sweep until nothing changes (FX PassManager), fixpoint groups stop on convergence or limit") {
+  // Each run of `peel` removes one neg from a chain of three.
+  const std::string chain = graph_doc(
+      R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"neg","op":"call_function","target":"torch.ops.aten.neg.default","args":[{"node":"x"}],"kwargs":{},"meta":{}},
+{"name":"neg_1","op":"call_function","target":"torch.ops.aten.neg.default","args":[{"node":"neg"}],"kwargs":{},"meta":{}},
+{"name":"neg_2","op":"call_function","target":"torch.ops.aten.neg.default","args":[{"node":"neg_1"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"neg_2"}],"kwargs":{},"meta":{}})");
+  const char* peel = R"(local peel = graft.pass{name = "peel", run = function(g)
+      local n = g:node_list{target = "torch.ops.aten.neg.default"}[1]
+      if n then n:replace_all_uses_with(n.args[1]); n:erase() end
+    end})";
+  SUBCASE("pipeline steps") {
+    GraphModule gm = parse(chain);
+    lua::PipelineReport r = run_on(std::string(peel) + "\nreturn graft.pipeline{passes = {peel}, steps = 10}", gm);
+    REQUIRE(r.ok());
+    CHECK(r.stop_reason == "converged");
+    CHECK(r.passes.size() == 4);  // three that removed a node, one that found nothing
+    CHECK(r.passes[3].sweep == 4);
+    CHECK(gm.graph.size() == 2);
+  }
+  SUBCASE("steps limit") {
+    GraphModule gm = parse(chain);
+    lua::PipelineReport r = run_on(std::string(peel) + "\nreturn graft.pipeline{passes = {peel}, steps = 2}", gm);
+    REQUIRE(r.ok());
+    CHECK(r.stop_reason == "max_steps");
+    CHECK(gm.graph.size() == 3);
+  }
+  SUBCASE("fixpoint converges") {
+    GraphModule gm = parse(chain);
+    lua::PipelineReport r = run_on(std::string(peel) + "\nreturn graft.pipeline{passes = {graft.fixpoint{name = 'g', passes = {peel}, max_iterations = 10}, 'dead_code_elimination'}}", gm);
+    REQUIRE(r.ok());
+    REQUIRE(r.passes.size() == 6);  // peel x4, the group, dce
+    CHECK(r.passes[4].kind == "fixpoint");
+    CHECK(r.passes[4].stop_reason == "converged");
+    CHECK(r.passes[4].iteration == 4);
+    CHECK(r.passes[4].nodes_removed == 3);
+    CHECK(r.passes[5].name == "dead_code_elimination");
+  }
+  SUBCASE("fixpoint limit") {
+    GraphModule gm = parse(chain);
+    lua::PipelineReport r = run_on(std::string(peel) + "\nreturn graft.pipeline{passes = {graft.fixpoint{passes = {peel}, max_iterations = 2}}}", gm);
+    REQUIRE(r.ok());
+    CHECK(r.passes.back().stop_reason == "max_iterations");
+    CHECK(gm.graph.size() == 3);
+  }
+}
+
+TEST_CASE("pipeline: Transformer one-to-X keeps names stable and carries metadata") {
+  GraphModule gm = parse(small_aten_graph());
+  lua::PipelineReport r = run_on(R"(return graft.transformer{ name = "add_to_mul_sub",
+      call_function = function(g, target, args, kwargs)
+        if target ~= "torch.ops.aten.add.Tensor" then return g:call_function(target, args, kwargs) end
+        local m = g:call_function("torch.ops.aten.mul.Tensor", args, {})
+        return g:call_function("torch.ops.aten.sub.Tensor", {m, args[2]}, {})
+      end})",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  // Expected by hand: mul (new, named from its target) then `add` is now the sub that stands
+  // for it; both carry add's stack trace; relu and output are copies.
+  const std::string expected = graph_doc(
+      R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"y","op":"placeholder","target":"y","args":[],"kwargs":{},"meta":{}},
+{"name":"mul","op":"call_function","target":"torch.ops.aten.mul.Tensor","args":[{"node":"x"},{"node":"y"}],"kwargs":{},"meta":{"stack_trace":"model.py:3"}},
+{"name":"add","op":"call_function","target":"torch.ops.aten.sub.Tensor","args":[{"node":"mul"},{"node":"y"}],"kwargs":{},"meta":{"stack_trace":"model.py:3"}},
+{"name":"relu","op":"call_function","target":"torch.ops.aten.relu.default","args":[{"node":"add"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"relu"}],"kwargs":{},"meta":{}})");
+  CHECK(save(gm) == expected);
+  REQUIRE(r.passes.size() == 1);
+  CHECK(r.passes[0].nodes_added == 1);    // mul
+  CHECK(r.passes[0].nodes_changed == 1);  // add's target and args
+}
+
+TEST_CASE("pipeline: Transformer one-to-none and constants") {
+  GraphModule gm = parse(small_aten_graph());
+  lua::PipelineReport r = run_on(R"(return graft.transformer{
+      call_function = function(g, target, args, kwargs, node)
+        if target == "torch.ops.aten.relu.default" then return args[1] end
+        return g:call_function(target, args, kwargs)
+      end})",
+                                 gm);
+  REQUIRE(r.ok());
+  CHECK(gm.graph.find("relu") == kNoNode);
+  CHECK(format_args(gm.graph, gm.graph.output_node()) == "(add,)");
+  CHECK(r.passes[0].nodes_removed == 1);
+  CHECK(r.passes[0].nodes_changed == 1);  // the output
+
+  GraphModule gm2 = parse(small_aten_graph());
+  r = run_on(R"(return graft.transformer{ call_function = function(g, target, args, kwargs)
+      if target == "torch.ops.aten.add.Tensor" then return nil end
+      return g:call_function(target, args, kwargs)
+    end})",
+             gm2);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error->message.find("transformer handler 'call_function' returned nothing for node 'add'") != std::string::npos);
+}
+
+TEST_CASE("pipeline: scripts that do not return a pipeline are refused at once") {
+  GraphModule gm = parse(small_aten_graph());
+  auto sb = sandbox_with("return 42");
+  lua::PipelineReport r = lua::run_pipeline(*sb, gm);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.stop_reason == "invalid_pipeline");
+  CHECK(r.error->message == "the script must return a pipeline (graft.pipeline{...}) or a pass; it returned number");
+  CHECK_FALSE(lua::validate_pipeline(*sb).is_ok());
+
+  auto bad = lua::Sandbox::create();
+  REQUIRE(bad.is_ok());
+  Status st = bad.value()->load_string("return graft.pipeline{passes = {'no_such_pass'}}", "p.lua");
+  REQUIRE_FALSE(st.is_ok());
+  // `return f{...}` is a tail call: Lua keeps no line for the caller, only the script.
+  CHECK(st.message() == "p.lua: graft.pipeline: passes[1]: unknown built-in pass 'no_such_pass'");
+  auto bad2 = lua::Sandbox::create();
+  REQUIRE(bad2.is_ok());
+  st = bad2.value()->load_string("local p = graft.pipeline{passes = {'no_such_pass'}}\nreturn p", "p.lua");
+  REQUIRE_FALSE(st.is_ok());
+  CHECK(st.message() == "p.lua:1: graft.pipeline: passes[1]: unknown built-in pass 'no_such_pass'");
+}
+
+TEST_CASE("pipeline: report JSON") {
+  GraphModule gm = parse(small_aten_graph());
+  lua::PipelineReport r = run_on("return graft.pipeline{name = 'demo', passes = {'stable_topological_sort'}}", gm);
+  REQUIRE(r.ok());
+  const std::string json = r.to_json();
+  CHECK(json.find("\"pipeline\": \"demo\"") != std::string::npos);
+  CHECK(json.find("\"stop_reason\": \"completed\"") != std::string::npos);
+  CHECK(json.find("\"name\": \"stable_topological_sort\"") != std::string::npos);
+  CHECK(json.find("\"kind\": \"builtin\"") != std::string::npos);
+}
