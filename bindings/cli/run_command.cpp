@@ -97,7 +97,7 @@ int cmd_watch(const RunOptions& o) {
     if (!host.wait_for_change(std::chrono::milliseconds(1000))) continue;
     for (const lua::ReloadEvent& ev : host.poll()) {
       if (!ev.ok) {
-        fmt::print("v{} kept: reload failed: {}\n", ev.version, ev.error->to_string());
+        fmt::print("v{} error: {} (still serving v{})\n", ev.attempt, ev.error->to_string(), ev.version);
         std::fflush(stdout);
         ++runs;
         continue;

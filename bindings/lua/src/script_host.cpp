@@ -96,13 +96,14 @@ std::vector<ReloadEvent> ScriptHost::poll() {
     auto built = impl_->build(e.script, files);
     ReloadEvent ev;
     ev.script = e.script;
+    ev.attempt = ++e.last_number;  // every distinct save gets a number, good or not
     ev.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Stamp what this attempt read, so a broken version is retried only when it changes again.
     std::vector<std::filesystem::path> stamped = files;
     for (const auto& [file, stamp] : e.stamps) stamped.push_back(file);
     if (built) {
       e.current = std::move(built.value());
-      e.current->number = ++e.last_number;
+      e.current->number = ev.attempt;
       e.error.reset();
       e.stamps.clear();
       impl_->restamp(e, e.current->files);
