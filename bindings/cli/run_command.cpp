@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -13,16 +15,31 @@
 namespace graft::cli {
 namespace {
 
+/// The scripts/ folder shipped with graft: $GRAFT_SCRIPTS, else share/graft/scripts next to an
+/// installed binary, else the source tree this binary was built from.
+std::optional<std::filesystem::path> shipped_scripts_dir() {
+  if (const char* env = std::getenv("GRAFT_SCRIPTS"); env && *env) return std::filesystem::path(env);
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share" / "graft" / "scripts";
+    if (std::filesystem::is_directory(installed, ec)) return installed;
+  }
+  const std::filesystem::path source = GRAFT_SOURCE_SCRIPTS_DIR;
+  if (std::filesystem::is_directory(source, ec)) return source;
+  return std::nullopt;
+}
+
 lua::ScriptHostOptions host_options(const RunOptions& o) {
   lua::ScriptHostOptions h;
   h.sandbox.limits = o.limits;
   h.sandbox.seed = o.seed;
+  // `require` looks in the pipeline's own directory, then --script-root folders, then the
+  // scripts shipped with graft.
+  std::filesystem::path own = std::filesystem::path(o.pipeline).parent_path();
+  h.sandbox.roots.push_back(own.empty() ? "." : own);
   for (const auto& r : o.roots) h.sandbox.roots.emplace_back(r);
-  if (!h.sandbox.roots.empty()) {
-    // Explicit roots replace the default; keep the pipeline's own directory first.
-    std::filesystem::path own = std::filesystem::path(o.pipeline).parent_path();
-    h.sandbox.roots.insert(h.sandbox.roots.begin(), own.empty() ? "." : own);
-  }
+  if (auto shipped = shipped_scripts_dir()) h.sandbox.roots.push_back(*shipped);
   h.sandbox.log = [](std::string_view script, std::string_view text) {
     fmt::print(stderr, "[{}] {}\n", script, text);
   };
