@@ -780,15 +780,15 @@ void install_node_metamethods(lua_State* L, int metatable) {
   lua_setfield(L, metatable, "__index");
   lua_pushcfunction(L, cfunction<node_newindex>);
   lua_setfield(L, metatable, "__newindex");
-  lua_pushcfunction(L, node_tostring);
+  lua_pushcfunction(L, cfunction<node_tostring>);
   lua_setfield(L, metatable, "__tostring");
-  lua_pushcfunction(L, node_eq);
+  lua_pushcfunction(L, cfunction<node_eq>);
   lua_setfield(L, metatable, "__eq");
   lua_pushstring(L, kNodeType);
   lua_setfield(L, metatable, "__name");
 
   luaL_newmetatable(L, kInsertionGuard);
-  lua_pushcfunction(L, insertion_close);
+  lua_pushcfunction(L, cfunction<insertion_close>);
   lua_setfield(L, -2, "__close");
   lua_pushstring(L, kInsertionGuard);
   lua_setfield(L, -2, "__metatable");
@@ -827,7 +827,7 @@ void install_graph_metamethods(lua_State* L, int metatable) {
   lua_setfield(L, metatable, "__newindex");
   lua_pushcfunction(L, cfunction<graph_len>);
   lua_setfield(L, metatable, "__len");
-  lua_pushcfunction(L, graph_tostring);
+  lua_pushcfunction(L, cfunction<graph_tostring>);
   lua_setfield(L, metatable, "__tostring");
   lua_pushstring(L, kGraphType);
   lua_setfield(L, metatable, "__name");

@@ -84,7 +84,7 @@ int dict_next(lua_State* L) {
 
 int dict_pairs(lua_State* L) {
   lua_pushinteger(L, 0);
-  lua_pushcclosure(L, dict_next, 1);
+  lua_pushcclosure(L, cfunction<dict_next>, 1);
   lua_pushvalue(L, 1);
   lua_pushnil(L);
   return 3;
@@ -285,9 +285,10 @@ int container_tostring(lua_State* L) {
   return 1;
 }
 
-void new_tag(lua_State* L, const char* name, lua_CFunction tostring) {
+template <lua_CFunction Tostring>
+void new_tag(lua_State* L, const char* name) {
   luaL_newmetatable(L, name);
-  lua_pushcfunction(L, tostring);
+  lua_pushcfunction(L, cfunction<Tostring>);
   lua_setfield(L, -2, "__tostring");
   lua_pushstring(L, name);
   lua_setfield(L, -2, "__metatable");  // getmetatable(x) says what it is; nobody can swap it
@@ -621,29 +622,29 @@ void dict_set(lua_State* L, int index) {
 
 void register_value_types(lua_State* L, int module) {
   module = lua_absindex(L, module);
-  new_tag(L, kList, container_tostring);
+  new_tag<container_tostring>(L, kList);
   lua_pop(L, 1);
-  new_tag(L, kTuple, container_tostring);
+  new_tag<container_tostring>(L, kTuple);
   lua_pop(L, 1);
-  new_tag(L, kSlice, container_tostring);
+  new_tag<container_tostring>(L, kSlice);
   lua_pop(L, 1);
-  new_tag(L, kDict, container_tostring);
-  lua_pushcfunction(L, dict_newindex);
+  new_tag<container_tostring>(L, kDict);
+  lua_pushcfunction(L, cfunction<dict_newindex>);
   lua_setfield(L, -2, "__newindex");
-  lua_pushcfunction(L, dict_pairs);
+  lua_pushcfunction(L, cfunction<dict_pairs>);
   lua_setfield(L, -2, "__pairs");
-  lua_pushcfunction(L, dict_len);
+  lua_pushcfunction(L, cfunction<dict_len>);
   lua_setfield(L, -2, "__len");
   lua_pop(L, 1);
   for (const char* tag : {kDType, kDevice, kLayout, kMemoryFormat}) {
-    new_tag(L, tag, enum_tostring);
-    lua_pushcfunction(L, enum_eq);
+    new_tag<enum_tostring>(L, tag);
+    lua_pushcfunction(L, cfunction<enum_eq>);
     lua_setfield(L, -2, "__eq");
     lua_pop(L, 1);
   }
   // None: one userdata per state; identity is the test.
   lua_newuserdatauv(L, 0, 0);
-  new_tag(L, kNone, none_tostring);
+  new_tag<none_tostring>(L, kNone);
   lua_setmetatable(L, -2);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, "graft.none_value");
