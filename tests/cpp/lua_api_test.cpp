@@ -234,8 +234,8 @@ TEST_CASE("lua api: checks see a read-only graph") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.stop_reason == "check_failed");
   CHECK(r.error->message ==
-        "check 'test.lua:3' failed before the first pass: test.lua:3: this graph is read-only here (checks and "
-        "filters may look, not edit)");
+        "check 'test.lua:3' failed before the first pass: test.lua:3: this graph is read-only here (checks may "
+        "look, not edit)");
 }
 
 TEST_CASE("lua api: modules and parameters by dotted name") {
@@ -290,4 +290,28 @@ TEST_CASE("lua api: metadata read and write") {
   CHECK(m.extra[0].second == R"({"a":null,"b":[1,2.5,"x"]})");  // plain tables: keys sorted
   CHECK(m.tensor_meta.kind == ValueMeta::Kind::Tensor);
   CHECK(m.tensor_meta.tensor.shape[1].is_symbolic());
+}
+
+TEST_CASE("lua api: identities, lists without holes, dict order, targets, placeholders") {
+  GraphModule gm = parse(small_aten_graph());
+  run_ok(R"lua(return function(g)
+      local add = g:find("add")
+      assert(add.graph == g and rawequal(add.graph, g), "one graph handle per pass")
+      local ok, err = pcall(add.set_kwarg, add, "h", {[2] = 1})
+      assert(not ok and err:find("kwargs.h: a list must have items 1..n without holes", 1, true), err)
+      ok, err = pcall(function() add.target = 5 end)
+      assert(not ok and err:find("string expected, got number", 1, true), err)
+      -- Python's dict order: a key deleted and added again goes last.
+      local d = graft.dict{{"a", 1}, {"b", 2}}
+      d.a = nil
+      d.a = 3
+      local keys = {}
+      for k in pairs(d) do keys[#keys + 1] = k end
+      assert(table.concat(keys, ",") == "b,a", table.concat(keys, ","))
+      assert(tostring(graft.device("cuda:0")) == "device(type='cuda', index=0)")
+      assert(tostring(graft.device("cpu")) == "device(type='cpu')")
+      local z = g:placeholder("z")
+      assert(z.prev.name == "y" and z.next.name == "add", "new inputs go after the last input")
+    end)lua",
+         gm);
 }

@@ -245,3 +245,44 @@ TEST_CASE("pipeline: report JSON") {
   CHECK(json.find("\"name\": \"stable_topological_sort\"") != std::string::npos);
   CHECK(json.find("\"kind\": \"builtin\"") != std::string::npos);
 }
+
+TEST_CASE("pipeline: moves count as changes, nested groups count once, insertion points do not leak") {
+  SUBCASE("a move is one change") {
+    GraphModule gm = parse(small_aten_graph());
+    lua::PipelineReport r = run_on("return function(g) g:find('x'):prepend(g:find('y')) end", gm);
+    REQUIRE(r.ok());
+    CHECK(r.passes[0].nodes_changed == 1);
+  }
+  SUBCASE("nested fixpoint groups") {
+    GraphModule gm = parse(small_aten_graph());
+    lua::PipelineReport r = run_on(R"(
+      local n = 0
+      local bump = graft.pass{name = "bump", run = function(g)
+        n = n + 1
+        if n <= 2 then g:find("add"):set_meta("n", n) end
+      end}
+      return graft.pipeline{passes = {graft.fixpoint{name = "outer", passes = {graft.fixpoint{name = "inner", passes = {bump}}}}}})",
+                                   gm);
+    REQUIRE(r.ok());
+    CHECK(r.passes.back().name == "outer");
+    CHECK(r.passes.back().nodes_changed == 2);
+  }
+  SUBCASE("an insertion scope left open ends with its pass") {
+    GraphModule gm = parse(small_aten_graph());
+    lua::PipelineReport r = run_on(R"(return graft.pipeline{passes = {
+        function(g) local scope = g:inserting_before(g:find("add")) end,
+        function(g) local n = g:call_function("torch.ops.aten.neg.default", {g:find("x")}, nil, "neg"); n:erase() ; g:call_function("torch.ops.aten.neg.default", {g:find("x")}, nil, "neg2"):erase() end,
+        function(g) assert(g:find("neg2") == nil) ; local n = g:call_function("torch.ops.aten.neg.default", {g:find("x")}); assert(n.prev.name == "output", n.prev.name); n:erase() end,
+      }})",
+                                   gm);
+    CHECK_MESSAGE(r.ok(), (r.error ? r.error->to_string() : ""));
+  }
+  SUBCASE("a built-in name returned as the main value is checked") {
+    auto sb = lua::Sandbox::create();
+    REQUIRE(sb.is_ok());
+    REQUIRE(sb.value()->load_string("return 'no_such_builtin'", "p.lua").is_ok());
+    Status st = lua::validate_pipeline(*sb.value());
+    REQUIRE_FALSE(st.is_ok());
+    CHECK(st.diagnostic().message == "unknown built-in pass 'no_such_builtin' (dead_code_elimination, stable_topological_sort, lint)");
+  }
+}

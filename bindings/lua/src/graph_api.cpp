@@ -331,8 +331,9 @@ int node_newindex(lua_State* L) {
   Graph& g = graph_of(n);
   const std::string_view k(key);
   if (k == "target") {
+    if (lua_type(L, 3) != LUA_TSTRING) luaL_typeerror(L, 3, "string");
     std::size_t len = 0;
-    const char* t = luaL_checklstring(L, 3, &len);
+    const char* t = lua_tolstring(L, 3, &len);
     if (len == 0) luaL_error(L, "a node's target cannot be empty");
     g.set_target(n.id, std::string_view(t, len));
   } else if (k == "args") {
@@ -422,8 +423,9 @@ int create_node_from(lua_State* L, OpKind op, int first) {
   require_writable(L, *cg.session);
   state_of(L).charge_host_memory(L, kNodeCost);
   Graph& g = *cg.session->graph;
+  if (lua_type(L, first) != LUA_TSTRING) luaL_typeerror(L, first, "string");
   std::size_t len = 0;
-  const char* target = luaL_checklstring(L, first, &len);
+  const char* target = lua_tolstring(L, first, &len);
   if (len == 0) luaL_error(L, "a node's target cannot be empty");
   std::vector<Argument> args = to_args(L, first + 1, cg.session_id, "args");
   Kwargs kwargs = to_kwargs(L, first + 2, cg.session_id, "kwargs");
@@ -447,11 +449,30 @@ int graph_get_attr(lua_State* L) {
   lua_insert(L, 3);
   return create_node_from(L, OpKind::GetAttr, 2);
 }
+/// g:placeholder(name): a new graph input. Unless an insertion scope says otherwise, it goes
+/// after the last placeholder (inputs come first; appending after the output would be invalid).
 int graph_placeholder(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  Graph& g = *cg.session->graph;
+  const InsertPoint saved = g.insert_point();
+  if (saved.where == InsertPoint::Where::AtEnd) {
+    NodeId last = kNoNode;
+    for (NodeId n : g.nodes()) {
+      if (g.op(n) != OpKind::Placeholder) break;
+      last = n;
+    }
+    if (last != kNoNode) g.set_insert_point(g.after(last));
+    else if (g.first() != kNoNode) g.set_insert_point(g.before(g.first()));
+  }
   lua_settop(L, 2);  // g, name -> g, name, nil, nil, name
   lua_pushnil(L);
   lua_pushnil(L);
   lua_pushvalue(L, 2);
+  struct Restore {
+    Graph& g;
+    InsertPoint p;
+    ~Restore() { g.set_insert_point(p); }
+  } restore{g, saved};
   return create_node_from(L, OpKind::Placeholder, 2);
 }
 
@@ -689,6 +710,13 @@ int graph_tostring(lua_State* L) {
   return 1;
 }
 
+int graph_eq(lua_State* L) {
+  auto* a = static_cast<GraphHandle*>(luaL_testudata(L, 1, kGraphType));
+  auto* b = static_cast<GraphHandle*>(luaL_testudata(L, 2, kGraphType));
+  lua_pushboolean(L, a && b && a->session == b->session);
+  return 1;
+}
+
 int graph_index(lua_State* L) {
   lua_pushvalue(L, 2);
   if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
@@ -829,6 +857,8 @@ void install_graph_metamethods(lua_State* L, int metatable) {
   lua_setfield(L, metatable, "__len");
   lua_pushcfunction(L, cfunction<graph_tostring>);
   lua_setfield(L, metatable, "__tostring");
+  lua_pushcfunction(L, cfunction<graph_eq>);
+  lua_setfield(L, metatable, "__eq");
   lua_pushstring(L, kGraphType);
   lua_setfield(L, metatable, "__name");
 }

@@ -1,5 +1,5 @@
 // The graph API scripts use: fields and methods of graft.Graph and graft.Node handles.
-// docs/LUA_API.md is the user-facing description; scripts/graft.d.lua the annotations.
+// docs/LUA_API.md is the user-facing description; scripts/types/graft.lua the annotations.
 #pragma once
 
 #include <lua.hpp>

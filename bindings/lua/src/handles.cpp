@@ -46,9 +46,28 @@ void push_node(lua_State* L, int session_id, NodeId id) {
 }
 
 void push_graph(lua_State* L, int session) {
+  // One userdata per session while anything holds it (a weak table), so `n.graph == g`.
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "graft.graph_handles") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "v");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "graft.graph_handles");
+  }
+  if (lua_rawgeti(L, -1, session) == LUA_TUSERDATA) {
+    lua_remove(L, -2);
+    return;
+  }
+  lua_pop(L, 1);
   auto* h = static_cast<GraphHandle*>(lua_newuserdatauv(L, sizeof(GraphHandle), 0));
   h->session = session;
   luaL_setmetatable(L, kGraphType);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, -3, session);
+  lua_remove(L, -2);
 }
 
 NodeHandle* to_node_handle(lua_State* L, int index) {
@@ -77,7 +96,7 @@ CheckedGraph check_graph(lua_State* L, int index) {
 }
 
 void require_writable(lua_State* L, const GraphSession& s) {
-  if (s.read_only) luaL_error(L, "this graph is read-only here (checks and filters may look, not edit)");
+  if (s.read_only) luaL_error(L, "this graph is read-only here (checks may look, not edit)");
 }
 
 }  // namespace graft::lua::detail

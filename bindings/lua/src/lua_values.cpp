@@ -40,22 +40,33 @@ bool has_metatable(lua_State* L, int index, const char* name) {
 
 // --- Dict: raw fields hold the entries; the order array sits under kOrderKey -------------
 
-int dict_newindex(lua_State* L) {
-  // Only called for keys not yet present: append to the order, then store.
-  if (lua_isnil(L, 3)) return 0;
-  lua_rawgetp(L, 1, &kOrderKey);
+/// Puts `key` (at `key_index`) last in the order of the dict at `dict`, dropping an earlier
+/// place it kept from before it was deleted: Python's order for a key deleted and re-added.
+void order_append(lua_State* L, int dict, int key_index) {
+  dict = lua_absindex(L, dict);
+  key_index = lua_absindex(L, key_index);
+  lua_rawgetp(L, dict, &kOrderKey);
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
-  bool known = false;
-  for (lua_Integer i = 1; i <= n && !known; ++i) {
-    lua_rawgeti(L, -1, i);
-    known = lua_rawequal(L, -1, 2);
-    lua_pop(L, 1);
+  lua_Integer write = 1;
+  for (lua_Integer read = 1; read <= n; ++read) {
+    lua_rawgeti(L, -1, read);
+    const bool same = lua_rawequal(L, -1, key_index);
+    if (!same) lua_rawseti(L, -2, write++);
+    else lua_pop(L, 1);
   }
-  if (!known) {
-    lua_pushvalue(L, 2);
-    lua_rawseti(L, -2, n + 1);
+  for (lua_Integer i = write; i <= n; ++i) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, i);
   }
+  lua_pushvalue(L, key_index);
+  lua_rawseti(L, -2, write);
   lua_pop(L, 1);
+}
+
+int dict_newindex(lua_State* L) {
+  // Only called for keys not present now: (re)append to the order, then store.
+  if (lua_isnil(L, 3)) return 0;
+  order_append(L, 1, 2);
   lua_rawset(L, 1);
   return 0;
 }
@@ -174,7 +185,12 @@ int graft_memory_format(lua_State* L) { return make_enum(L, kMemoryFormat); }
 int enum_tostring(lua_State* L) {
   lua_getfield(L, 1, "name");
   if (has_metatable(L, 1, kDevice)) {
-    lua_pushfstring(L, "device(type='%s')", lua_tostring(L, -1));
+    const std::string name = lua_tostring(L, -1) ? lua_tostring(L, -1) : "";
+    const auto colon = name.find(':');
+    const std::string text = colon == std::string::npos
+        ? fmt::format("device(type='{}')", name)
+        : fmt::format("device(type='{}', index={})", name.substr(0, colon), name.substr(colon + 1));
+    lua_pushlstring(L, text.data(), text.size());
   } else {
     lua_pushfstring(L, "torch.%s", lua_tostring(L, -1));
   }
@@ -321,6 +337,8 @@ void sorted_string_keys(lua_State* L, int index, const std::string& what, std::v
                         bool& has_sequence) {
   index = lua_absindex(L, index);
   has_sequence = false;
+  lua_Integer count = 0;
+  lua_Integer largest = 0;
   lua_pushnil(L);
   while (lua_next(L, index) != 0) {
     lua_pop(L, 1);
@@ -328,12 +346,19 @@ void sorted_string_keys(lua_State* L, int index, const std::string& what, std::v
       keys.emplace_back(lua_tostring(L, -1));
     } else if (lua_isinteger(L, -1)) {
       has_sequence = true;
+      ++count;
+      largest = std::max(largest, lua_tointeger(L, -1));
+      if (lua_tointeger(L, -1) < 1) largest = -1;
     } else {
       luaL_error(L, "%s: a table used as a dict must have string keys (found a %s key)", what.c_str(),
                  luaL_typename(L, -1));
     }
   }
   std::sort(keys.begin(), keys.end());
+  // A list must be 1..n with no holes: nil cannot sit in a Lua array, so a hole would silently
+  // shorten or drop items. None is graft.None.
+  if (has_sequence && (largest != count))
+    luaL_error(L, "%s: a list must have items 1..n without holes (write graft.None for None)", what.c_str());
 }
 
 Argument convert(lua_State* L, int index, int session, std::string& what, int depth) {
@@ -611,12 +636,7 @@ void dict_set(lua_State* L, int index) {
   lua_rawget(L, index);
   const bool present = !lua_isnil(L, -1);
   lua_pop(L, 1);
-  if (!present && !lua_isnil(L, -1)) {
-    lua_rawgetp(L, index, &kOrderKey);
-    lua_pushvalue(L, -3);
-    lua_rawseti(L, -2, static_cast<lua_Integer>(lua_rawlen(L, -2)) + 1);
-    lua_pop(L, 1);
-  }
+  if (!present && !lua_isnil(L, -1)) order_append(L, index, -2);
   lua_rawset(L, index);
 }
 

@@ -60,6 +60,9 @@ void read_step(lua_State* L, int index, Step& step) {
   if (lua_type(L, index) == LUA_TSTRING) {
     step.kind = Step::Kind::Builtin;
     step.name = lua_tostring(L, index);
+    if (step.name != "dead_code_elimination" && step.name != "stable_topological_sort" && step.name != "lint")
+      luaL_error(L, "unknown built-in pass '%s' (dead_code_elimination, stable_topological_sort, lint)",
+                 step.name.c_str());
     return;
   }
   if (!lua_istable(L, index)) luaL_error(L, "expected a pass, found a %s", luaL_typename(L, index));
@@ -189,6 +192,7 @@ class Runner {
       }
     }
     for (std::size_t i = first_entry; i < report_.passes.size(); ++i) {
+      if (report_.passes[i].kind == "fixpoint") continue;  // nested groups: their passes count
       group.nodes_added += report_.passes[i].nodes_added;
       group.nodes_removed += report_.passes[i].nodes_removed;
       group.nodes_changed += report_.passes[i].nodes_changed;
@@ -205,6 +209,8 @@ class Runner {
     entry.iteration = iteration;
     const auto t0 = std::chrono::steady_clock::now();
     Graph backup = gm_.graph;  // the transaction: restored on any failure below
+    gm_.graph.set_insert_point(InsertPoint::at_end());  // each pass starts appending at the end
+    const auto t_pass = std::chrono::steady_clock::now();
     Graph rebuilt;
     bool in_place = true;
     const std::string what = fmt::format("pass '{}'", step.name);
@@ -233,6 +239,9 @@ class Runner {
         break;
       case Step::Kind::Fixpoint: break;
     }
+    entry.seconds = seconds_since(t_pass);
+    // An insertion scope a pass opened and never closed must not leak into the next pass.
+    gm_.graph.set_insert_point(InsertPoint::at_end());
     if (st) {
       Status valid = (in_place ? gm_.graph : rebuilt).lint(&gm_.modules);
       if (!valid) st = Status::error(Diagnostic{.file = s_.script_name(), .message = fmt::format("{} left an invalid graph: {}", what, valid.message())});
@@ -242,7 +251,7 @@ class Runner {
       gm_.graph = std::move(backup);
       entry.ok = false;
       entry.error = st.message();
-      entry.seconds = seconds_since(t0);
+      entry.transaction_seconds = seconds_since(t0) - entry.seconds;
       report_.passes.push_back(entry);
       stop("pass_failed", st.diagnostic());
       return false;
@@ -260,14 +269,15 @@ class Runner {
           gm_.graph = std::move(backup);
           entry.ok = false;
           entry.error = failures.front();
-          entry.seconds = seconds_since(t0);
+          entry.nodes_added = entry.nodes_removed = entry.nodes_changed = 0;  // undone
+          entry.transaction_seconds = seconds_since(t0) - entry.seconds;
           report_.passes.push_back(entry);
           stop("check_failed", Diagnostic{.file = s_.script_name(), .message = failures.front()});
           return false;
         }
       }
     }
-    entry.seconds = seconds_since(t0);
+    entry.transaction_seconds = seconds_since(t0) - entry.seconds;
     report_.passes.push_back(entry);
     return true;
   }
@@ -426,6 +436,7 @@ std::string PipelineReport::to_json() const {
     if (p.iteration) e["iteration"] = p.iteration;
     e["ok"] = p.ok;
     e["seconds"] = p.seconds;
+    if (p.kind != "fixpoint") e["transaction_seconds"] = p.transaction_seconds;
     e["nodes_added"] = p.nodes_added;
     e["nodes_removed"] = p.nodes_removed;
     e["nodes_changed"] = p.nodes_changed;

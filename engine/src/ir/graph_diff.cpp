@@ -2,6 +2,10 @@
 // than instrumenting every edit: it cannot miss an edit, and it costs one linear walk.
 #include "graft/ir/graph_diff.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
 #include "graft/ir/graph.hpp"
 
 namespace graft {
@@ -50,13 +54,43 @@ GraphDiff diff_in_place(const Graph& before, const Graph& after) {
     return n < before.num_slots() && before.is_alive(n) && after.is_alive(n) &&
            before.generation(n) == after.generation(n);
   };
+  // Moved nodes: the survivors, in their new order, that fall outside the longest run keeping
+  // their old relative order (a longest increasing subsequence of old positions). One node moved
+  // counts once, not as a change of its neighbours too.
+  std::vector<std::uint32_t> old_position(before.num_slots(), 0);
+  std::uint32_t position = 0;
+  for (NodeId n : before.nodes()) old_position[n] = position++;
+  std::vector<NodeId> survivors;
+  for (NodeId n : after.nodes())
+    if (same_slot(n)) survivors.push_back(n);
+  std::vector<bool> moved(after.num_slots(), false);
+  {
+    std::vector<std::uint32_t> tails;          // smallest old position ending a run of length i+1
+    std::vector<std::size_t> tail_index, parent(survivors.size(), SIZE_MAX);
+    for (std::size_t i = 0; i < survivors.size(); ++i) {
+      const std::uint32_t p = old_position[survivors[i]];
+      const auto it = std::lower_bound(tails.begin(), tails.end(), p);
+      const std::size_t len = static_cast<std::size_t>(it - tails.begin());
+      if (it == tails.end()) {
+        tails.push_back(p);
+        tail_index.push_back(i);
+      } else {
+        *it = p;
+        tail_index[len] = i;
+      }
+      if (len > 0) parent[i] = tail_index[len - 1];
+    }
+    for (NodeId n : survivors) moved[n] = true;
+    for (std::size_t i = tail_index.empty() ? SIZE_MAX : tail_index.back(); i != SIZE_MAX; i = parent[i])
+      moved[survivors[i]] = false;
+  }
   for (NodeId n = 0; n < after.num_slots(); ++n) {
     if (!after.is_alive(n)) continue;
     if (!same_slot(n)) {
       ++d.added;
       continue;
     }
-    if (!same_node_contents(before, n, after, n, [](NodeId x, NodeId y) { return x == y; })) ++d.changed;
+    if (moved[n] || !same_node_contents(before, n, after, n, [](NodeId x, NodeId y) { return x == y; })) ++d.changed;
   }
   for (NodeId n = 0; n < before.num_slots(); ++n)
     if (before.is_alive(n) && !same_slot(n)) ++d.removed;

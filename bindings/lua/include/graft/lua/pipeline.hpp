@@ -21,7 +21,8 @@ struct PassReport {
   std::string kind;            ///< pass, transformer, builtin, fixpoint, check
   int sweep = 1;               ///< pipeline sweep (1..steps)
   int iteration = 0;           ///< iteration of the enclosing fixpoint group (0: none)
-  double seconds = 0;
+  double seconds = 0;              ///< the pass itself
+  double transaction_seconds = 0;  ///< snapshot, validation (lint) and counting the changes
   std::size_t nodes_added = 0;
   std::size_t nodes_removed = 0;
   std::size_t nodes_changed = 0;
