@@ -1,0 +1,444 @@
+---@meta graft
+-- LuaLS annotations of the API graft scripts see (docs/LUA_API.md is the reference).
+-- Editors only: this file is never run. Point LuaLS at this folder:
+--   .luarc.json: { "workspace.library": ["<graft checkout>/scripts/types"] }
+-- tests/python/test_lua_api_docs.py checks that every function, method and field the C++
+-- bindings register is declared here, and that nothing else is.
+
+-- {====================================================================================
+-- Values
+
+---@alias graft.OpKind "placeholder"|"get_attr"|"call_function"|"call_method"|"call_module"|"output"
+
+--- What a graph argument can be in Lua. Plain sequences are written as lists, plain tables with
+--- string keys as dicts (keys sorted); nil stands for None where a value can be nil.
+---@alias graft.Value nil|boolean|integer|number|string|graft.Node|graft.NoneType|graft.List|graft.Tuple|graft.Dict|graft.Slice|graft.DType|graft.Device|graft.Layout|graft.MemoryFormat|graft.Value[]|table<string, graft.Value>
+
+--- A metadata value: what JSON can hold (no nodes, dtypes or slices).
+---@alias graft.Json nil|boolean|integer|number|string|graft.NoneType|graft.List|graft.Tuple|graft.Dict|graft.Json[]|table<string, graft.Json>
+
+--- Python's None: one value per sandbox. Truthy in Lua: test with `v == graft.None`.
+---@class graft.NoneType
+
+--- A Python list (getmetatable(v) == "graft.List"). 1-based.
+---@class graft.List: { [integer]: graft.Value }
+
+--- A Python tuple (getmetatable(v) == "graft.Tuple"). Node args are read as one. 1-based.
+---@class graft.Tuple: { [integer]: graft.Value }
+
+--- An ordered dict (getmetatable(v) == "graft.Dict"): pairs() walks insertion order, # counts entries.
+---@class graft.Dict: { [any]: graft.Value }
+
+--- A Python slice (getmetatable(v) == "graft.Slice"); missing parts are graft.None.
+---@class graft.Slice
+---@field start graft.Value
+---@field stop graft.Value
+---@field step graft.Value
+
+--- torch.dtype (getmetatable(v) == "graft.DType"); == compares names.
+---@class graft.DType
+---@field name string e.g. "float32" (no "torch." prefix)
+
+--- torch.device (getmetatable(v) == "graft.Device").
+---@class graft.Device
+---@field name string e.g. "cpu", "cuda:0"
+
+--- torch.layout (getmetatable(v) == "graft.Layout").
+---@class graft.Layout
+---@field name string e.g. "strided"
+
+--- torch.memory_format (getmetatable(v) == "graft.MemoryFormat").
+---@class graft.MemoryFormat
+---@field name string e.g. "contiguous_format"
+
+--- A node's tensor_meta for one tensor (read as a graft.Dict in this key order).
+---@class graft.TensorMeta
+---@field shape (integer|string)[] sizes; a string is a symbolic size ("s0")
+---@field dtype string e.g. "float32"
+---@field stride? (integer|string)[]
+---@field device? string default "cpu"
+
+---@class graft.NodeFilterTable
+---@field op? graft.OpKind
+---@field target? string|string[] exact target strings
+
+---@alias graft.NodeFilter graft.OpKind|graft.NodeFilterTable
+
+-- }====================================================================================
+
+-- {====================================================================================
+-- Schemas, modules
+
+---@class graft.SchemaArgument
+---@field name string "" for an unnamed return
+---@field type string as written: "Tensor", "Scalar", "int[1]?", "Tensor(a!)"
+---@field kwarg_only boolean after the `*` marker
+---@field default? string the default as written ("1", "None", "False"); absent if none
+---@field is_tensor boolean exactly one Tensor (with or without alias annotation)
+---@field is_mutable boolean the operator writes through it (`!`)
+
+---@class graft.Schema
+---@field name string "aten::add"
+---@field overload string "Tensor"; "" for the default overload
+---@field target string "torch.ops.aten.add.Tensor"
+---@field text string the schema as torch prints it
+---@field arguments graft.SchemaArgument[]
+---@field returns graft.SchemaArgument[]
+
+---@class graft.TensorSpec
+---@field name string
+---@field shape (integer|string)[]
+---@field dtype string
+
+---@class graft.ModuleInfo
+---@field path string dotted path ("" for the root module)
+---@field class string the module's class name
+---@field parameters graft.TensorSpec[]
+---@field buffers graft.TensorSpec[]
+---@field has_graph boolean
+
+-- }====================================================================================
+
+-- {====================================================================================
+-- graft.Node
+
+--- A handle to one node, valid during the pass (or check, or transformer) that produced it.
+---@class graft.Node
+---@field name string unique in its graph; settable (refused if taken or empty)
+---@field op graft.OpKind read-only
+---@field target string settable (a non-empty string)
+---@field args graft.Tuple a copy; settable with a sequence
+---@field kwargs graft.Dict a copy; settable with a table of string keys or a graft.Dict
+---@field meta graft.Dict a copy; change it with n:set_meta
+---@field users graft.Node[] distinct users, in the order they started using this node
+---@field inputs graft.Node[] distinct nodes referenced by args then kwargs
+---@field all_input_nodes graft.Node[] same as inputs (FX's name)
+---@field next graft.Node? the next node in graph order
+---@field prev graft.Node? the previous node in graph order
+---@field graph graft.Graph the graph (a new handle each time: do not compare with ==)
+---@field schema graft.Schema? the operator schema of a call_function's target, or nil
+---@field alive boolean false once erased (the only field an erased node still answers)
+local Node = {}
+
+--- Makes every user of this node (that `filter` accepts) use `replacement` instead; never
+--- rewrites `replacement` itself. Returns the users that changed.
+---@param replacement graft.Node
+---@param filter? fun(user: graft.Node): boolean
+---@return graft.Node[]
+function Node:replace_all_uses_with(replacement, filter) end
+
+--- Replaces every reference to `old` in this node's args and kwargs by `new`.
+---@param old graft.Node
+---@param new graft.Node
+function Node:replace_input_with(old, new) end
+
+--- Erases the node; raises while it still has users.
+function Node:erase() end
+
+--- The i-th positional argument (1-based), or nil past the end.
+---@param i integer
+---@return graft.Value
+function Node:arg(i) end
+
+--- Sets the i-th positional argument (1-based); i = #args + 1 appends. nil stores None.
+---@param i integer
+---@param value graft.Value
+function Node:set_arg(i, value) end
+
+--- The keyword argument `key`, or nil if absent.
+---@param key string
+---@return graft.Value
+function Node:kwarg(key) end
+
+--- Sets keyword `key` (appended if new); nil removes it, graft.None sets None.
+---@param key string
+---@param value graft.Value
+function Node:set_kwarg(key, value) end
+
+--- Moves `other` to just before this node (FX's prepend).
+---@param other graft.Node
+function Node:prepend(other) end
+
+--- Moves `other` to just after this node (FX's append).
+---@param other graft.Node
+function Node:append(other) end
+
+--- Sets metadata `key` (JSON-able value; "tensor_meta" takes a graft.TensorMeta or a list of
+--- them); nil removes the key.
+---@param key string
+---@param value graft.Json|graft.TensorMeta|graft.TensorMeta[]
+function Node:set_meta(key, value) end
+
+-- }====================================================================================
+
+-- {====================================================================================
+-- graft.Graph
+
+--- A handle to the graph a pass, check or transformer handler is given. `#g` is the node count.
+---@class graft.Graph
+---@operator len: integer
+local Graph = {}
+
+--- Iterates the nodes in graph order as they were when the loop started (erased ones are
+--- skipped, new ones are not visited).
+---@param filter? graft.NodeFilter
+---@return fun(): graft.Node?
+function Graph:nodes(filter) end
+
+--- The same nodes as g:nodes(filter), in a table.
+---@param filter? graft.NodeFilter
+---@return graft.Node[]
+function Graph:node_list(filter) end
+
+--- The node called `name`, or nil.
+---@param name string
+---@return graft.Node?
+function Graph:find(name) end
+
+--- The output node, or nil.
+---@return graft.Node?
+function Graph:output() end
+
+--- Creates a node at the insertion point. `name` is a hint made unique by FX's rules.
+---@param op graft.OpKind
+---@param target string
+---@param args? graft.Value[]
+---@param kwargs? table<string, graft.Value>|graft.Dict
+---@param name? string
+---@return graft.Node
+function Graph:create_node(op, target, args, kwargs, name) end
+
+--- Creates a call_function node (name derived from the target unless given).
+---@param target string e.g. "torch.ops.aten.relu.default"
+---@param args? graft.Value[]
+---@param kwargs? table<string, graft.Value>|graft.Dict
+---@param name? string
+---@return graft.Node
+function Graph:call_function(target, args, kwargs, name) end
+
+--- Creates a call_method node.
+---@param method string e.g. "view"
+---@param args? graft.Value[]
+---@param kwargs? table<string, graft.Value>|graft.Dict
+---@param name? string
+---@return graft.Node
+function Graph:call_method(method, args, kwargs, name) end
+
+--- Creates a call_module node.
+---@param path string dotted module path
+---@param args? graft.Value[]
+---@param kwargs? table<string, graft.Value>|graft.Dict
+---@param name? string
+---@return graft.Node
+function Graph:call_module(path, args, kwargs, name) end
+
+--- Creates a get_attr node.
+---@param path string dotted attribute path
+---@param name? string
+---@return graft.Node
+function Graph:get_attr(path, name) end
+
+--- Creates a placeholder; `name` is also its target.
+---@param name string
+---@return graft.Node
+function Graph:placeholder(name) end
+
+--- New nodes go before `node` while the returned scope is open (`local _ <close> = ...`),
+--- or while `fn` runs (its results are returned).
+---@param node graft.Node
+---@return any scope a to-be-closed value
+---@overload fun(self: graft.Graph, node: graft.Node, fn: fun(): ...): ...
+function Graph:inserting_before(node) end
+
+--- New nodes go after `node`, in creation order, while the scope is open or `fn` runs.
+---@param node graft.Node
+---@return any scope a to-be-closed value
+---@overload fun(self: graft.Graph, node: graft.Node, fn: fun(): ...): ...
+function Graph:inserting_after(node) end
+
+--- Same as node:erase().
+---@param node graft.Node
+function Graph:erase_node(node) end
+
+--- Removes nodes without users (except placeholders, output and side-effecting calls).
+---@return integer removed
+function Graph:eliminate_dead_code() end
+
+--- Reorders into a topological order that keeps the current order where it is valid.
+function Graph:stable_topological_sort() end
+
+--- Checks every invariant: true, or false and the message.
+---@return boolean ok
+---@return string? message
+function Graph:lint() end
+
+--- A submodule by dotted path, or nil.
+---@param path string
+---@return graft.ModuleInfo?
+function Graph:module(path) end
+
+--- Every module path, in file order ("" is the root).
+---@return string[]
+function Graph:modules() end
+
+--- A parameter or buffer by dotted path ("layer1.0.conv1.weight"), or nil.
+---@param path string
+---@return graft.TensorSpec?
+function Graph:attribute(path) end
+
+--- True if `path` names a parameter or buffer.
+---@param path string
+---@return boolean
+function Graph:has_attribute(path) end
+
+--- The graph as FX's print_tabular prints it.
+---@return string
+function Graph:tabular() end
+
+-- }====================================================================================
+
+-- {====================================================================================
+-- Declarations
+
+---@class graft.PassSpec
+---@field name? string shown in reports (default: "file:line" of run)
+---@field run fun(g: graft.Graph)
+
+---@class graft.Pass
+---@field kind "pass"
+---@field name string?
+---@field run fun(g: graft.Graph)
+
+--- A handler: g is the NEW graph (args already refer to it), node the original (read-only).
+--- Return the value that stands for the original node: a node, one of the inputs, or a constant.
+---@alias graft.Handler fun(g: graft.Graph, target: string, args: graft.Tuple, kwargs: graft.Dict, node: graft.Node): graft.Value
+
+---@class graft.TransformerSpec
+---@field name? string
+---@field call_function? graft.Handler
+---@field call_method? graft.Handler
+---@field call_module? graft.Handler
+---@field get_attr? graft.Handler
+
+---@class graft.Transformer: graft.TransformerSpec
+---@field kind "transformer"
+
+---@alias graft.BuiltinName "dead_code_elimination"|"stable_topological_sort"|"lint"
+
+---@class graft.Builtin
+---@field kind "builtin"
+---@field name graft.BuiltinName
+
+---@alias graft.Step fun(g: graft.Graph)|graft.Pass|graft.Transformer|graft.Builtin|graft.Fixpoint|graft.BuiltinName
+
+---@class graft.FixpointSpec
+---@field name? string default "fixpoint"
+---@field passes graft.Step[]
+---@field max_iterations? integer default 10
+
+---@class graft.Fixpoint: graft.FixpointSpec
+---@field kind "fixpoint"
+
+--- A check: raise, or return false (and a message), to fail. Runs on a read-only graph.
+---@alias graft.Check fun(g: graft.Graph): (boolean?, string?)|"lint"
+
+---@class graft.PipelineSpec
+---@field name? string default: the script's file name
+---@field passes graft.Step[]
+---@field checks? graft.Check[]|graft.Check run before the first pass (and after each, if asked)
+---@field run_checks_after_each_pass? boolean default false
+---@field suppress_check_failures? boolean default false: a failing check stops the pipeline
+---@field steps? integer sweeps over `passes` until one changes nothing (default 1)
+
+---@class graft.Pipeline
+---@field kind "pipeline"
+---@field name string?
+---@field passes graft.Step[]
+---@field checks graft.Check[]
+---@field run_checks_after_each_pass boolean
+---@field suppress_check_failures boolean
+---@field steps integer
+
+-- }====================================================================================
+
+-- {====================================================================================
+-- The graft table (read-only)
+
+---@class graftlib
+---@field None graft.NoneType Python's None
+---@field version string the API version, "0.1.0"
+graft = {}
+
+--- A Python list from a sequence (copied).
+---@param items? graft.Value[]
+---@return graft.List
+function graft.list(items) end
+
+--- A Python tuple from a sequence (copied).
+---@param items? graft.Value[]
+---@return graft.Tuple
+function graft.tuple(items) end
+
+--- An ordered dict from {key, value} pairs: graft.dict{{"b", 1}, {"a", 2}}; empty without argument.
+---@param pairs? {[1]: any, [2]: graft.Value}[]
+---@return graft.Dict
+function graft.dict(pairs) end
+
+--- slice(start, stop, step); nil parts are None.
+---@param start? graft.Value
+---@param stop? graft.Value
+---@param step? graft.Value
+---@return graft.Slice
+function graft.slice(start, stop, step) end
+
+--- torch.dtype by name ("float32" or "torch.float32").
+---@param name string
+---@return graft.DType
+function graft.dtype(name) end
+
+--- torch.device by name ("cpu", "cuda:0").
+---@param name string
+---@return graft.Device
+function graft.device(name) end
+
+--- torch.layout by name ("strided").
+---@param name string
+---@return graft.Layout
+function graft.layout(name) end
+
+--- torch.memory_format by name ("channels_last").
+---@param name string
+---@return graft.MemoryFormat
+function graft.memory_format(name) end
+
+--- The operator schema of an ATen/prims target ("torch.ops.aten.add.Tensor", "aten::add.Tensor"), or nil.
+---@param target string
+---@return graft.Schema?
+function graft.schema(target) end
+
+--- Declares a pass: graft.pass{name = ..., run = function(g) ... end} (or a bare function).
+---@param spec graft.PassSpec|fun(g: graft.Graph)
+---@return graft.Pass
+function graft.pass(spec) end
+
+--- Declares a Transformer: a handler per node kind; nodes without one are copied.
+---@param spec graft.TransformerSpec
+---@return graft.Transformer
+function graft.transformer(spec) end
+
+--- One of the built-in passes.
+---@param name graft.BuiltinName
+---@return graft.Builtin
+function graft.builtin(name) end
+
+--- A group of passes repeated until an iteration changes nothing (or max_iterations).
+---@param spec graft.FixpointSpec
+---@return graft.Fixpoint
+function graft.fixpoint(spec) end
+
+--- A pipeline (FX's PassManager): passes, checks, sweeps.
+---@param spec graft.PipelineSpec
+---@return graft.Pipeline
+function graft.pipeline(spec) end
+
+-- }====================================================================================

@@ -1,0 +1,312 @@
+"""docs/LUA_API.md and scripts/types/graft.lua against the C++ bindings.
+
+The names scripts can use are read from the sources that register them:
+  * graph_api.cpp: the `luaL_Reg methods[]` tables of graft.Node and graft.Graph, and the
+    node fields `node_index` answers (`k == "..."`);
+  * lua_values.cpp: the value constructors (`constructors[]`) and `graft.None`;
+  * graft_module.cpp: `graft.schema`, `graft.version`, and the `function graft.xxx`
+    declarations of the Lua prelude.
+Each must be documented (`g:name(`, `n:name(`, `n.field`, `graft.name`) and annotated, and
+the annotations may declare nothing the code lacks. Report fields, stop reasons, limits,
+CLI flags, sandbox globals and ScriptHost members are checked against the docs too.
+
+Every ```lua block of LUA_API.md preceded by a `<!-- runnable -->` line is run with
+`graft run` (GRAFT_BIN; skipped without it, a failure with GRAFT_REQUIRE_BIN). Marker
+attributes: `graph=FILE` (in examples/graphs; default vit_b_16.aten.json) and
+`stop_reason=REASON` (default completed; a reason that is not ok expects exit 1 and no output).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from helpers import REPO, graft_bin
+
+DOC = os.path.join(REPO, "docs", "LUA_API.md")
+TYPES = os.path.join(REPO, "scripts", "types", "graft.lua")
+LUA_SRC = os.path.join(REPO, "bindings", "lua", "src")
+LUA_INCLUDE = os.path.join(REPO, "bindings", "lua", "include", "graft", "lua")
+CLI_SRC = os.path.join(REPO, "bindings", "cli")
+GRAPHS = os.path.join(REPO, "examples", "graphs")
+DEFAULT_GRAPH = "vit_b_16.aten.json"
+OK_REASONS = {"completed", "converged", "max_steps"}
+MIN_RUNNABLE = 8  # the quick start and the seed's examples, at least
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def between(text, start, end, what):
+    """The text from the first `start` to the next `end` after it."""
+    i = text.find(start)
+    if i < 0:
+        raise AssertionError(f"{what}: '{start}' not found")
+    j = text.find(end, i + len(start))
+    if j < 0:
+        raise AssertionError(f"{what}: '{end}' not found after '{start}'")
+    return text[i:j]
+
+
+# ------------------------------------------------------------------------------------------
+# What the code registers
+
+
+def reg_names(block):
+    return re.findall(r'\{\s*"(\w+)"\s*,', block)
+
+
+def code_api():
+    graph_api = read(os.path.join(LUA_SRC, "graph_api.cpp"))
+    values = read(os.path.join(LUA_SRC, "lua_values.cpp"))
+    module = read(os.path.join(LUA_SRC, "graft_module.cpp"))
+    api = {}
+    api["node_methods"] = set(reg_names(between(
+        graph_api, "void install_node_metamethods", "{nullptr, nullptr}", "graph_api.cpp")))
+    api["graph_methods"] = set(reg_names(between(
+        graph_api, "void install_graph_metamethods", "{nullptr, nullptr}", "graph_api.cpp")))
+    api["node_fields"] = set(re.findall(r'k == "(\w+)"', between(
+        graph_api, "int node_index(", "int node_newindex(", "graph_api.cpp")))
+    constructors = set(reg_names(between(values, "constructors[] =", "{nullptr, nullptr}", "lua_values.cpp")))
+    prelude = set(re.findall(r"^function graft\.(\w+)\(", between(
+        module, "kPrelude = R\"lua(", ")lua\"", "graft_module.cpp"), re.M))
+    set_fields = set(re.findall(r'lua_setfield\(L, module, "(\w+)"\)', module + values))
+    api["graft_keys"] = constructors | prelude | set_fields
+    version = re.search(r'lua_pushliteral\(L, "([^"]+)"\);\s*lua_setfield\(L, module, "version"\)', module)
+    api["version"] = version.group(1) if version else None
+    for key, names in api.items():
+        if key != "version" and not names:
+            raise AssertionError(f"no {key} found in the sources: has the code's layout changed?")
+    return api
+
+
+# ------------------------------------------------------------------------------------------
+# What the annotations declare
+
+
+def class_block(text, cls, end_marker):
+    return between(text, f"---@class {cls}\n", end_marker, f"graft.lua class {cls}")
+
+
+def annotated_api():
+    text = read(TYPES)
+    ann = {}
+    ann["node_methods"] = set(re.findall(r"^function Node:(\w+)\(", text, re.M))
+    ann["graph_methods"] = set(re.findall(r"^function Graph:(\w+)\(", text, re.M))
+    ann["node_fields"] = set(re.findall(r"^---@field (\w+)", class_block(text, "graft.Node", "local Node = {}"), re.M))
+    ann["graft_functions"] = set(re.findall(r"^function graft\.(\w+)\(", text, re.M))
+    ann["graft_fields"] = set(re.findall(r"^---@field (\w+)", class_block(text, "graftlib", "graft = {}"), re.M))
+    return text, ann
+
+
+# ------------------------------------------------------------------------------------------
+# Runnable blocks
+
+
+def runnable_blocks(doc):
+    """(line, attrs, code) of every block marked runnable; raises on a misplaced marker."""
+    lines = doc.split("\n")
+    blocks = []
+    for i, line in enumerate(lines):
+        m = re.fullmatch(r"<!-- runnable((?: \w+=[\w.]+)*) -->", line.strip())
+        if not m:
+            if line.lstrip().startswith("<!-- runnable"):
+                raise AssertionError(f"LUA_API.md:{i + 1}: malformed marker: {line!r}")
+            continue
+        if i + 1 >= len(lines) or lines[i + 1].strip() != "```lua":
+            raise AssertionError(f"LUA_API.md:{i + 1}: a runnable marker must be followed by a ```lua block")
+        attrs = dict(a.split("=", 1) for a in m.group(1).split())
+        unknown = set(attrs) - {"graph", "stop_reason"}
+        if unknown:
+            raise AssertionError(f"LUA_API.md:{i + 1}: unknown marker attributes {sorted(unknown)}")
+        end = next((j for j in range(i + 2, len(lines)) if lines[j].strip() == "```"), None)
+        if end is None:
+            raise AssertionError(f"LUA_API.md:{i + 2}: unterminated ```lua block")
+        code = "\n".join(lines[i + 2:end]) + "\n"
+        blocks.append((i + 2, attrs, code))
+    return blocks
+
+
+class ApiNamesDocumented(unittest.TestCase):
+    """Every name the bindings register is in LUA_API.md and in the annotations, and the
+    annotations declare nothing else."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.api = code_api()
+        cls.doc = read(DOC)
+        cls.types, cls.ann = annotated_api()
+
+    def assert_in_doc(self, needles, what):
+        missing = sorted(n for n in needles if n not in self.doc)
+        self.assertEqual(missing, [], f"{what} missing from docs/LUA_API.md")
+
+    def test_doc_has_every_graph_method(self):
+        self.assert_in_doc({f"g:{m}(" for m in self.api["graph_methods"]}, "graft.Graph methods")
+
+    def test_doc_has_every_node_method(self):
+        self.assert_in_doc({f"n:{m}(" for m in self.api["node_methods"]}, "graft.Node methods")
+
+    def test_doc_has_every_node_field(self):
+        self.assert_in_doc({f"n.{f}" for f in self.api["node_fields"]}, "graft.Node fields")
+
+    def test_doc_has_every_graft_function_and_field(self):
+        self.assert_in_doc({f"graft.{k}" for k in self.api["graft_keys"]}, "graft.* names")
+
+    def test_doc_and_annotations_state_the_version(self):
+        self.assertIsNotNone(self.api["version"], "graft.version literal not found in graft_module.cpp")
+        self.assertIn(f'"{self.api["version"]}"', self.doc)
+        self.assertIn(self.api["version"], self.types)
+
+    def test_annotated_methods_are_exactly_the_registered_ones(self):
+        self.assertEqual(self.ann["graph_methods"], self.api["graph_methods"], "graft.Graph methods")
+        self.assertEqual(self.ann["node_methods"], self.api["node_methods"], "graft.Node methods")
+
+    def test_annotated_node_fields_are_exactly_the_answered_ones(self):
+        self.assertEqual(self.ann["node_fields"], self.api["node_fields"])
+
+    def test_annotated_graft_table_is_exactly_the_module(self):
+        declared = self.ann["graft_functions"] | self.ann["graft_fields"]
+        self.assertEqual(declared, self.api["graft_keys"])
+        self.assertEqual(self.ann["graft_functions"] & self.ann["graft_fields"], set(),
+                         "declared both as a function and as a field")
+
+    def test_annotation_file_is_a_luals_meta_file(self):
+        self.assertTrue(self.types.startswith("---@meta graft\n"))
+        for cls in ("graft.Graph", "graft.Node", "graft.Dict", "graft.List", "graft.Tuple", "graft.NoneType"):
+            self.assertIn(f"---@class {cls}", self.types)
+        self.assertIn("---@alias graft.Value", self.types)
+        self.assertIn("workspace.library", self.doc)
+
+    def test_annotation_file_parses_as_lua(self):
+        luac = shutil.which("luac5.4") or shutil.which("luac")
+        if not luac:
+            self.skipTest("no luac on PATH")
+        p = subprocess.run([luac, "-p", TYPES], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+
+class BehaviourDocumented(unittest.TestCase):
+    """Report fields, stop reasons, limits, flags, sandbox globals, ScriptHost members."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.doc = read(DOC)
+
+    def section(self, title):
+        return between(self.doc, f"\n## {title}\n", "\n## ", f"section '{title}'")
+
+    def assert_backticked(self, names, text, what):
+        missing = sorted(n for n in names if f"`{n}`" not in text)
+        self.assertEqual(missing, [], f"{what} missing (as `name`)")
+
+    def test_report_fields(self):
+        pipeline = read(os.path.join(LUA_SRC, "pipeline.cpp"))
+        to_json = between(pipeline, "std::string PipelineReport::to_json", "return j.dump", "pipeline.cpp")
+        fields = set(re.findall(r'\b[je]\["(\w+)"\]', to_json))
+        self.assertGreater(len(fields), 10)
+        # `error` object fields are listed together as {message, file, line, node, text}.
+        error_fields = {"message", "file", "line", "node", "text"}
+        self.assert_backticked(fields - error_fields, self.doc, "report JSON fields")
+        for f in error_fields & fields:
+            self.assertRegex(self.doc, r"\{[^}]*\b" + f + r"\b[^}]*\}", f"error field {f}")
+
+    def test_stop_reasons_and_kinds(self):
+        sources = read(os.path.join(LUA_SRC, "pipeline.cpp")) + read(os.path.join(LUA_SRC, "script_host.cpp"))
+        reasons = set(re.findall(r'stop\("(\w+)"', sources))
+        for statement in re.findall(r"stop_reason\s*=\s*([^;]+);", sources):
+            reasons |= set(re.findall(r'"(\w+)"', statement))
+        header = read(os.path.join(LUA_INCLUDE, "pipeline.hpp"))
+        listed = re.search(r"///\s*(completed[^\n]*)", header)
+        if listed:
+            reasons |= set(re.findall(r"\w+", re.sub(r"\([^)]*\)", "", listed.group(1))))
+        self.assertTrue({"completed", "pass_failed", "check_failed", "invalid_pipeline"} <= reasons, reasons)
+        self.assert_backticked(reasons, self.section("Pipelines, checks, reports"), "stop reasons")
+        kinds = set(re.findall(r'(?:entry|group)\.kind = "(\w+)"', sources))
+        self.assert_backticked(kinds, self.doc, "pass kinds")
+
+    def test_limits(self):
+        limits = read(os.path.join(LUA_INCLUDE, "limits.hpp"))
+        fields = set(re.findall(r"^\s*(?:std::[\w:]+(?:<[^>]*>)?|double|int|bool)\s+(\w+)\s*[{=]", limits, re.M))
+        self.assertGreaterEqual(len(fields), 6, fields)
+        self.assert_backticked(fields, self.section("The sandbox"), "Limits fields")
+
+    def test_cli_flags(self):
+        flags = set()
+        for path in (os.path.join(CLI_SRC, "run_command.cpp"), os.path.join(CLI_SRC, "main.cpp")):
+            for line in read(path).split("\n"):
+                if "add_option" in line or "add_flag" in line:
+                    if "run_command" in path or "run->" in line or "watch->" in line:
+                        flags |= set(re.findall(r'"[^"]*?(--[\w-]+)', line))
+        self.assertIn("--max-instructions", flags)
+        missing = sorted(f for f in flags if f not in self.doc)
+        self.assertEqual(missing, [], "graft run/watch flags missing from docs/LUA_API.md")
+
+    def test_sandbox_globals(self):
+        library = read(os.path.join(LUA_SRC, "lua_library.cpp"))
+        install = between(library, "void install_library(", "\nvoid load_chunk(", "lua_library.cpp")
+        names = set()
+        for listing in re.findall(r"for \(const char\* n : \{([^}]*)\}", install):
+            names |= set(re.findall(r'"(\w+)"', listing))
+        names |= set(re.findall(r'lua_setfield\(L, base, "(\w+)"\)', install))
+        self.assertTrue({"print", "require", "pairs", "tostring"} <= names, names)
+        sandbox = self.section("The sandbox")
+        missing = sorted(n for n in names if not re.search(r"\b" + re.escape(n) + r"\b", sandbox))
+        self.assertEqual(missing, [], "sandbox globals missing from 'The sandbox'")
+
+    def test_script_host_members(self):
+        header = read(os.path.join(LUA_INCLUDE, "script_host.hpp"))
+        public = between(header, "class ScriptHost {", " private:", "script_host.hpp")
+        members = set(re.findall(r"^\s+(?:[\w:<>,]+\s+)+(\w+)\(", public, re.M)) - {"ScriptHost", "operator"}
+        self.assertIn("poll", members)
+        embedding = self.section("Hot reload and versions") + self.doc[self.doc.find("\n## Embedding"):]
+        missing = sorted(m for m in members if m + "(" not in embedding)
+        self.assertEqual(missing, [], "ScriptHost members missing from the Embedding section")
+
+
+class RunnableExamples(unittest.TestCase):
+    """The blocks marked runnable run with `graft run` and end as they say."""
+
+    def test_markers_and_blocks(self):
+        blocks = runnable_blocks(read(DOC))
+        self.assertGreaterEqual(len(blocks), MIN_RUNNABLE)
+        for line, attrs, code in blocks:
+            self.assertTrue(code.lstrip().startswith("return ") or "graft." in code,
+                            f"LUA_API.md:{line}: a runnable block must return a pass or use graft.*")
+            self.assertTrue(os.path.isfile(os.path.join(GRAPHS, attrs.get("graph", DEFAULT_GRAPH))),
+                            f"LUA_API.md:{line}: no graph {attrs.get('graph')}")
+
+    def test_runnable_blocks_run(self):
+        graft = graft_bin(self)
+        for line, attrs, code in runnable_blocks(read(DOC)):
+            expected = attrs.get("stop_reason", "completed")
+            graph = os.path.join(GRAPHS, attrs.get("graph", DEFAULT_GRAPH))
+            with self.subTest(line=line), tempfile.TemporaryDirectory(prefix="graft_doc_") as tmp:
+                script = os.path.join(tmp, f"block_{line}.lua")
+                out = os.path.join(tmp, "out.json")
+                report = os.path.join(tmp, "report.json")
+                with open(script, "w", encoding="utf-8") as f:
+                    f.write(code)
+                p = subprocess.run([graft, "run", script, graph, "-o", out, "--report", report],
+                                   capture_output=True, text=True, timeout=600)
+                where = f"LUA_API.md:{line}: exit {p.returncode}\n{p.stdout}{p.stderr}"
+                self.assertTrue(os.path.isfile(report), where)
+                with open(report, encoding="utf-8") as f:
+                    r = json.load(f)
+                self.assertEqual(r["stop_reason"], expected, where)
+                if expected in OK_REASONS:
+                    self.assertEqual(p.returncode, 0, where)
+                    self.assertTrue(r["ok"], where)
+                    self.assertTrue(os.path.isfile(out), where)
+                else:
+                    self.assertEqual(p.returncode, 1, where)
+                    self.assertFalse(r["ok"], where)
+                    self.assertFalse(os.path.exists(out), where)
+
+
+if __name__ == "__main__":
+    unittest.main()
