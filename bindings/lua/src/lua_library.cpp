@@ -2,7 +2,9 @@
 // scripts. See docs/LUA_API.md ("The sandbox") for the user-facing list.
 #include "lua_library.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -19,6 +21,7 @@ namespace {
 char kBaseKey;      // the frozen base environment every module env inherits from
 char kLoadedKey;    // name -> value of modules already required
 char kLoadingKey;   // name -> true while a module's top level runs (cycle detection)
+char kReadonlyKey;  // in a read-only view's metatable: the view's name
 
 // {====================================================================================
 // Read-only views
@@ -27,20 +30,32 @@ int readonly_newindex(lua_State* L) {
   return luaL_error(L, "attempt to modify read-only table '%s'", lua_tostring(L, lua_upvalueindex(1)));
 }
 
+/// next over the viewed table (upvalue 1), whatever state `pairs` hands back.
 int readonly_next(lua_State* L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 2);
-  if (lua_next(L, 1) != 0) return 2;
+  if (lua_next(L, lua_upvalueindex(1)) != 0) return 2;
   lua_pushnil(L);
   return 1;
 }
 
-/// pairs(view) walks the viewed table.
+/// pairs(view) walks the viewed table. The table itself stays out of the script's reach:
+/// it is an upvalue of the iterator, and the state `pairs` returns is the view (returning
+/// the table, as `next`'s usual state, handed scripts a writable library table).
 int readonly_pairs(lua_State* L) {
-  lua_pushcfunction(L, readonly_next);
   luaL_getmetafield(L, 1, "__index");
+  lua_pushcclosure(L, readonly_next, 1);
+  lua_pushvalue(L, 1);
   lua_pushnil(L);
   return 3;
+}
+
+/// The name of the read-only view at `index`, or nullptr if it is not one. Reads the
+/// metatable raw, so a protected `__metatable` does not hide it.
+const char* readonly_name(lua_State* L, int index) {
+  if (!lua_getmetatable(L, index)) return nullptr;
+  const char* name = lua_rawgetp(L, -1, &kReadonlyKey) == LUA_TSTRING ? lua_tostring(L, -1) : nullptr;
+  lua_pop(L, 2);  // the string stays alive: the metatable holds it
+  return name;
 }
 
 int readonly_len(lua_State* L) {
@@ -69,6 +84,63 @@ int safe_tostring(lua_State* L) {
   return 1;
 }
 
+/// rawset that refuses the library's read-only views (it would bypass their __newindex).
+int safe_rawset(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  luaL_checkany(L, 3);
+  if (const char* name = readonly_name(L, 1)) return luaL_error(L, "attempt to modify read-only table '%s'", name);
+  lua_settop(L, 3);
+  lua_rawset(L, 1);
+  return 1;
+}
+
+/// setmetatable that refuses `__gc`. Lua runs finalizers with hooks disabled (the budget
+/// cannot stop a looping one) and at times the script does not choose. Lua marks an object
+/// for finalization only if its metatable has `__gc` when it is set, so checking here is
+/// enough; a `__gc` added to the metatable later is never called.
+int safe_setmetatable(lua_State* L) {
+  // The original's own argument errors would name it '?' (it is called from C here).
+  const int t = lua_type(L, 2);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
+  if (t == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    const bool finalizer = lua_rawget(L, 2) != LUA_TNIL;  // raw, as Lua looks it up
+    lua_pop(L, 1);
+    if (finalizer) return luaL_error(L, "setmetatable: __gc metamethods are not allowed in the sandbox");
+  }
+  lua_settop(L, 2);
+  lua_pushvalue(L, lua_upvalueindex(1));  // the original setmetatable
+  lua_insert(L, 1);
+  lua_call(L, 2, 1);
+  return 1;
+}
+
+/// The message handler `xpcall` really installs: the script's handler, unless the budget
+/// is spent. A budget error is raised inside the count hook, where Lua runs the handler
+/// with hooks disabled; a handler that loops would then never be stopped.
+int guarded_handler(lua_State* L) {
+  if (state_of(L).budget().exhausted) return 1;  // the message as it is
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+int finish_xpcall(lua_State* L, int, lua_KContext) { return lua_gettop(L); }
+
+int safe_xpcall(lua_State* L) {
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_pushvalue(L, 2);
+  lua_pushcclosure(L, guarded_handler, 1);
+  lua_replace(L, 2);
+  lua_pushvalue(L, lua_upvalueindex(1));  // the original xpcall
+  lua_insert(L, 1);
+  lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, finish_xpcall);  // yields pass through
+  return finish_xpcall(L, LUA_OK, 0);
+}
+
 int safe_collectgarbage(lua_State* L) {
   const char* opt = luaL_optstring(L, 1, "collect");
   if (std::string_view(opt) != "count")
@@ -77,8 +149,13 @@ int safe_collectgarbage(lua_State* L) {
   return 1;
 }
 
+/// print → the host log. At most Limits::print_bytes per call into the script: the line
+/// that crosses the limit is cut and says so, later ones are dropped.
 int sandbox_print(lua_State* L) {
   SandboxState& s = state_of(L);
+  Budget& budget = s.budget();
+  const std::size_t cap = s.options().limits.print_bytes;
+  if (budget.printed >= cap) return 0;
   const int n = lua_gettop(L);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
@@ -92,24 +169,37 @@ int sandbox_print(lua_State* L) {
   luaL_pushresult(&b);
   std::size_t len = 0;
   const char* text = lua_tolstring(L, -1, &len);
-  const std::size_t cap = s.options().limits.print_bytes;
-  if (len > cap) {
-    s.log(std::string(text, cap) + fmt::format(" ... [{} more bytes cut]", len - cap));
+  if (len > cap - budget.printed) {
+    const std::size_t keep = cap - budget.printed;
+    budget.printed = cap;
+    s.log(std::string(text, keep) + fmt::format(" ... [print output cut: over the {}-byte limit for one call]", cap));
   } else {
+    budget.printed += len;
     s.log(std::string_view(text, len));
   }
   return 0;
 }
 
+/// Gives back host memory charged for a buffer the host frees on return (also when a
+/// Lua error unwinds through it: the C++ build of Lua runs destructors).
+struct HostCharge {
+  Budget& budget;
+  std::size_t bytes = 0;
+  ~HostCharge() { budget.host_charged -= std::min(bytes, budget.host_charged); }
+};
+
 /// load(chunk [, chunkname [, mode [, env]]]): text only; env defaults to the caller's
 /// module environment (upvalue 1), never the state's real globals.
 int sandbox_load(lua_State* L) {
   const int nargs = lua_gettop(L);
-  std::string code;
+  SandboxState& state = state_of(L);
+  std::string pieces;  // what a reader function returned, charged to the budget while held
+  HostCharge charge{state.budget()};
+  std::string_view code;
   if (lua_type(L, 1) == LUA_TSTRING) {
     std::size_t len = 0;
-    const char* s = lua_tolstring(L, 1, &len);
-    code.assign(s, len);
+    const char* s = lua_tolstring(L, 1, &len);  // stays on the stack while it is compiled
+    code = std::string_view(s, len);
   } else {
     luaL_checktype(L, 1, LUA_TFUNCTION);  // a reader function: collect its pieces
     for (;;) {
@@ -120,10 +210,12 @@ int sandbox_load(lua_State* L) {
       std::size_t len = 0;
       const char* s = lua_tolstring(L, -1, &len);
       if (len == 0) { lua_pop(L, 1); break; }
-      state_of(L).charge_host_memory(L, len);
-      code.append(s, len);
+      state.charge_host_memory(L, len);
+      charge.bytes += len;
+      pieces.append(s, len);
       lua_pop(L, 1);
     }
+    code = pieces;
   }
   const char* name = luaL_optstring(L, 2, "=(load)");
   const char* mode = luaL_optstring(L, 3, "t");
@@ -166,8 +258,11 @@ std::string read_script(const std::filesystem::path& path) {
 }
 
 int sandbox_require(lua_State* L) {
-  const char* name = luaL_checkstring(L, 1);
+  std::size_t name_len = 0;
+  const char* name = luaL_checklstring(L, 1, &name_len);
   SandboxState& s = state_of(L);
+  if (std::strlen(name) != name_len) return luaL_error(L, "module names cannot contain '\\0'");
+  lua_settop(L, 1);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &kLoadedKey);
   if (lua_getfield(L, -1, name) != LUA_TNIL) return 1;
   lua_pop(L, 1);
@@ -180,6 +275,7 @@ int sandbox_require(lua_State* L) {
   const std::filesystem::path path = resolved.value();
   const std::string code = read_script(path);
   s.charge_host_memory(L, code.size());
+  HostCharge charge{s.budget(), code.size()};
   bool known = false;
   for (const auto& f : s.files()) known = known || f == path;
   if (!known) s.files().push_back(path);
@@ -187,13 +283,16 @@ int sandbox_require(lua_State* L) {
   lua_setfield(L, -2, name);                          // loading[name] = true
   load_chunk(L, code, path.string());
   lua_pushstring(L, name);
-  lua_call(L, 1, 1);
+  // Protected, so that a module that fails is no longer "loading" (a later require of it
+  // would otherwise report a cycle); the error then goes on as it was.
+  const int rc = lua_pcall(L, 1, 1, 0);
+  lua_pushnil(L);
+  lua_setfield(L, -3, name);                          // loading[name] = nil
+  if (rc != LUA_OK) return lua_error(L);
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
     lua_pushboolean(L, 1);
   }
-  lua_pushnil(L);
-  lua_setfield(L, -3, name);                          // loading[name] = nil
   lua_pushvalue(L, -1);
   lua_setfield(L, -4, name);                          // loaded[name] = value
   return 1;
@@ -206,18 +305,58 @@ int sandbox_require(lua_State* L) {
 // host (the instruction budget cannot interrupt a C function).
 
 bool has_magic(const char* p, std::size_t len) {
-  for (std::size_t i = 0; i < len; ++i)
-    if (std::strchr("^$*+?.([%-", p[i]) != nullptr) return true;
+  for (std::size_t i = 0; i < len; ++i)  // '\0' is an ordinary character (strchr would find the terminator)
+    if (p[i] != '\0' && std::strchr("^$*+?.([%-", p[i]) != nullptr) return true;
   return false;
+}
+
+/// string.find(s, p, init, plain) for plain text: Lua's own search (lmemfind) compares the
+/// pattern at every position, n * m steps in the worst case (minutes on a few megabytes,
+/// in one C call the budget cannot interrupt); glibc's memmem is linear.
+int plain_find(lua_State* L) {
+  std::size_t ls = 0, lp = 0;
+  const char* s = luaL_checklstring(L, 1, &ls);
+  const char* p = luaL_checklstring(L, 2, &lp);
+  const lua_Integer pos = luaL_optinteger(L, 3, 1);
+  // posrelatI (lstrlib.c): 1-based start, negative counts from the end, clipped to 1.
+  std::size_t init = pos > 0 ? static_cast<std::size_t>(pos)
+                     : pos == 0 || pos < -static_cast<lua_Integer>(ls) ? 1
+                                                                       : ls + static_cast<std::size_t>(pos) + 1;
+  --init;
+  if (init > ls) {
+    luaL_pushfail(L);
+    return 1;
+  }
+  const void* found = lp == 0 ? s + init : memmem(s + init, ls - init, p, lp);
+  if (found == nullptr) {
+    luaL_pushfail(L);
+    return 1;
+  }
+  const auto at = static_cast<lua_Integer>(static_cast<const char*>(found) - s);
+  lua_pushinteger(L, at + 1);
+  lua_pushinteger(L, at + static_cast<lua_Integer>(lp));
+  return 2;
 }
 
 int capped_pattern_call(lua_State* L, const char* fname) {
   std::size_t subject_len = 0, pattern_len = 0;
   luaL_checklstring(L, 1, &subject_len);
   const char* pattern = luaL_checklstring(L, 2, &pattern_len);
-  const bool plain = std::string_view(fname) == "find" && lua_toboolean(L, 4);
-  if (!plain && has_magic(pattern, pattern_len)) {
-    const Limits& lim = state_of(L).options().limits;
+  const bool find = std::string_view(fname) == "find";
+  const bool magic = has_magic(pattern, pattern_len);
+  if (find && (lua_toboolean(L, 4) || !magic)) return plain_find(L);
+  const Limits& lim = state_of(L).options().limits;
+  if (!magic) {
+    // Plain text through the matcher still compares the pattern at every position.
+    const double work = (static_cast<double>(subject_len) + 1.0) * static_cast<double>(std::max<std::size_t>(pattern_len, 1));
+    if (work > lim.pattern_work) {
+      const std::string msg = fmt::format(
+          "string.{}: a {}-byte pattern on a {}-byte subject could take about {:.3g} steps (limit {:.3g}); "
+          "for plain text use string.find(s, p, 1, true)",
+          fname, pattern_len, subject_len, work, lim.pattern_work);
+      return luaL_error(L, "%s", msg.c_str());
+    }
+  } else {
     if (subject_len > lim.pattern_subject_bytes)
       return luaL_error(L, "string.%s: subject of %d bytes is over the %d-byte limit for patterns", fname,
                         static_cast<int>(subject_len), static_cast<int>(lim.pattern_subject_bytes));
@@ -269,6 +408,10 @@ int capped_rep(lua_State* L) {
                                         total, limit >> 20);
     return luaL_error(L, "%s", msg.c_str());
   }
+  // Copying is work the count hook cannot see: a loop of big reps would run for hours on
+  // an instruction budget that counts only the loop's few instructions. One unit per
+  // copy made plus one per 16 bytes copied (about what a VM instruction costs).
+  state_of(L).charge_work(L, static_cast<double>(n) * (sep_len > 0 ? 2.0 : 1.0) + total / 16.0);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, 1);
@@ -310,6 +453,183 @@ int seeded_randomseed(lua_State* L) {
   lua_call(L, lua_gettop(L) - 1, 0);
   return 0;
 }
+
+// }====================================================================================
+
+// {====================================================================================
+// table: the functions whose C loops run as long as the script says. `#t` can come from a
+// __len metamethod and the elements from C metamethods (`__index = type`, `__newindex =
+// rawequal`), so `table.remove(t, 1)` or `table.move(t, 1, 1e18, 2)` could spin for ever in
+// one C call that the count hook never interrupts. Each element moved or compared is
+// charged to the instruction budget. insert and remove are re-implemented (as in
+// ltablib.c) so that the length they loop to is the one they charged for.
+
+constexpr int kTabR = 1, kTabW = 2, kTabL = 4;
+
+/// ltablib.c's checktab: a table, or something with the metamethods the operation uses.
+void check_table(lua_State* L, int arg, int what) {
+  if (lua_type(L, arg) == LUA_TTABLE) return;
+  int n = 1;
+  auto has = [&](const char* key) {
+    lua_pushstring(L, key);
+    ++n;
+    return lua_rawget(L, -n) != LUA_TNIL;
+  };
+  if (lua_getmetatable(L, arg) && (!(what & kTabR) || has("__index")) && (!(what & kTabW) || has("__newindex")) &&
+      (!(what & kTabL) || has("__len"))) {
+    lua_pop(L, n);
+    return;
+  }
+  luaL_checktype(L, arg, LUA_TTABLE);  // raises
+}
+
+/// Charges a loop over `count` elements as it goes, in steps (one hook-sized step at a time).
+struct WorkMeter {
+  lua_State* L;
+  int pending = 0;
+  void tick() {
+    if (++pending == kHookStride) {
+      state_of(L).charge_work(L, pending);
+      pending = 0;
+    }
+  }
+};
+
+int charged_insert(lua_State* L) {
+  check_table(L, 1, kTabR | kTabW | kTabL);
+  lua_Integer e = luaL_len(L, 1);
+  e = static_cast<lua_Integer>(static_cast<lua_Unsigned>(e) + 1u);  // first empty element
+  lua_Integer pos = e;
+  switch (lua_gettop(L)) {
+    case 2:
+      break;
+    case 3: {
+      pos = luaL_checkinteger(L, 2);
+      luaL_argcheck(L, static_cast<lua_Unsigned>(pos) - 1u < static_cast<lua_Unsigned>(e), 2, "position out of bounds");
+      WorkMeter meter{L};
+      for (lua_Integer i = e; i > pos; i--) {
+        meter.tick();
+        lua_geti(L, 1, i - 1);
+        lua_seti(L, 1, i);
+      }
+      break;
+    }
+    default:
+      return luaL_error(L, "wrong number of arguments to 'insert'");
+  }
+  lua_seti(L, 1, pos);
+  return 0;
+}
+
+int charged_remove(lua_State* L) {
+  check_table(L, 1, kTabR | kTabW | kTabL);
+  const lua_Integer size = luaL_len(L, 1);
+  lua_Integer pos = luaL_optinteger(L, 2, size);
+  if (pos != size)
+    luaL_argcheck(L, static_cast<lua_Unsigned>(pos) - 1u <= static_cast<lua_Unsigned>(size), 2, "position out of bounds");
+  lua_geti(L, 1, pos);
+  WorkMeter meter{L};
+  for (; pos < size; pos++) {
+    meter.tick();
+    lua_geti(L, 1, pos + 1);
+    lua_seti(L, 1, pos);
+  }
+  lua_pushnil(L);
+  lua_seti(L, 1, pos);
+  return 1;
+}
+
+/// table.move: the count comes from its integer arguments, so it is charged up front.
+int charged_move(lua_State* L) {
+  const lua_Integer f = luaL_checkinteger(L, 2);
+  const lua_Integer e = luaL_checkinteger(L, 3);
+  luaL_checkinteger(L, 4);
+  if (e >= f) state_of(L).charge_work(L, static_cast<double>(e) - static_cast<double>(f) + 1.0);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+/// table.concat and table.unpack: one unit per element, charged before the original runs.
+/// (A `__len` that answers differently the second time only makes this estimate wrong;
+/// the work of either stays bounded by the memory budget or the stack limit.)
+int charge_range_and_call(lua_State* L, int i_arg) {
+  const lua_Integer i = luaL_optinteger(L, i_arg, 1);
+  const lua_Integer j = lua_isnoneornil(L, i_arg + 1) ? luaL_len(L, 1) : luaL_checkinteger(L, i_arg + 1);
+  if (j >= i) state_of(L).charge_work(L, static_cast<double>(j) - static_cast<double>(i) + 1.0);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+int charged_concat(lua_State* L) {
+  check_table(L, 1, kTabR | kTabL);
+  return charge_range_and_call(L, 3);
+}
+
+int charged_unpack(lua_State* L) { return charge_range_and_call(L, 2); }
+
+/// The comparison table.sort really uses: the script's, or `<`, charged one unit each.
+int charged_less(lua_State* L) {
+  state_of(L).charge_work(L, 1);
+  if (lua_isnoneornil(L, lua_upvalueindex(1))) {
+    lua_pushboolean(L, lua_compare(L, 1, 2, LUA_OPLT));
+    return 1;
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, 2, 1);
+  return 1;
+}
+
+int charged_sort(lua_State* L) {
+  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  lua_pushcclosure(L, charged_less, 1);  // the script's comparison (or nil) as upvalue
+  lua_pushvalue(L, lua_upvalueindex(1));  // the original sort
+  lua_insert(L, 1);
+  lua_call(L, 2, 0);
+  return 0;
+}
+
+// }====================================================================================
+
+// {====================================================================================
+// coroutine: bodies run under an inner pcall.
+//
+// A budget error raised inside the count hook leaves the coroutine it kills with hooks
+// disabled (Lua restores them only at a pcall). `coroutine.wrap`, and `coroutine.close`
+// later, then run its pending `__close` handlers unhooked: a looping one hangs the host.
+// Caught by the inner pcall, the error is raised again from plain C with hooks enabled.
+
+int finish_body(lua_State* L, int status, lua_KContext) {
+  if (status != LUA_OK && status != LUA_YIELD) return lua_error(L);
+  return lua_gettop(L);
+}
+
+int coroutine_body(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  return finish_body(L, lua_pcallk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, 0, finish_body), 0);
+}
+
+/// coroutine.create / coroutine.wrap (upvalue 1) over a guarded body.
+int guarded_coroutine(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  lua_pushcclosure(L, coroutine_body, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+// }====================================================================================
+
+// {====================================================================================
+// Building the library
 
 /// Copies every field of the table at `from` into a new table (pushed), except `skip`.
 void copy_all(lua_State* L, int from, std::string_view skip = {}) {
@@ -353,6 +673,8 @@ void push_readonly(lua_State* L, int index, const char* name) {
   lua_setfield(L, -2, "__len");
   lua_pushboolean(L, 0);
   lua_setfield(L, -2, "__metatable");
+  lua_pushstring(L, name);
+  lua_rawsetp(L, -2, &kReadonlyKey);      // how rawset recognises a view
   lua_setmetatable(L, -2);
 }
 
@@ -371,12 +693,19 @@ void install_library(lua_State* L) {
   // The base environment.
   lua_newtable(L);
   const int base = lua_gettop(L);
-  for (const char* n : {"assert", "error", "ipairs", "next", "pairs", "pcall", "xpcall", "select", "tonumber",
-                        "type", "rawequal", "rawlen", "rawget", "rawset", "setmetatable", "getmetatable",
-                        "_VERSION"}) {
+  for (const char* n : {"assert", "error", "ipairs", "next", "pairs", "pcall", "select", "tonumber", "type",
+                        "rawequal", "rawlen", "rawget", "getmetatable", "_VERSION"}) {
     lua_getfield(L, G, n);
     lua_setfield(L, base, n);
   }
+  lua_pushcfunction(L, safe_rawset);
+  lua_setfield(L, base, "rawset");
+  lua_getfield(L, G, "setmetatable");
+  lua_pushcclosure(L, safe_setmetatable, 1);
+  lua_setfield(L, base, "setmetatable");
+  lua_getfield(L, G, "xpcall");
+  lua_pushcclosure(L, safe_xpcall, 1);
+  lua_setfield(L, base, "xpcall");
   lua_pushcfunction(L, safe_tostring);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, "graft.tostring");
@@ -420,13 +749,33 @@ void install_library(lua_State* L) {
   lua_setfield(L, base, "math");
   lua_settop(L, base);
 
-  for (const char* lib : {LUA_TABLIBNAME, LUA_UTF8LIBNAME, LUA_COLIBNAME}) {
-    lua_getfield(L, G, lib);
-    copy_all(L, -1);
-    push_readonly(L, -1, lib);
-    lua_setfield(L, base, lib);
-    lua_settop(L, base);
-  }
+  lua_getfield(L, G, LUA_TABLIBNAME);
+  copy_all(L, -1);
+  lua_pushcfunction(L, charged_insert);
+  lua_setfield(L, -2, "insert");
+  lua_pushcfunction(L, charged_remove);
+  lua_setfield(L, -2, "remove");
+  wrap_field(L, "move", charged_move);
+  wrap_field(L, "sort", charged_sort);
+  wrap_field(L, "concat", charged_concat);
+  wrap_field(L, "unpack", charged_unpack);
+  push_readonly(L, -1, LUA_TABLIBNAME);
+  lua_setfield(L, base, LUA_TABLIBNAME);
+  lua_settop(L, base);
+
+  lua_getfield(L, G, LUA_COLIBNAME);
+  copy_all(L, -1);
+  wrap_field(L, "create", guarded_coroutine);
+  wrap_field(L, "wrap", guarded_coroutine);
+  push_readonly(L, -1, LUA_COLIBNAME);
+  lua_setfield(L, base, LUA_COLIBNAME);
+  lua_settop(L, base);
+
+  lua_getfield(L, G, LUA_UTF8LIBNAME);
+  copy_all(L, -1);
+  push_readonly(L, -1, LUA_UTF8LIBNAME);
+  lua_setfield(L, base, LUA_UTF8LIBNAME);
+  lua_settop(L, base);
 
   push_graft_module(L);
   push_readonly(L, -1, "graft");

@@ -66,4 +66,6 @@ MemoryUsage Sandbox::memory() const {
   return {b.memory_used, b.memory_peak, b.memory_limit};
 }
 
+std::uint64_t Sandbox::allocations() const { return state_->budget().allocations; }
+
 }  // namespace graft::lua

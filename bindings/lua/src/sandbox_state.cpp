@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -32,7 +31,8 @@ void* budget_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
   }
   if (nsize > old) {
     ++b->allocations;
-    if (b->fail_allocation != 0 && b->allocations == b->fail_allocation) return nullptr;
+    if (b->fail_allocation != 0 && b->allocations == b->fail_allocation) b->injecting = true;
+    if (b->injecting) return nullptr;
     if (b->memory_used - old + nsize + b->host_charged > b->memory_limit) {
       b->memory_refused = true;
       return nullptr;  // Lua runs an emergency collection and retries before raising
@@ -52,6 +52,25 @@ void* budget_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
 // spread over coroutines adds up; once spent it fires on every instruction, so a script's
 // pcall can catch the error but never get past the next instruction.
 
+void count_hook(lua_State* L, lua_Debug*);
+
+/// Raises the budget error, located at `level` (0 in the hook: the running Lua function),
+/// and re-arms this thread's hook at every instruction.
+///
+/// Lua runs the hook with hooks disabled, and the error raised here still carries that
+/// state into what Lua runs before unwinding: the message handler of an `xpcall`, and the
+/// `__close` of a coroutine that dies of it. The library guards both (lua_library.cpp):
+/// handlers are skipped once the budget is spent, and coroutine bodies run under an inner
+/// pcall so they never die inside the hook.
+int raise_exhausted(lua_State* L, int level) {
+  const Budget& b = state_of(L).budget();
+  lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
+  luaL_where(L, level);
+  lua_pushlstring(L, b.exhausted_message.data(), b.exhausted_message.size());
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
 void count_hook(lua_State* L, lua_Debug*) {
   SandboxState& s = state_of(L);
   Budget& b = s.budget();
@@ -70,8 +89,7 @@ void count_hook(lua_State* L, lua_Debug*) {
       return;
     }
   }
-  lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
-  luaL_error(L, "%s", b.exhausted_message.c_str());
+  raise_exhausted(L, 0);
 }
 
 int panic_handler(lua_State* L) {
@@ -83,6 +101,11 @@ int panic_handler(lua_State* L) {
 /// Converts whatever was raised into a string; Lua calls it before unwinding.
 int message_handler(lua_State* L) {
   if (lua_type(L, 1) == LUA_TSTRING) return 1;
+  const Budget& b = state_of(L).budget();
+  if (b.exhausted) {  // no script __tostring on a spent budget (it may be running unhooked)
+    lua_pushlstring(L, b.exhausted_message.data(), b.exhausted_message.size());
+    return 1;
+  }
   if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
   lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   return 1;
@@ -99,19 +122,35 @@ int run_body(lua_State* L) {
   return 0;
 }
 
+/// Length of a leading `file:line: ` in `text` (file: no ':' or newline; line: digits), or 0.
+std::size_t location_prefix(std::string_view text) {
+  const std::size_t colon = text.find_first_of(":\n");
+  if (colon == 0 || colon == std::string_view::npos || text[colon] != ':') return 0;
+  std::size_t i = colon + 1;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+  if (i == colon + 1 || text.substr(i, 2) != ": ") return 0;
+  return i + 2;
+}
+
 /// `file:line: message` → a Diagnostic with those fields; anything else is the message.
+/// The same location repeated (each `coroutine.wrap` level adds one) is said once.
+/// Hand-written: std::regex recurses per character and overflows the stack on long messages.
 Diagnostic diagnose(const std::string& text, const std::string& script) {
-  static const std::regex located(R"(^([^\n:]+):(\d+): ([\s\S]*)$)");
-  std::smatch m;
   Diagnostic d;
-  if (std::regex_match(text, m, located)) {
-    d.file = m[1].str();
-    d.line = std::atoi(m[2].str().c_str());
-    d.message = m[3].str();
-  } else {
+  const std::string_view all(text);
+  const std::size_t n = location_prefix(all);
+  if (n == 0) {
     d.file = script;
     d.message = text;
+    return d;
   }
+  const std::string_view prefix = all.substr(0, n);
+  const std::size_t colon = prefix.find(':');
+  d.file = std::string(prefix.substr(0, colon));
+  d.line = std::atoi(std::string(prefix.substr(colon + 1)).c_str());
+  std::size_t start = n;
+  while (all.substr(start, n) == prefix) start += n;
+  d.message = std::string(all.substr(start));
   return d;
 }
 
@@ -146,6 +185,7 @@ void SandboxState::arm_budget(bool loading) {
   budget_.exhausted_message.clear();
   budget_.host_charged = 0;
   budget_.memory_refused = false;
+  budget_.printed = 0;
   const auto limit = loading ? options_.limits.load_time : options_.limits.call_time;
   budget_.has_deadline = limit.count() > 0;
   if (budget_.has_deadline) budget_.deadline = std::chrono::steady_clock::now() + limit;
@@ -170,23 +210,36 @@ Status SandboxState::protected_call(const std::function<void(lua_State*)>& body,
   Status result;
   if (rc != LUA_OK) {
     std::string text;
-    if (rc == LUA_ERRMEM) {
-      if (budget_.memory_refused)
-        text = fmt::format("memory budget exceeded ({} MiB)", options_.limits.memory_bytes >> 20);
-      else
-        text = "not enough memory";
+    // The message handler leaves a string (Lua's own memory and handler errors are strings
+    // too); reading it cannot allocate.
+    const char* raised = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : nullptr;
+    const std::string_view message = raised ? raised : "";
+    if (rc == LUA_ERRMEM || (budget_.memory_refused && message.ends_with("not enough memory"))) {
+      // The second case: a coroutine or the script passed the memory error on as a string.
+      text = budget_.memory_refused ? fmt::format("memory budget exceeded ({} MiB)", options_.limits.memory_bytes >> 20)
+                                    : "not enough memory";
     } else if (budget_.exhausted) {
-      // The script may have caught the budget error and raised another; the budget wins.
-      const char* m = lua_tostring(L, -1);
-      std::string raised = m ? m : "";
-      text = raised.find(budget_.exhausted_message) != std::string::npos ? raised : budget_.exhausted_message;
+      // The script may have caught the budget error and raised another; the budget wins,
+      // with the innermost location it was raised at (a coroutine.wrap adds its own).
+      text = budget_.exhausted_message;
+      const std::size_t at = message.find(budget_.exhausted_message);
+      for (std::size_t i = 0, n = 0; at != std::string_view::npos && i < at; i += n) {
+        n = location_prefix(message.substr(i));
+        if (n == 0) break;
+        if (i + n == at) text = std::string(message.substr(i));
+      }
     } else if (rc == LUA_ERRERR) {
       text = "error while handling an error";
     } else {
-      const char* m = lua_tostring(L, -1);
-      text = m ? m : "(error object is not a string)";
+      text = raised ? std::string(message) : "(error object is not a string)";
     }
     Diagnostic d = diagnose(text, script_name_);
+    if (!what.empty()) d.message = fmt::format("{}: {}", what, d.message);
+    result = Status::error(std::move(d));
+  } else if (outermost && budget_.exhausted) {
+    // The script caught the budget error (pcall, xpcall, coroutine.close ...) and returned
+    // before running another instruction. What it returns is cut short: the call fails.
+    Diagnostic d{.file = script_name_, .message = budget_.exhausted_message};
     if (!what.empty()) d.message = fmt::format("{}: {}", what, d.message);
     result = Status::error(std::move(d));
   }
@@ -194,6 +247,11 @@ Status SandboxState::protected_call(const std::function<void(lua_State*)>& body,
   if (outermost) {
     budget_.exhausted = false;
     budget_.host_charged = 0;
+    budget_.injecting = false;
+    // A call stopped by the memory budget leaves its garbage behind, and the collector,
+    // paced by the peak, would not come back for it soon: start the next call from the
+    // baseline. (lua_gc raises no errors; finalizers run protected.)
+    if (!result && budget_.memory_refused) lua_gc(L, LUA_GCCOLLECT);
   }
   return result;
 }
@@ -220,9 +278,33 @@ void SandboxState::push_main(lua_State* L) const {
   else lua_rawgeti(L, LUA_REGISTRYINDEX, main_ref_);
 }
 
+namespace {
+
+/// `a.b_2.c`: identifiers separated by dots (hand-written: std::regex recurses per character).
+bool valid_module_name(std::string_view name) {
+  bool start = true;
+  for (char c : name) {
+    const bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    const bool digit = c >= '0' && c <= '9';
+    if (c == '.') {
+      if (start) return false;
+      start = true;
+    } else if (alpha || (digit && !start)) {
+      start = false;
+    } else {
+      return false;
+    }
+  }
+  return !start;
+}
+
+}  // namespace
+
 Result<std::filesystem::path> SandboxState::resolve_module(std::string_view name) const {
-  static const std::regex valid(R"(^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$)");
-  if (!std::regex_match(name.begin(), name.end(), valid))
+  constexpr std::size_t kMaxName = 200;
+  if (name.size() > kMaxName)
+    return Status::error(fmt::format("module name of {} bytes is over the {}-byte limit", name.size(), kMaxName));
+  if (!valid_module_name(name))
     return Status::error(fmt::format("module '{}': names are identifiers separated by dots", name));
   std::string relative(name);
   for (char& c : relative) if (c == '.') c = '/';
@@ -239,6 +321,8 @@ Result<std::filesystem::path> SandboxState::resolve_module(std::string_view name
       return Status::error(fmt::format("module '{}': {} leads outside the script root", name, candidate.string()));
     return candidate;
   }
+  if (roots_.empty())
+    return Status::error(fmt::format("module '{}' not found (this sandbox has no module roots)", name));
   std::string where;
   for (const auto& root : roots_) where += (where.empty() ? "" : ", ") + root.string();
   return Status::error(fmt::format("module '{}' not found (looked for {} under: {})", name, relative, where));
@@ -272,6 +356,21 @@ void SandboxState::charge_host_memory(lua_State* L, std::size_t bytes) {
     budget_.memory_refused = true;
     luaL_error(L, "memory budget exceeded (%d MiB)", static_cast<int>(options_.limits.memory_bytes >> 20));
   }
+}
+
+void SandboxState::charge_work(lua_State* L, double units) {
+  Budget& b = budget_;
+  if (!b.exhausted) {
+    const double left = static_cast<double>(b.instruction_limit) - static_cast<double>(b.instructions);
+    if (units <= left) {
+      b.instructions += static_cast<std::uint64_t>(units);
+      return;
+    }
+    b.instructions = b.instruction_limit + 1;
+    b.exhausted = true;
+    b.exhausted_message = fmt::format("instruction budget exceeded ({} instructions)", b.instruction_limit);
+  }
+  raise_exhausted(L, 1);
 }
 
 void SandboxState::log(std::string_view text) {

@@ -30,7 +30,12 @@ struct Budget {
   std::size_t memory_peak = 0;
   std::size_t host_charged = 0;     ///< bytes the host allocated for the script in this call
   std::uint64_t allocations = 0;     ///< growing allocations so far (fault injection counts these)
-  std::uint64_t fail_allocation = 0; ///< testing: refuse exactly this allocation (0 = never)
+  /// Testing: refuse this allocation (0 = never) and every later growing allocation until the
+  /// host call in progress returns. Lua answers a refused allocation with an emergency
+  /// collection and a retry; failing only the one allocation would let the retry succeed
+  /// and never reach the error paths the test is after.
+  std::uint64_t fail_allocation = 0;
+  bool injecting = false;            ///< fail_allocation was reached in this host call
   bool memory_refused = false;       ///< the last LUA_ERRMEM came from the budget, not the OS
   // instructions and time (the count hook)
   std::uint64_t instruction_limit = 0;
@@ -39,6 +44,8 @@ struct Budget {
   std::chrono::steady_clock::time_point deadline{};
   bool exhausted = false;  ///< once set, every hook tick raises again until the next call
   std::string exhausted_message{};
+  // print
+  std::size_t printed = 0;  ///< bytes `print` sent to the log in this call (capped by Limits::print_bytes)
 };
 
 /// A graph a script may currently touch. Handles carry the session id, so a handle kept
@@ -94,6 +101,11 @@ class SandboxState {
 
   /// Sets the instruction/time budget for the next call into Lua.
   void arm_budget(bool loading);
+
+  /// Charges `units` of work a C function is about to do (element moves, comparisons) to the
+  /// instruction budget, which the count hook cannot see inside C; raises the budget error
+  /// when that overdraws it (call only from a lua_CFunction).
+  void charge_work(lua_State* L, double units);
 
   /// Where `print` goes.
   void log(std::string_view text);

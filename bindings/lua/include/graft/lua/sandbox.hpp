@@ -65,6 +65,8 @@ class Sandbox {
   /// The main script's name as errors show it.
   const std::string& script_name() const;
   MemoryUsage memory() const;
+  /// Growing allocations the Lua state made so far (what `fail_allocation` counts).
+  std::uint64_t allocations() const;
   const SandboxOptions& options() const;
 
   /// The engine-side state (bindings use it; hosts do not need it).
