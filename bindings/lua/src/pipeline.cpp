@@ -2,6 +2,8 @@
 #include "graft/lua/pipeline.hpp"
 
 #include <chrono>
+#include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -202,17 +204,48 @@ class Runner {
     return true;
   }
 
+  /// Makes a pass undoable: an edit journal on the graph (O(nodes touched)) for passes that
+  /// edit in place; a Transformer builds a new graph, so the old one is simply kept.
+  class Undo {
+   public:
+    explicit Undo(Graph& g) : g_(g) {
+      // A host that already holds a transaction on this graph gets a full copy instead.
+      if (!g_.begin_transaction()) copy_ = std::make_unique<Graph>(g_);
+    }
+    void undo() {
+      if (copy_) g_ = std::move(*copy_);
+      else g_.rollback_transaction();
+      done_ = true;
+    }
+    void keep() {
+      if (!copy_) g_.commit_transaction();
+      done_ = true;
+    }
+    GraphDiff diff() const { return copy_ ? diff_in_place(*copy_, g_) : g_.transaction_diff(); }
+    ~Undo() {
+      if (!done_) undo();
+    }
+    Undo(const Undo&) = delete;
+    Undo& operator=(const Undo&) = delete;
+
+   private:
+    Graph& g_;
+    std::unique_ptr<Graph> copy_;
+    bool done_ = false;
+  };
+
   bool run_single(const Step& step, int iteration, bool& modified) {
     PassReport entry;
     entry.name = step.name;
     entry.sweep = sweep_;
     entry.iteration = iteration;
     const auto t0 = std::chrono::steady_clock::now();
-    Graph backup = gm_.graph;  // the transaction: restored on any failure below
+    const bool in_place = step.kind != Step::Kind::Transformer;
+    std::optional<Undo> undo;
+    if (in_place) undo.emplace(gm_.graph);
     gm_.graph.set_insert_point(InsertPoint::at_end());  // each pass starts appending at the end
     const auto t_pass = std::chrono::steady_clock::now();
     Graph rebuilt;
-    bool in_place = true;
     const std::string what = fmt::format("pass '{}'", step.name);
     Status st;
     switch (step.kind) {
@@ -229,7 +262,6 @@ class Runner {
         break;
       case Step::Kind::Transformer:
         entry.kind = "transformer";
-        in_place = false;
         st = s_.protected_call(
             [&](lua_State* L) { run_transformer(L, s_, step.ref, gm_.graph, &gm_.modules, rebuilt); }, false, what);
         break;
@@ -246,9 +278,8 @@ class Runner {
       Status valid = (in_place ? gm_.graph : rebuilt).lint(&gm_.modules);
       if (!valid) st = Status::error(Diagnostic{.file = s_.script_name(), .message = fmt::format("{} left an invalid graph: {}", what, valid.message())});
     }
-    if (st && !in_place) gm_.graph = std::move(rebuilt);
     if (!st) {
-      gm_.graph = std::move(backup);
+      if (undo) undo->undo();  // a failed Transformer never touched gm_.graph
       entry.ok = false;
       entry.error = st.message();
       entry.transaction_seconds = seconds_since(t0) - entry.seconds;
@@ -256,7 +287,15 @@ class Runner {
       stop("pass_failed", st.diagnostic());
       return false;
     }
-    const GraphDiff diff = in_place ? diff_in_place(backup, gm_.graph) : diff_by_name(backup, gm_.graph);
+    Graph previous;  // a Transformer's input, kept until its checks pass
+    GraphDiff diff;
+    if (in_place) {
+      diff = undo->diff();
+    } else {
+      diff = diff_by_name(gm_.graph, rebuilt);
+      previous = std::move(gm_.graph);
+      gm_.graph = std::move(rebuilt);
+    }
     entry.nodes_added = diff.added;
     entry.nodes_removed = diff.removed;
     entry.nodes_changed = diff.changed;
@@ -266,7 +305,8 @@ class Runner {
       if (!failures.empty()) {
         entry.check_failures = failures;
         if (!spec_.suppress_check_failures) {
-          gm_.graph = std::move(backup);
+          if (undo) undo->undo();
+          else gm_.graph = std::move(previous);
           entry.ok = false;
           entry.error = failures.front();
           entry.nodes_added = entry.nodes_removed = entry.nodes_changed = 0;  // undone
@@ -277,6 +317,7 @@ class Runner {
         }
       }
     }
+    if (undo) undo->keep();
     entry.transaction_seconds = seconds_since(t0) - entry.seconds;
     report_.passes.push_back(entry);
     return true;

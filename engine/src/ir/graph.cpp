@@ -95,6 +95,7 @@ NodeId Graph::allocate_slot() {
   if (!free_slots_.empty()) {
     id = free_slots_.back();
     free_slots_.pop_back();
+    touch(id);
     std::uint32_t generation = slots_[id].generation;
     slots_[id] = NodeData{};
     slots_[id].generation = generation;
@@ -117,6 +118,13 @@ void Graph::link(NodeId n) {
     case InsertPoint::Where::Before: before = insert_.anchor; break;
     case InsertPoint::Where::After: before = slots_[insert_.anchor].next; break;
   }
+  touch(n);
+  if (before != kNoNode) {
+    touch(before);
+    if (slots_[before].prev != kNoNode) touch(slots_[before].prev);
+  } else if (tail_ != kNoNode) {
+    touch(tail_);
+  }
   NodeData& d = slots_[n];
   d.next = before;
   d.prev = before == kNoNode ? tail_ : slots_[before].prev;
@@ -129,6 +137,9 @@ void Graph::link(NodeId n) {
 }
 
 void Graph::unlink(NodeId n) {
+  touch(n);
+  if (slots_[n].prev != kNoNode) touch(slots_[n].prev);
+  if (slots_[n].next != kNoNode) touch(slots_[n].next);
   NodeData& d = slots_[n];
   if (d.prev != kNoNode) slots_[d.prev].next = d.next; else head_ = d.next;
   if (d.next != kNoNode) slots_[d.next].prev = d.prev; else tail_ = d.prev;
@@ -145,8 +156,10 @@ std::vector<NodeId> Graph::collect_inputs(const NodeData& d) {
 }
 
 void Graph::attach_inputs(NodeId n) {
+  touch(n);
   NodeData& d = slots_[n];
   d.inputs = collect_inputs(d);
+  for (NodeId input : d.inputs) touch(input);
   // `n` uses none of them yet (new node, or detach_inputs ran first), so a repeat of the same
   // input can only find `n` at the back of that input's list: no scan, no quadratic fan-out.
   for (NodeId input : d.inputs) {
@@ -156,7 +169,9 @@ void Graph::attach_inputs(NodeId n) {
 }
 
 void Graph::detach_inputs(NodeId n) {
+  touch(n);
   for (NodeId input : slots_[n].inputs) {
+    touch(input);
     // From the back: DCE and rewrites mostly detach the newest users.
     std::vector<NodeId>& users = slots_[input].users;
     auto it = std::find(users.rbegin(), users.rend(), n);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graft/ir/graph.hpp"
+#include "journal.hpp"
 
 namespace graft {
 namespace {
@@ -111,6 +112,62 @@ GraphDiff diff_by_name(const Graph& before, const Graph& after) {
   for (NodeId n : before.nodes())
     if (after.find(before.name(n)) == kNoNode) ++d.removed;
   return d;
+}
+
+GraphDiff Graph::transaction_diff() const {
+  GraphDiff d;
+  const Journal* j = journal_.p.get();
+  if (j == nullptr) return d;
+  auto same = [](NodeId x, NodeId y) { return x == y; };
+  // Slots that did not exist at begin: every live one is new.
+  for (NodeId n = static_cast<NodeId>(j->slot_count); n < slots_.size(); ++n)
+    if (slots_[n].alive) ++d.added;
+  std::vector<bool> moved(j->slot_count, false);
+  for (NodeId n : j->moved)
+    if (n < j->slot_count) moved[n] = true;
+  if (j->reordered) {
+    // A whole reorder: the moved nodes are the survivors outside the longest run that kept its
+    // old relative order, as diff_in_place counts them.
+    std::vector<std::uint32_t> old_position(j->slot_count, 0);
+    std::uint32_t position = 0;
+    for (NodeId n : j->order_at_begin) old_position[n] = position++;
+    std::vector<NodeId> survivors;
+    for (NodeId n : nodes())
+      if (n < j->slot_count) survivors.push_back(n);
+    std::vector<std::uint32_t> tails;
+    std::vector<std::size_t> tail_index, parent(survivors.size(), SIZE_MAX);
+    for (std::size_t i = 0; i < survivors.size(); ++i) {
+      const std::uint32_t p = old_position[survivors[i]];
+      const auto it = std::lower_bound(tails.begin(), tails.end(), p);
+      const std::size_t len = static_cast<std::size_t>(it - tails.begin());
+      if (it == tails.end()) {
+        tails.push_back(p);
+        tail_index.push_back(i);
+      } else {
+        *it = p;
+        tail_index[len] = i;
+      }
+      if (len > 0) parent[i] = tail_index[len - 1];
+    }
+    for (NodeId n : survivors) moved[n] = true;
+    for (std::size_t i = tail_index.empty() ? SIZE_MAX : tail_index.back(); i != SIZE_MAX; i = parent[i])
+      moved[survivors[i]] = false;
+  }
+  for (const auto& [n, old] : j->saved) {
+    const NodeData& now = slots_[n];
+    const bool same_node = old.alive && now.alive && old.generation == now.generation;
+    if (old.alive && !same_node) ++d.removed;
+    if (now.alive && !same_node) ++d.added;
+    if (!same_node) continue;
+    // Compare the saved contents with the current ones.
+    bool changed = moved[n] || old.op != now.op || old.name != now.name || old.target != now.target ||
+                   !(old.meta == now.meta) || old.args.size() != now.args.size() || old.kwargs.size() != now.kwargs.size();
+    for (std::size_t i = 0; !changed && i < old.args.size(); ++i) changed = !same_argument(old.args[i], now.args[i], same);
+    for (std::size_t i = 0; !changed && i < old.kwargs.size(); ++i)
+      changed = old.kwargs[i].first != now.kwargs[i].first || !same_argument(old.kwargs[i].second, now.kwargs[i].second, same);
+    if (changed) ++d.changed;
+  }
+  return d;  // (a reorder touches every node it relinks, so `saved` covers moved nodes too)
 }
 
 }  // namespace graft

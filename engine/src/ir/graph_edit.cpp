@@ -40,12 +40,16 @@ Status Graph::set_kwarg(NodeId n, std::string_view key, Argument value) {
   return set_kwargs(n, std::move(kwargs));
 }
 
-void Graph::set_target(NodeId n, std::string_view target) { slots_[n].target = symbols_.intern(target); }
+void Graph::set_target(NodeId n, std::string_view target) {
+  touch(n);
+  slots_[n].target = symbols_.intern(target);
+}
 
 Status Graph::rename(NodeId n, std::string name) {
   if (name == slots_[n].name) return Status::ok();
   if (name.empty()) return Status::node_error(slots_[n].name, "cannot rename to an empty name");
   if (name_taken(name)) return Status::node_error(slots_[n].name, "cannot rename to '" + name + "': the name is taken");
+  touch(n);
   by_name_.erase(slots_[n].name, n);
   slots_[n].name = std::move(name);
   by_name_.insert(slots_[n].name, n);
@@ -60,6 +64,8 @@ std::vector<NodeId> Graph::replace_all_uses_with(NodeId from, NodeId to,
   // when `from` has a hundred thousand users (a detach/attach per user would be quadratic).
   std::vector<NodeId> kept;
   auto swap = [&](NodeId id) { return id == from ? to : id; };
+  touch(from);
+  touch(to);
   for (NodeId user : slots_[from].users) {
     // `to` itself may use `from` (insert relu after x, then reroute x's users to the relu):
     // rewriting it would make it use itself, so it is always skipped.
@@ -67,6 +73,7 @@ std::vector<NodeId> Graph::replace_all_uses_with(NodeId from, NodeId to,
       kept.push_back(user);
       continue;
     }
+    touch(user);
     NodeData& u = slots_[user];
     bool already_uses_to = std::find(u.inputs.begin(), u.inputs.end(), to) != u.inputs.end();
     for (Argument& a : u.args) map_node_refs(a, swap);
@@ -90,6 +97,7 @@ Status Graph::erase_node(NodeId n) {
     // Keep the current insertion point meaningful: after an erased node = after its predecessor.
     insert_ = d.prev != kNoNode ? after(d.prev) : d.next != kNoNode ? before(d.next) : InsertPoint::at_end();
   }
+  touch(n);
   detach_inputs(n);
   unlink(n);
   by_name_.erase(d.name, n);
@@ -105,6 +113,7 @@ Status Graph::move(NodeId n, InsertPoint where) {
   if (where.where != InsertPoint::Where::AtEnd && !anchor_live)
     return Status::node_error(slots_[n].name, "cannot move next to a node that is not in the graph");
   if (where.anchor == n) return Status::ok();
+  note_moved(n);
   unlink(n);
   InsertPoint saved = insert_;
   insert_ = where;

@@ -36,6 +36,8 @@ Status Graph::stable_topological_sort() {
       if (waiting[n] != 0) return Status::node_error(slots_[n].name, "cannot be ordered: it is on a cycle or depends on one");
   }
   if (sorted == by_pos) return Status::ok();
+  for (NodeId n : sorted) touch(n);
+  note_reordered();
   head_ = tail_ = kNoNode;
   NodeId prev = kNoNode;
   for (NodeId n : sorted) {

@@ -7,12 +7,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "graft/ir/argument.hpp"
+#include "graft/ir/graph_diff.hpp"
 #include "graft/ir/ids.hpp"
 #include "graft/ir/meta.hpp"
 #include "graft/ir/name_index.hpp"
@@ -72,7 +74,10 @@ class Graph {
   const Kwargs& kwargs(NodeId n) const { return slots_[n].kwargs; }
   const NodeMeta& meta(NodeId n) const { return slots_[n].meta; }
   /// Metadata is not part of the use-def structure, so it may be edited freely.
-  NodeMeta& meta(NodeId n) { return slots_[n].meta; }
+  NodeMeta& meta(NodeId n) {
+    touch(n);
+    return slots_[n].meta;
+  }
   const std::vector<NodeId>& users(NodeId n) const { return slots_[n].users; }
   const std::vector<NodeId>& inputs(NodeId n) const { return slots_[n].inputs; }
   const SymbolTable& symbols() const { return symbols_; }
@@ -152,7 +157,10 @@ class Graph {
   /// Fails naming the first reference in `args`/`kwargs` to a node that is not in the graph.
   Status check_refs(const std::vector<Argument>& args, const Kwargs& kwargs) const;
   void set_target(NodeId n, std::string_view target);
-  void set_op(NodeId n, OpKind op) { slots_[n].op = op; }
+  void set_op(NodeId n, OpKind op) {
+    touch(n);
+    slots_[n].op = op;
+  }
   Status rename(NodeId n, std::string name);
 
   /// Makes every user of `from` (that `filter` accepts, if given) use `to` instead.
@@ -181,7 +189,41 @@ class Graph {
   /// calls, profiler ops, and in-place ops (`add_`, `torch.ops.aten.add_.Tensor`, `copy_`).
   static bool is_side_effectful(const Graph& g, NodeId n);
 
+  // --- transactions (src/ir/transaction.cpp) --------------------------------------------------
+  // While a transaction is open, every edit first saves the slots it is about to change (once
+  // per slot), so rollback puts the graph back exactly, and both cost O(nodes touched) rather
+  // than a copy of the whole graph. A copy of a Graph never carries an open transaction.
+  /// Starts recording. Fails if a transaction is already open (they do not nest).
+  Status begin_transaction();
+  /// Keeps every edit since begin_transaction and stops recording.
+  void commit_transaction();
+  /// Undoes every edit since begin_transaction and stops recording.
+  void rollback_transaction();
+  bool in_transaction() const { return static_cast<bool>(journal_.p); }
+  /// What the open transaction changed so far (GraphDiff's definitions). O(nodes touched),
+  /// except after a whole-graph reorder (stable_topological_sort), which needs O(n log n).
+  GraphDiff transaction_diff() const;
+
  private:
+  struct Journal;
+  /// Owns the journal; copying a graph copies no journal (the copy has no open transaction).
+  struct JournalHandle {
+    std::unique_ptr<Journal> p;
+    JournalHandle();
+    JournalHandle(const JournalHandle&);
+    JournalHandle& operator=(const JournalHandle&);
+    JournalHandle(JournalHandle&&) noexcept;
+    JournalHandle& operator=(JournalHandle&&) noexcept;
+    ~JournalHandle();
+  };
+  /// Saves slot `n` before its first change in the open transaction (no-op without one).
+  void touch(NodeId n) {
+    if (journal_.p) record(n);
+  }
+  void record(NodeId n);
+  void note_moved(NodeId n);
+  void note_reordered();
+
   InsertPoint point(InsertPoint::Where where, NodeId n) const {
     if (!is_alive(n)) return {where, kNoNode, 0};
     return {where, n, slots_[n].generation};
@@ -210,6 +252,7 @@ class Graph {
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters_;
   mutable std::vector<std::uint32_t> order_;
   mutable bool order_valid_ = false;
+  JournalHandle journal_;
 };
 
 /// RAII: sets a graph's insertion point for a scope and restores the old one after.

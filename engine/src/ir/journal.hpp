@@ -1,0 +1,28 @@
+// Graph::Journal: what an open transaction saved (private to the IR's sources).
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "graft/ir/graph.hpp"
+
+namespace graft {
+
+struct Graph::Journal {
+  std::size_t slot_count = 0;  ///< slots at begin; later slots are new and simply dropped
+  NodeId head = kNoNode;
+  NodeId tail = kNoNode;
+  std::size_t live_count = 0;
+  std::vector<NodeId> free_slots;
+  InsertPoint insert;
+  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters;
+  std::vector<std::pair<NodeId, NodeData>> saved;  ///< each slot's contents at its first change
+  std::vector<bool> touched;                       ///< indexed by slot, for slots < slot_count
+  std::vector<NodeId> moved;                       ///< nodes move() was called on
+  bool reordered = false;                          ///< stable_topological_sort relinked everything
+  std::vector<NodeId> order_at_begin;              ///< filled only when `reordered`
+};
+
+}  // namespace graft
