@@ -13,6 +13,7 @@ import torchvision
 
 from graft_fx import export_graph_module, import_graph, trace_aten, trace_symbolic
 from graft_fx import format as fmt
+from graft_fx.models import build_model
 from helpers import graft_bin, read_bytes
 
 
@@ -22,12 +23,13 @@ class RoundTrip:
 
     @classmethod
     def setUpClass(cls):
-        torch.manual_seed(0)
-        cls.model = getattr(torchvision.models, cls.MODEL)(weights=None).eval()
+        cls.model = build_model(f"torchvision.models.{cls.MODEL}", 0)
         torch.manual_seed(0)
         cls.x = torch.randn(1, 3, 224, 224)
         with torch.no_grad():
             cls.expected = cls.model(cls.x)
+            # An output that ignores the input would make every comparison below vacuous.
+            assert not torch.equal(cls.expected, cls.model(torch.randn(1, 3, 224, 224))), cls.MODEL
         gm = trace_symbolic(cls.model) if cls.MODE == "symbolic" else trace_aten(cls.model, (cls.x,))
         cls.tmp = tempfile.mkdtemp(prefix="graft_fx_test_")
         cls.path = os.path.join(cls.tmp, f"{cls.MODEL}.{cls.MODE}.json")

@@ -10,10 +10,10 @@ import tempfile
 import unittest
 
 import torch
-import torchvision
 
 from graft_fx import format as fmt
 from graft_fx.importer import import_graph
+from graft_fx.models import build_model
 from helpers import REPO, graft_bin
 
 PIPELINE = os.path.join(REPO, "scripts", "pipelines", "inference_cleanup.lua")
@@ -51,8 +51,7 @@ class InferenceCleanup(unittest.TestCase):
         return fmt.read(out), rep, proc
 
     def check_model(self, name):
-        torch.manual_seed(0)
-        model = getattr(torchvision.models, name)(weights=None).eval()
+        model = build_model(f"torchvision.models.{name}", 0)
         source = os.path.join(GRAPHS, name + ".aten.json")
         before = fmt.read(source)
         after, report, _ = self.run_pipeline(source, name)
@@ -80,6 +79,7 @@ class InferenceCleanup(unittest.TestCase):
         with torch.no_grad():
             expected = model(x)
             got = gm(x)
+            self.assertFalse(torch.equal(expected, model(torch.randn(1, 3, 224, 224))), "output ignores input")
         got = got[0] if isinstance(got, (tuple, list)) else got
         self.assertTrue(torch.equal(expected, got), f"{name}: outputs differ")
 

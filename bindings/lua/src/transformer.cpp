@@ -48,6 +48,20 @@ struct SessionPair {
   SessionPair& operator=(const SessionPair&) = delete;
 };
 
+/// `base_N` for the first N >= 1 free in both graphs, where base is `name` without a numeric
+/// suffix (`mul_1` -> `mul_2`, `mul_3`, ...).
+std::string free_name(const Graph& before, const Graph& after, const std::string& name) {
+  std::string base = name;
+  const auto underscore = base.rfind('_');
+  if (underscore != std::string::npos && underscore + 1 < base.size() &&
+      base.find_first_not_of("0123456789", underscore + 1) == std::string::npos)
+    base.resize(underscore);
+  for (std::size_t i = 1;; ++i) {
+    std::string candidate = fmt::format("{}_{}", base, i);
+    if (before.find(candidate) == kNoNode && after.find(candidate) == kNoNode) return candidate;
+  }
+}
+
 }  // namespace
 
 void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Graph& before,
@@ -113,9 +127,7 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
       // Keep names stable: a helper node must not take a name an original node still needs.
       const NodeId clash = before.find(after.name(m));
       if (clash != kNoNode && clash != n) {
-        std::string fresh = after.unique_name(after.name(m));
-        while (before.find(fresh) != kNoNode) fresh = after.unique_name(fresh);
-        (void)after.rename(m, fresh);
+        (void)after.rename(m, free_name(before, after, after.name(m)));
       }
     }
     if (value.is_node()) {

@@ -48,15 +48,29 @@ def _accepts_weights(fn):
         return False
 
 
+def fill_zero_weights(model, seed):
+    """Gives every all-zero weight (2+ dims) small random values, deterministically.
+
+    Some models start with a layer at zero (torchvision's ViT zero-initialises its head), which
+    makes the output the same for every input: comparing two such outputs checks nothing."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for _, p in sorted(model.named_parameters()):
+            if p.dim() >= 2 and p.numel() > 0 and not p.any():
+                p.copy_(torch.randn(p.shape, generator=generator, dtype=p.dtype) * 0.02)
+    return model
+
+
 def build_model(spec, seed):
-    """The model in eval mode, built right after torch.manual_seed(seed)."""
+    """The model in eval mode, built right after torch.manual_seed(seed), with all-zero weights
+    filled in (fill_zero_weights) so that its output depends on its input."""
     factory = _factory(spec)
     torch.manual_seed(seed)
     # weights=None: never download pretrained weights (there is no network anyway).
     model = factory(weights=None) if _accepts_weights(factory) else factory()
     if not isinstance(model, torch.nn.Module):
         raise ModelSpecError(f"model {spec!r} did not return a torch.nn.Module")
-    return model.eval()
+    return fill_zero_weights(model, seed).eval()
 
 
 def example_inputs(shapes, seed):
