@@ -369,6 +369,17 @@ function Graph:tabular() end
 ---@field version string the API version, "0.1.0"
 graft = {}
 
+---@class graft.Limits
+---@field instructions integer Lua instructions per call (top level, pass, check)
+---@field memory_mb integer memory budget of the script's state, in MiB
+---@field call_time_ms integer wall time per call after loading (0: none)
+
+--- Lowers this script's budgets (never above the host's); returns the limits in force.
+--- Keys: instructions, memory_mb, call_time_ms (positive integers). No argument: just read.
+---@param wanted? {instructions?: integer, memory_mb?: integer, call_time_ms?: integer}
+---@return graft.Limits
+function graft.limits(wanted) end
+
 --- A Python list from a sequence (copied).
 ---@param items? graft.Value[]
 ---@return graft.List

@@ -286,3 +286,31 @@ TEST_CASE("pipeline: moves count as changes, nested groups count once, insertion
     CHECK(st.diagnostic().message == "unknown built-in pass 'no_such_builtin' (dead_code_elimination, stable_topological_sort, lint)");
   }
 }
+
+TEST_CASE("pipeline: a script can lower its own budgets, never raise them") {
+  GraphModule gm = parse(small_aten_graph());
+  lua::PipelineReport r = run_on(R"(
+      local now = graft.limits{instructions = 20000}
+      assert(now.instructions == 20000)
+      return function(g) while true do end end)",
+                                 gm);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error->message.find("instruction budget exceeded (20000 instructions)") != std::string::npos);
+
+  lua::SandboxOptions options;
+  options.limits.instructions = 50000;
+  r = run_on(R"(
+      local now = graft.limits{instructions = 1000000000000, memory_mb = 100000}
+      assert(now.instructions == 50000, now.instructions)  -- the host's limit stays
+      assert(now.memory_mb == 512, now.memory_mb)
+      return function(g) while true do end end)",
+             gm, options);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error->message.find("instruction budget exceeded (50000 instructions)") != std::string::npos);
+
+  auto sb = lua::Sandbox::create();
+  REQUIRE(sb.is_ok());
+  Status st = sb.value()->load_string("graft.limits{instructionz = 5}", "p.lua");
+  REQUIRE_FALSE(st.is_ok());
+  CHECK(st.message() == "p.lua:1: graft.limits: unknown limit 'instructionz' (instructions, memory_mb, call_time_ms)");
+}

@@ -1,5 +1,8 @@
 // The `graft` table scripts see: value constructors, operator schemas, and the declarations
 // a script's top level returns (passes, transformers, built-ins, fixpoint groups, pipelines).
+#include <algorithm>
+#include <chrono>
+#include <limits>
 #include <string>
 
 #include "graft/ir/op_schema.hpp"
@@ -7,6 +10,7 @@
 #include "handles.hpp"
 #include "lua_library.hpp"
 #include "lua_values.hpp"
+#include "sandbox_state.hpp"
 #include "trampoline.hpp"
 
 namespace graft::lua::detail {
@@ -54,6 +58,42 @@ int graft_schema(lua_State* L) {
   lua_setfield(L, -2, "arguments");
   push_schema_arguments(L, s->returns);
   lua_setfield(L, -2, "returns");
+  return 1;
+}
+
+/// graft.limits{instructions = n, memory_mb = n, call_time_ms = n}: lowers this script's
+/// budgets below what the host allows (never above). Returns the limits now in force.
+int graft_limits(lua_State* L) {
+  SandboxState& s = state_of(L);
+  if (!lua_isnoneornil(L, 1)) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    Limits wanted;
+    wanted.instructions = std::numeric_limits<std::uint64_t>::max();
+    wanted.memory_bytes = std::numeric_limits<std::size_t>::max();
+    wanted.load_time = wanted.call_time = std::chrono::milliseconds(0);
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) {  // every key checked, so a typo is an error, not ignored
+      const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+      const std::string_view k(key);
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) <= 0)
+        luaL_error(L, "graft.limits: '%s' must be a positive integer", key);
+      const auto v = static_cast<std::uint64_t>(lua_tointeger(L, -1));
+      if (k == "instructions") wanted.instructions = v;
+      else if (k == "memory_mb") wanted.memory_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(v, 1u << 30)) << 20;
+      else if (k == "call_time_ms") wanted.call_time = std::chrono::milliseconds(v);
+      else luaL_error(L, "graft.limits: unknown limit '%s' (instructions, memory_mb, call_time_ms)", key);
+      lua_pop(L, 1);
+    }
+    s.lower_limits(wanted);
+  }
+  const Limits& now = s.options().limits;
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, static_cast<lua_Integer>(now.instructions));
+  lua_setfield(L, -2, "instructions");
+  lua_pushinteger(L, static_cast<lua_Integer>(now.memory_bytes >> 20));
+  lua_setfield(L, -2, "memory_mb");
+  lua_pushinteger(L, static_cast<lua_Integer>(now.call_time.count()));
+  lua_setfield(L, -2, "call_time_ms");
   return 1;
 }
 
@@ -166,6 +206,8 @@ void push_graft_module(lua_State* L) {
   lua_setfield(L, module, "schema");
   lua_pushliteral(L, "0.1.0");
   lua_setfield(L, module, "version");
+  lua_pushcfunction(L, cfunction<graft_limits>);
+  lua_setfield(L, module, "limits");
 
   // The prelude runs with the real (not yet emptied) globals: it is our code, not a script's.
   if (luaL_loadbufferx(L, kPrelude, std::char_traits<char>::length(kPrelude), "=graft", "t") != LUA_OK)

@@ -2,6 +2,7 @@
 // every host→Lua interaction goes through.
 #include "sandbox_state.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -176,6 +177,18 @@ Status SandboxState::open() {
   *static_cast<SandboxState**>(lua_getextraspace(L_)) = this;
   lua_atpanic(L_, panic_handler);
   return protected_call([](lua_State* L) { install_library(L); }, true, "setting up the sandbox");
+}
+
+void SandboxState::lower_limits(const Limits& wanted) {
+  Limits& l = options_.limits;
+  l.instructions = std::min(l.instructions, wanted.instructions);
+  l.memory_bytes = std::min(l.memory_bytes, wanted.memory_bytes);
+  budget_.memory_limit = l.memory_bytes;
+  auto lower_time = [](std::chrono::milliseconds& have, std::chrono::milliseconds want) {
+    if (want.count() > 0 && (have.count() == 0 || want < have)) have = want;  // 0 = no limit
+  };
+  lower_time(l.load_time, wanted.load_time);
+  lower_time(l.call_time, wanted.call_time);
 }
 
 void SandboxState::arm_budget(bool loading) {

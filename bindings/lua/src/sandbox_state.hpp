@@ -99,6 +99,10 @@ class SandboxState {
   /// error when over (call only from a lua_CFunction).
   void charge_host_memory(lua_State* L, std::size_t bytes);
 
+  /// Lowers (never raises) this sandbox's limits: a script may ask for less than its host
+  /// allows (graft.limits{...}). Takes effect from the next call into the script; memory at once.
+  void lower_limits(const Limits& wanted);
+
   /// Sets the instruction/time budget for the next call into Lua.
   void arm_budget(bool loading);
 
