@@ -47,6 +47,31 @@ bool same_node_contents(const Graph& g1, NodeId a, const Graph& g2, NodeId b, co
   return true;
 }
 
+/// Marks as moved the `survivors` (in their new order) outside the longest run that kept its
+/// old relative order: a longest increasing subsequence of `old_position`, O(n log n). One node
+/// moved counts once, not as a change of its neighbours too.
+void mark_moved(const std::vector<std::uint32_t>& old_position, const std::vector<NodeId>& survivors,
+                std::vector<bool>& moved) {
+  std::vector<std::uint32_t> tails;  // smallest old position ending a run of length i+1
+  std::vector<std::size_t> tail_index, parent(survivors.size(), SIZE_MAX);
+  for (std::size_t i = 0; i < survivors.size(); ++i) {
+    const std::uint32_t p = old_position[survivors[i]];
+    const auto it = std::lower_bound(tails.begin(), tails.end(), p);
+    const std::size_t len = static_cast<std::size_t>(it - tails.begin());
+    if (it == tails.end()) {
+      tails.push_back(p);
+      tail_index.push_back(i);
+    } else {
+      *it = p;
+      tail_index[len] = i;
+    }
+    if (len > 0) parent[i] = tail_index[len - 1];
+  }
+  for (NodeId n : survivors) moved[n] = true;
+  for (std::size_t i = tail_index.empty() ? SIZE_MAX : tail_index.back(); i != SIZE_MAX; i = parent[i])
+    moved[survivors[i]] = false;
+}
+
 }  // namespace
 
 GraphDiff diff_in_place(const Graph& before, const Graph& after) {
@@ -65,26 +90,7 @@ GraphDiff diff_in_place(const Graph& before, const Graph& after) {
   for (NodeId n : after.nodes())
     if (same_slot(n)) survivors.push_back(n);
   std::vector<bool> moved(after.num_slots(), false);
-  {
-    std::vector<std::uint32_t> tails;          // smallest old position ending a run of length i+1
-    std::vector<std::size_t> tail_index, parent(survivors.size(), SIZE_MAX);
-    for (std::size_t i = 0; i < survivors.size(); ++i) {
-      const std::uint32_t p = old_position[survivors[i]];
-      const auto it = std::lower_bound(tails.begin(), tails.end(), p);
-      const std::size_t len = static_cast<std::size_t>(it - tails.begin());
-      if (it == tails.end()) {
-        tails.push_back(p);
-        tail_index.push_back(i);
-      } else {
-        *it = p;
-        tail_index[len] = i;
-      }
-      if (len > 0) parent[i] = tail_index[len - 1];
-    }
-    for (NodeId n : survivors) moved[n] = true;
-    for (std::size_t i = tail_index.empty() ? SIZE_MAX : tail_index.back(); i != SIZE_MAX; i = parent[i])
-      moved[survivors[i]] = false;
-  }
+  mark_moved(old_position, survivors, moved);
   for (NodeId n = 0; n < after.num_slots(); ++n) {
     if (!after.is_alive(n)) continue;
     if (!same_slot(n)) {
@@ -129,29 +135,19 @@ GraphDiff Graph::transaction_diff() const {
     // A whole reorder: the moved nodes are the survivors outside the longest run that kept its
     // old relative order, as diff_in_place counts them.
     std::vector<std::uint32_t> old_position(j->slot_count, 0);
+    std::vector<bool> was_listed(j->slot_count, false);
     std::uint32_t position = 0;
-    for (NodeId n : j->order_at_begin) old_position[n] = position++;
-    std::vector<NodeId> survivors;
-    for (NodeId n : nodes())
-      if (n < j->slot_count) survivors.push_back(n);
-    std::vector<std::uint32_t> tails;
-    std::vector<std::size_t> tail_index, parent(survivors.size(), SIZE_MAX);
-    for (std::size_t i = 0; i < survivors.size(); ++i) {
-      const std::uint32_t p = old_position[survivors[i]];
-      const auto it = std::lower_bound(tails.begin(), tails.end(), p);
-      const std::size_t len = static_cast<std::size_t>(it - tails.begin());
-      if (it == tails.end()) {
-        tails.push_back(p);
-        tail_index.push_back(i);
-      } else {
-        *it = p;
-        tail_index[len] = i;
-      }
-      if (len > 0) parent[i] = tail_index[len - 1];
+    for (NodeId n : j->order_at_begin) {
+      old_position[n] = position++;
+      was_listed[n] = true;
     }
-    for (NodeId n : survivors) moved[n] = true;
-    for (std::size_t i = tail_index.empty() ? SIZE_MAX : tail_index.back(); i != SIZE_MAX; i = parent[i])
-      moved[survivors[i]] = false;
+    std::vector<const NodeData*> saved(j->slot_count, nullptr);
+    for (const auto& [n, old] : j->saved) saved[n] = &old;
+    std::vector<NodeId> survivors;  // nodes of the old order still here (a reused slot is not)
+    for (NodeId n : nodes())
+      if (n < j->slot_count && was_listed[n] && (saved[n] == nullptr || saved[n]->generation == slots_[n].generation))
+        survivors.push_back(n);
+    mark_moved(old_position, survivors, moved);
   }
   for (const auto& [n, old] : j->saved) {
     const NodeData& now = slots_[n];
