@@ -94,6 +94,15 @@ void add_limit_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--max-memory-mb", o.limits.memory_bytes, "memory budget of the script, in MiB")
       ->transform([](std::string s) { return std::to_string(std::stoull(s) << 20); })
       ->default_str(std::to_string(o.limits.memory_bytes >> 20));
+  cmd.add_option_function<long>(
+         "--max-load-ms", [&o](long ms) { o.limits.load_time = std::chrono::milliseconds(ms); },
+         "wall time for loading the script (its top level and what it requires)")
+      ->check(CLI::PositiveNumber)
+      ->default_str(std::to_string(o.limits.load_time.count()));
+  cmd.add_option_function<long>(
+         "--max-call-ms", [&o](long ms) { o.limits.call_time = std::chrono::milliseconds(ms); },
+         "wall time per pass or check (default: no limit beyond --max-instructions)")
+      ->check(CLI::PositiveNumber);
   cmd.add_option("--seed", o.seed, "seed of the scripts' math.random")->capture_default_str();
 }
 

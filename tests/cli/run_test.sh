@@ -67,6 +67,11 @@ run "$GRAFT" run "$TMP/loop.lua" "$G" -o "$TMP/never.json" --max-instructions 10
 check "budget overrun exits 1" test "$rc" -eq 1
 check "budget overrun is named" grep -qF "instruction budget exceeded (1000000 instructions)" "$TMP/err"
 
+printf 'return function(g) local s = ("x"):rep(1e6) while true do local t = s:upper() end end\n' >"$TMP/slow.lua"
+run "$GRAFT" run "$TMP/slow.lua" "$G" -o "$TMP/never.json" --max-call-ms 200
+check "time budget exits 1" test "$rc" -eq 1
+check "time budget is named" grep -qF "pass '$TMP/slow.lua:1': time budget exceeded" "$TMP/err"
+
 run "$GRAFT" run "$TMP/missing.lua" "$G" -o "$TMP/never.json"
 check "missing script exits 1" test "$rc" -eq 1
 check "missing script is named" grep -qF "graft: error: $TMP/missing.lua: cannot read the script" "$TMP/err"
