@@ -7,6 +7,7 @@
 #include "graft/io/graph_json.hpp"
 #include "graft/io/render.hpp"
 #include "graphviz.hpp"
+#include "match_command.hpp"
 #include "run_command.hpp"
 
 namespace {
@@ -118,6 +119,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   cli::add_limit_options(*watch, run_opts);
 
+  cli::MatchCommandOptions match_opts;
+  CLI::App* match = app.add_subcommand("match", "Find a pattern graph in a graph (torch.fx SubgraphMatcher semantics) and list the matches");
+  match->add_option("--pattern", match_opts.pattern, "graph file of the pattern (export a function with graft_fx)")->required();
+  match->add_option("GRAPH", match_opts.graph, "graph file to search")->required();
+  match->add_flag("--json", match_opts.json, "print the matches as JSON");
+  match->add_flag("--match-output", match_opts.match.match_output, "the pattern's output must be the graph's output");
+  match->add_flag("--match-placeholder", match_opts.match.match_placeholder, "pattern inputs match only graph inputs");
+  match->add_flag("--ignore-literals", match_opts.match.ignore_literals, "literals in the pattern match anything");
+  bool keep_overlapping = false;
+  match->add_flag("--keep-overlapping", keep_overlapping, "keep matches that share nodes (default: the earliest anchor wins)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -131,6 +143,10 @@ int main(int argc, char** argv) {
   if (*dot) return cmd_dot(graph, out);
   if (*save) return cmd_save(graph, out);
   if (*run) return cli::cmd_run(run_opts);
+  if (*match) {
+    match_opts.match.remove_overlapping_matches = !keep_overlapping;
+    return cli::cmd_match(match_opts);
+  }
   if (*watch) return cli::cmd_watch(run_opts);
   return kExitUsage;
 }

@@ -1,0 +1,137 @@
+"""graft's matcher against torch.fx's own SubgraphMatcher, on the same graphs built in PyTorch:
+each case is traced with symbolic_trace, matched by torch.fx (1.13) and, after export through
+graft_fx, by `graft match --json`; the match counts and the returned nodes must agree.
+
+Only cases where torch 1.13 and main agree are used (fx_semantics.md §1.2 lists where they
+differ: 1.13 flattens nested arguments and raises KeyError when an anchor has no candidate)."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import torch
+import torch.fx
+from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
+
+from graft_fx import export_graph_module
+from graft_fx import format as fmt
+from helpers import graft_bin
+
+
+def sigmoid_chain(x):
+    return torch.sigmoid(torch.sigmoid(torch.sigmoid(torch.sigmoid(x))))
+
+
+def two_sigmoids(a):
+    return torch.sigmoid(torch.sigmoid(a))
+
+
+def add_self(x):
+    return x + x
+
+
+def add_two(a, b):
+    return a + b
+
+
+def add_relu_leaky(x, y):
+    s = x + y
+    return torch.relu(s), s  # the sum is used outside add -> relu
+
+
+def add_relu(a, b):
+    return torch.relu(a + b)
+
+
+def add_relu_both(a, b):
+    s = a + b
+    return torch.relu(s), s
+
+
+def mul_by_2(x):
+    return torch.mul(x, 2)
+
+
+def mul_by_2_float(x):
+    return torch.mul(x, 2.0)
+
+
+def pattern_mul_2(a):
+    return torch.mul(a, 2)
+
+
+def residual_blocks(x, y):
+    a = torch.relu(x + y)
+    b = torch.relu(a + y)
+    c = torch.relu(b + a)
+    return c
+
+
+def method_chain(x):
+    return x.transpose(0, 1).contiguous().transpose(0, 1).contiguous()
+
+
+def transpose_contiguous(a):
+    return a.transpose(0, 1).contiguous()
+
+
+CASES = [
+    # (name, graph fn, pattern fn, options)
+    ("sigmoid chain, overlaps removed", sigmoid_chain, two_sigmoids, {}),
+    ("sigmoid chain, overlaps kept", sigmoid_chain, two_sigmoids, {"remove_overlapping_matches": False}),
+    ("sigmoid chain at the output", sigmoid_chain, two_sigmoids, {"match_output": True}),
+    ("sigmoid chain at the inputs", sigmoid_chain, two_sigmoids, {"match_placeholder": True}),
+    ("injective: a + b vs x + x", add_self, add_two, {}),
+    ("inner node used outside", add_relu_leaky, add_relu, {}),
+    ("returned node used outside", add_relu_leaky, add_relu_both, {}),
+    ("literal 2 vs 2", mul_by_2, pattern_mul_2, {}),
+    ("literal 2 vs 2.0", mul_by_2_float, pattern_mul_2, {}),
+    ("residual blocks", residual_blocks, add_relu, {}),
+    ("method calls", method_chain, transpose_contiguous, {}),
+]
+
+FLAGS = {"match_output": "--match-output", "match_placeholder": "--match-placeholder"}
+
+
+class MatchVsFx(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="graft_match_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def export(self, fn, name):
+        gm = torch.fx.symbolic_trace(fn)
+        path = os.path.join(self.tmp, name + ".json")
+        fmt.write(export_graph_module(gm), path)
+        return gm, path
+
+    def test_cases(self):
+        for i, (name, graph_fn, pattern_fn, options) in enumerate(CASES):
+            with self.subTest(name):
+                g, g_path = self.export(graph_fn, f"g{i}")
+                p, p_path = self.export(pattern_fn, f"p{i}")
+                fx = SubgraphMatcher(p.graph, match_output=options.get("match_output", False),
+                                     match_placeholder=options.get("match_placeholder", False),
+                                     remove_overlapping_matches=options.get("remove_overlapping_matches", True)).match(g.graph)
+                args = [graft_bin(self), "match", "--pattern", p_path, g_path, "--json"]
+                args += [FLAGS[k] for k, v in options.items() if v and k in FLAGS]
+                if options.get("remove_overlapping_matches") is False:
+                    args.append("--keep-overlapping")
+                proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                ours = json.loads(proc.stdout)
+                self.assertEqual(ours["count"], len(fx), name)
+                self.assertEqual([m["returning_nodes"] for m in ours["matches"]],
+                                 [[n.name for n in m.returning_nodes] for m in fx], name)
+                self.assertEqual([m["placeholder_nodes"] for m in ours["matches"]],
+                                 [[n.name if isinstance(n, torch.fx.Node) else repr(n) for n in m.placeholder_nodes]
+                                  for m in fx], name)
+
+
+if __name__ == "__main__":
+    unittest.main()
