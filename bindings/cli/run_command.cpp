@@ -91,8 +91,10 @@ void add_limit_options(CLI::App& cmd, RunOptions& o) {
                                            "default: the pipeline's directory)");
   cmd.add_option("--max-instructions", o.limits.instructions, "Lua instructions per pass or check")
       ->capture_default_str();
-  cmd.add_option("--max-memory-mb", o.limits.memory_bytes, "memory budget of the script, in MiB")
-      ->transform([](std::string s) { return std::to_string(std::stoull(s) << 20); })
+  cmd.add_option_function<std::size_t>(
+         "--max-memory-mb", [&o](std::size_t mb) { o.limits.memory_bytes = mb << 20; },
+         "memory budget of the script, in MiB")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
       ->default_str(std::to_string(o.limits.memory_bytes >> 20));
   cmd.add_option_function<long>(
          "--max-load-ms", [&o](long ms) { o.limits.load_time = std::chrono::milliseconds(ms); },
@@ -120,7 +122,9 @@ int cmd_watch(const RunOptions& o) {
   int runs = 1;
   run_once(host, o, true);
   while (o.max_runs == 0 || runs < o.max_runs) {
-    if (!host.wait_for_change(std::chrono::milliseconds(1000))) continue;
+    // Look at the files after every wake-up and every second anyway: a watch can be lost (the
+    // directory replaced by a checkout), and the stamps are what decide.
+    host.wait_for_change(std::chrono::milliseconds(1000));
     for (const lua::ReloadEvent& ev : host.poll()) {
       if (!ev.ok) {
         fmt::print("v{} error: {} (still serving v{})\n", ev.attempt, ev.error->to_string(), ev.version);

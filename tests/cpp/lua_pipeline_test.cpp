@@ -314,3 +314,96 @@ TEST_CASE("pipeline: a script can lower its own budgets, never raise them") {
   REQUIRE_FALSE(st.is_ok());
   CHECK(st.message() == "p.lua:1: graft.limits: unknown limit 'instructionz' (instructions, memory_mb, call_time_ms)");
 }
+
+TEST_CASE("pipeline: hostile declarations and values fail cleanly (review findings)") {
+  auto error_of = [](const std::string& script, lua::SandboxOptions options = {}) {
+    GraphModule gm = parse(small_aten_graph());
+    auto sb = lua::Sandbox::create(std::move(options));
+    REQUIRE(sb.is_ok());
+    Status st = sb.value()->load_string(script, "t.lua");
+    if (!st) return st.message();
+    lua::PipelineReport r = lua::run_pipeline(*sb.value(), gm);
+    return r.ok() ? std::string("ok") : r.error->to_string();
+  };
+  SUBCASE("tables not made by graft.pipeline") {
+    CHECK(error_of(R"(return {kind = "pipeline", passes = {"lint"}, checks = "ab"})") ==
+          "t.lua: pipeline: 'checks' must be a list");
+    CHECK(error_of(R"(return {kind = "pipeline", passes = "abc", checks = {}})") == "t.lua: pipeline: 'passes' must be a list");
+    CHECK(error_of(R"(return {kind = "pipeline", passes = {}, checks = {42}})") ==
+          "t.lua: pipeline: checks[1] must be a function(graph) or 'lint'");
+    CHECK(error_of(R"(return {kind = "pipeline", passes = {}, checks = setmetatable({}, {__len = function() return 5e6 end})})") ==
+          "ok");  // raw length: the __len is not consulted
+  }
+  SUBCASE("a fixpoint group that contains itself") {
+    CHECK(error_of(R"(local l = {"lint"}; local f = graft.fixpoint{passes = l}; l[1] = f
+                      return graft.pipeline{passes = {f}})") ==
+          "t.lua: fixpoint groups nested more than 32 deep (or one contains itself)");
+  }
+  SUBCASE("a dict iterator called by hand") {
+    CHECK(error_of("local f = pairs(graft.dict()); f(42)").find("graft.Dict expected, got number") != std::string::npos);
+  }
+  SUBCASE("a value that contains itself") {
+    CHECK(error_of("local l = graft.list{}; l[1] = l; l[2] = l; local s = tostring(l); return s") ==
+          "t.lua: tostring: value nested more than 100 levels deep");  // raised inside tostring (C): no line
+  }
+  SUBCASE("whole-graph calls are charged to the instruction budget") {
+    lua::SandboxOptions small;
+    small.limits.instructions = 100'000;
+    CHECK(error_of("return function(g) for i = 1, 1e9 do g:lint() end end", small) ==
+          "t.lua:1: pass 't.lua:1': instruction budget exceeded (100000 instructions)");
+  }
+  SUBCASE("tensor_meta tables are read raw: an __index cannot run mid-edit") {
+    CHECK(error_of(R"(return function(g)
+        local n = g:find("add")
+        n:set_meta("tensor_meta", setmetatable({}, {__index = function(t, k)
+          for i = 1, 100 do g:call_function("torch.ops.aten.relu.default", {}) end
+          return k == "dtype" and "float32" or {1}
+        end}))
+        assert(#g == 5, "no node was created")
+      end)") == "ok");
+  }
+  SUBCASE("a filter that erases the replacement") {
+    CHECK(error_of(R"(return function(g)
+        local t = g:call_function("torch.ops.aten.neg.default", {g:find("x")})
+        g:find("x"):replace_all_uses_with(t, function(user)
+          if t.alive then t:erase(); g:call_function("torch.ops.aten.abs.default", {g:find("y")}) end
+          return true
+        end)
+      end)").find("node handle used after the node was erased") != std::string::npos);
+  }
+  SUBCASE("a loop does not visit a node created in a reused slot") {
+    CHECK(error_of(R"(return function(g)
+        local dead = g:call_function("torch.ops.aten.neg.default", {g:find("x")}, nil, "dead_x")
+        for n in g:nodes() do
+          assert(n.name ~= "dead_y", "visited dead_y")
+          if dead.alive then dead:erase(); g:call_function("torch.ops.aten.neg.default", {g:find("x")}, nil, "dead_y"):erase() end
+        end
+      end)") == "ok");
+  }
+}
+
+TEST_CASE("pipeline: a move and its undo is no change; runs are reproducible; open host transactions are refused") {
+  GraphModule gm = parse(small_aten_graph());
+  lua::PipelineReport r = run_on(R"(return graft.pipeline{steps = 5, passes = {function(g)
+      local n = g:node_list("call_function")[1]
+      n.next:prepend(n)
+    end}})",
+                                 gm);
+  REQUIRE(r.ok());
+  CHECK(r.stop_reason == "converged");
+  CHECK(r.passes.size() == 1);
+
+  auto sb = sandbox_with("return function(g) g:find('add'):set_meta('r', math.random(1000000)) end");
+  GraphModule a = parse(small_aten_graph());
+  GraphModule b = parse(small_aten_graph());
+  REQUIRE(lua::run_pipeline(*sb, a).ok());
+  REQUIRE(lua::run_pipeline(*sb, b).ok());
+  CHECK(save(a) == save(b));
+
+  GraphModule held = parse(small_aten_graph());
+  REQUIRE(held.graph.begin_transaction().is_ok());
+  lua::PipelineReport refused = lua::run_pipeline(*sb, held);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error->message == "the graph has an open transaction; commit or roll it back before running a pipeline");
+  CHECK(held.graph.in_transaction());
+}

@@ -29,6 +29,10 @@ constexpr std::size_t kNodeCost = sizeof(NodeData) + 64;
 
 Graph& graph_of(const CheckedNode& c) { return *c.session->graph; }
 
+/// Whole-graph calls cost one instruction per node: C++ work the count hook cannot see would
+/// otherwise let `for i = 1, 1e9 do g:lint() end` run for hours on a tiny budget.
+void charge_graph(lua_State* L, const Graph& g) { state_of(L).charge_work(L, static_cast<double>(g.num_slots())); }
+
 void raise_status(lua_State* L, const Status& st) {
   if (!st) luaL_error(L, "%s", st.message().c_str());
 }
@@ -137,6 +141,10 @@ int node_replace_all_uses_with(lua_State* L) {
       if (lua_toboolean(L, -1)) allowed.push_back(u);
       lua_pop(L, 1);
     }
+  }
+  if (filtered) {  // the filter is script code: the nodes must still be the same ones
+    from = check_node(L, 1);
+    to = check_node(L, 2);
   }
   std::vector<NodeId> changed = filtered
       ? g.replace_all_uses_with(from.id, to.id, [&](NodeId u) { return std::find(allowed.begin(), allowed.end(), u) != allowed.end(); })
@@ -255,17 +263,21 @@ int node_set_meta(lua_State* L) {
   CheckedNode n = check_node(L, 1);
   require_writable(L, *n.session);
   const char* key = luaL_checkstring(L, 2);
-  NodeMeta& meta = graph_of(n).meta(n.id);
+  // Convert first: converting may run script code that edits the graph (and moves its nodes).
   if (std::strcmp(key, "tensor_meta") == 0) {
-    meta.tensor_meta = lua_isnoneornil(L, 3) ? ValueMeta{} : to_value_meta(L, 3);
+    ValueMeta value = lua_isnoneornil(L, 3) ? ValueMeta{} : to_value_meta(L, 3);
+    n = check_node(L, 1);
+    graph_of(n).meta(n.id).tensor_meta = std::move(value);
     return 0;
   }
+  std::string json = lua_isnoneornil(L, 3) ? std::string() : to_json(L, 3, fmt::format("meta.{}", key));
+  n = check_node(L, 1);
+  NodeMeta& meta = graph_of(n).meta(n.id);
   auto it = std::find_if(meta.extra.begin(), meta.extra.end(), [&](const auto& kv) { return kv.first == key; });
   if (lua_isnoneornil(L, 3)) {
     if (it != meta.extra.end()) meta.extra.erase(it);
     return 0;
   }
-  std::string json = to_json(L, 3, fmt::format("meta.{}", key));
   if (it != meta.extra.end()) it->second = std::move(json);
   else meta.extra.emplace_back(key, std::move(json));
   return 0;
@@ -281,6 +293,7 @@ int node_is_alive(lua_State* L) {
 
 
 int push_node_list(lua_State* L, int session, const std::vector<NodeId>& ids) {
+  state_of(L).charge_work(L, static_cast<double>(ids.size()));
   lua_createtable(L, static_cast<int>(ids.size()), 0);
   lua_Integer i = 0;
   for (NodeId id : ids) {
@@ -482,7 +495,7 @@ int graph_placeholder(lua_State* L) {
 struct NodeSnapshot {
   std::uint32_t count;
   std::uint32_t position;
-  // followed by count NodeIds
+  // followed by count (NodeId, generation) pairs: a slot reused meanwhile is a new node
 };
 
 int nodes_step(lua_State* L) {
@@ -490,11 +503,13 @@ int nodes_step(lua_State* L) {
   const int session_id = static_cast<int>(lua_tointeger(L, lua_upvalueindex(2)));
   GraphSession* s = state_of(L).session(session_id);
   if (s == nullptr) return luaL_error(L, "graph handle used after its pass ended");
-  const auto* ids = reinterpret_cast<const NodeId*>(snap + 1);
+  const auto* ids = reinterpret_cast<const std::uint32_t*>(snap + 1);
   const Graph& g = *s->graph;
   while (snap->position < snap->count) {
-    const NodeId id = ids[snap->position++];
-    if (g.is_alive(id)) {
+    const NodeId id = ids[2 * snap->position];
+    const std::uint32_t generation = ids[2 * snap->position + 1];
+    ++snap->position;
+    if (g.is_alive(id) && g.generation(id) == generation) {
       push_node(L, session_id, id);
       return 1;
     }
@@ -505,6 +520,7 @@ int nodes_step(lua_State* L) {
 int graph_nodes(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   const Graph& g = *cg.session->graph;
+  charge_graph(L, g);
   bool any_op = true;
   OpKind op = OpKind::CallFunction;
   std::vector<std::string> targets;
@@ -547,10 +563,14 @@ int graph_nodes(lua_State* L) {
     ids.push_back(id);
   }
   auto* snap = static_cast<NodeSnapshot*>(
-      lua_newuserdatauv(L, sizeof(NodeSnapshot) + ids.size() * sizeof(NodeId), 0));
+      lua_newuserdatauv(L, sizeof(NodeSnapshot) + ids.size() * 2 * sizeof(std::uint32_t), 0));
   snap->count = static_cast<std::uint32_t>(ids.size());
   snap->position = 0;
-  if (!ids.empty()) std::memcpy(snap + 1, ids.data(), ids.size() * sizeof(NodeId));
+  auto* pairs = reinterpret_cast<std::uint32_t*>(snap + 1);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    pairs[2 * i] = ids[i];
+    pairs[2 * i + 1] = g.generation(ids[i]);
+  }
   lua_pushinteger(L, cg.session_id);
   lua_pushcclosure(L, cfunction<nodes_step>, 2);
   return 1;
@@ -597,6 +617,7 @@ int graph_erase_node(lua_State* L) {
 int graph_eliminate_dead_code(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   require_writable(L, *cg.session);
+  charge_graph(L, *cg.session->graph);
   lua_pushinteger(L, static_cast<lua_Integer>(cg.session->graph->eliminate_dead_code()));
   return 1;
 }
@@ -604,6 +625,7 @@ int graph_eliminate_dead_code(lua_State* L) {
 int graph_stable_topological_sort(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   require_writable(L, *cg.session);
+  charge_graph(L, *cg.session->graph);
   raise_status(L, cg.session->graph->stable_topological_sort());
   return 0;
 }
@@ -611,6 +633,7 @@ int graph_stable_topological_sort(lua_State* L) {
 /// g:lint(): true, or false and the message (so checks can `assert(g:lint())`).
 int graph_lint(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
+  charge_graph(L, *cg.session->graph);
   Status st = cg.session->graph->lint(cg.session->modules);
   lua_pushboolean(L, st.is_ok());
   if (st) return 1;
@@ -656,6 +679,7 @@ int graph_module(lua_State* L) {
 /// g:modules(): the module paths, in file order.
 int graph_modules(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
+  if (cg.session->modules) state_of(L).charge_work(L, static_cast<double>(cg.session->modules->size()));
   lua_newtable(L);
   if (cg.session->modules == nullptr) return 1;
   lua_Integer i = 0;
@@ -697,6 +721,7 @@ int graph_len(lua_State* L) {
 
 int graph_tabular(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
+  charge_graph(L, *cg.session->graph);
   const std::string text = tabular(*cg.session->graph);
   lua_pushlstring(L, text.data(), text.size());
   return 1;
@@ -763,17 +788,22 @@ ValueMeta to_value_meta(lua_State* L, int index, int depth) {
   luaL_checkstack(L, 8, "tensor_meta");
   if (lua_isnil(L, index) || is_none(L, index)) return v;
   if (!lua_istable(L, index)) luaL_error(L, "tensor_meta: expected a table, got a %s", luaL_typename(L, index));
-  if (lua_getfield(L, index, "shape") != LUA_TNIL) {
+  // Raw reads only: a metamethod here could run script code in the middle of an edit.
+  auto field = [&](const char* name) {
+    lua_pushstring(L, name);
+    return lua_rawget(L, index);
+  };
+  if (field("shape") != LUA_TNIL) {
     v.kind = ValueMeta::Kind::Tensor;
     v.tensor.shape = to_dims(L, lua_gettop(L), "shape");
     lua_pop(L, 1);
-    if (lua_getfield(L, index, "stride") != LUA_TNIL) v.tensor.stride = to_dims(L, lua_gettop(L), "stride");
+    if (field("stride") != LUA_TNIL) v.tensor.stride = to_dims(L, lua_gettop(L), "stride");
     lua_pop(L, 1);
-    lua_getfield(L, index, "dtype");
+    field("dtype");
     if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "tensor_meta.dtype: expected a name such as 'float32'");
     v.tensor.dtype = InternedString(lua_tostring(L, -1));
     lua_pop(L, 1);
-    lua_getfield(L, index, "device");
+    field("device");
     v.tensor.device = InternedString(lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "cpu");
     lua_pop(L, 1);
     return v;

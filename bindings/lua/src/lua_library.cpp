@@ -741,6 +741,8 @@ void install_library(lua_State* L) {
   // math: the host seeds the generator; randomseed needs an explicit seed.
   lua_getfield(L, G, LUA_MATHLIBNAME);
   lua_getfield(L, -1, "randomseed");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "graft.randomseed");  // pipelines re-seed before each run
   lua_pushinteger(L, static_cast<lua_Integer>(s.options().seed));
   lua_call(L, 1, 0);
   copy_all(L, -1);

@@ -71,8 +71,14 @@ int dict_newindex(lua_State* L) {
   return 0;
 }
 
+/// Raises unless the value at `index` is a graft.Dict (its iterator can be called by hand).
+void check_dict(lua_State* L, int index) {
+  if (!lua_istable(L, index) || !has_metatable(L, index, kDict)) luaL_typeerror(L, index, "graft.Dict");
+}
+
 int dict_next(lua_State* L) {
-  // upvalue: none; state: (dict, position)
+  // upvalue: the position; state: (dict, key)
+  check_dict(L, 1);
   lua_Integer i = lua_tointeger(L, lua_upvalueindex(1));
   lua_rawgetp(L, 1, &kOrderKey);
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
@@ -94,6 +100,7 @@ int dict_next(lua_State* L) {
 }
 
 int dict_pairs(lua_State* L) {
+  check_dict(L, 1);
   lua_pushinteger(L, 0);
   lua_pushcclosure(L, cfunction<dict_next>, 1);
   lua_pushvalue(L, 1);
@@ -103,6 +110,7 @@ int dict_pairs(lua_State* L) {
 
 /// Number of live entries.
 int dict_len(lua_State* L) {
+  check_dict(L, 1);
   lua_rawgetp(L, 1, &kOrderKey);
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
   lua_Integer live = 0;
@@ -216,7 +224,11 @@ int container_tostring(lua_State* L);
 
 void append_repr(lua_State* L, int index, std::string& out, int depth) {
   index = lua_absindex(L, index);
-  if (depth > kMaxDepth) { out += "..."; return; }
+  // A value that repeats itself (l[1] = l) is a DAG of exponential size: refuse deep nesting
+  // and long text, and charge the work, since no Lua instruction runs in here.
+  if (depth > kMaxDepth) luaL_error(L, "tostring: value nested more than %d levels deep", kMaxDepth);
+  if (out.size() > (std::size_t{1} << 20)) luaL_error(L, "tostring: value longer than 1 MiB");
+  state_of(L).charge_work(L, 1);
   luaL_checkstack(L, 8, "nested value");
   switch (lua_type(L, index)) {
     case LUA_TNIL: out += "None"; return;
@@ -364,6 +376,7 @@ void sorted_string_keys(lua_State* L, int index, const std::string& what, std::v
 Argument convert(lua_State* L, int index, int session, std::string& what, int depth) {
   index = lua_absindex(L, index);
   if (depth > kMaxDepth) luaL_error(L, "%s: nested more than %d levels deep", what.c_str(), kMaxDepth);
+  state_of(L).charge_work(L, 1);  // a value that repeats itself grows exponentially
   luaL_checkstack(L, 8, "nested argument");
   switch (lua_type(L, index)) {
     case LUA_TNIL: return NoneValue{};
@@ -515,6 +528,8 @@ void push_json_value(lua_State* L, const OrderedJson& j, int depth) {
 void append_json(lua_State* L, int index, std::string& out, std::string& what, int depth) {
   index = lua_absindex(L, index);
   if (depth > kMaxDepth) luaL_error(L, "%s: nested more than %d levels deep", what.c_str(), kMaxDepth);
+  if (out.size() > (std::size_t{64} << 20)) luaL_error(L, "%s: JSON longer than 64 MiB", what.c_str());
+  state_of(L).charge_work(L, 1);  // a value that repeats itself grows exponentially
   luaL_checkstack(L, 8, "nested value");
   switch (lua_type(L, index)) {
     case LUA_TNIL: out += "null"; return;

@@ -35,22 +35,35 @@ std::string optional_name(lua_State* L, int table) {
   return name;
 }
 
-void read_step(lua_State* L, int index, Step& step);
+constexpr int kMaxNesting = 32;  // fixpoint groups inside groups; also stops cycles
+constexpr lua_Integer kMaxSteps = 10000;
 
-void read_steps(lua_State* L, int table, std::vector<Step>& steps) {
-  lua_getfield(L, table, "passes");
+void read_step(lua_State* L, int index, Step& step, int depth);
+
+/// The sequence at `table`.`field`: a plain table (raw access: no metamethod runs), capped.
+lua_Integer checked_list(lua_State* L, int table, const char* field, const char* what) {
+  lua_getfield(L, table, field);
+  if (!lua_istable(L, -1)) luaL_error(L, "%s: '%s' must be a list", what, field);
+  const auto n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+  if (n > kMaxSteps) luaL_error(L, "%s: '%s' has %d entries (at most %d)", what, field, static_cast<int>(n), static_cast<int>(kMaxSteps));
+  return n;
+}
+
+void read_steps(lua_State* L, int table, std::vector<Step>& steps, int depth) {
+  if (depth > kMaxNesting) luaL_error(L, "fixpoint groups nested more than %d deep (or one contains itself)", kMaxNesting);
+  luaL_checkstack(L, 8, "pipeline");
+  const lua_Integer n = checked_list(L, table, "passes", "pipeline");
   const int list = lua_gettop(L);
-  const lua_Integer n = static_cast<lua_Integer>(luaL_len(L, list));
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, list, i);
     steps.emplace_back();
-    read_step(L, lua_gettop(L), steps.back());
+    read_step(L, lua_gettop(L), steps.back(), depth);
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
 }
 
-void read_step(lua_State* L, int index, Step& step) {
+void read_step(lua_State* L, int index, Step& step, int depth) {
   index = lua_absindex(L, index);
   if (lua_type(L, index) == LUA_TFUNCTION) {
     step.kind = Step::Kind::LuaPass;
@@ -93,9 +106,11 @@ void read_step(lua_State* L, int index, Step& step) {
     step.kind = Step::Kind::Fixpoint;
     if (step.name.empty()) step.name = "fixpoint";
     lua_getfield(L, index, "max_iterations");
-    step.max_iterations = static_cast<int>(lua_tointeger(L, -1));
+    const lua_Integer max = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+    if (max < 1 || max > 1'000'000) luaL_error(L, "fixpoint: 'max_iterations' must be an integer from 1 to 1000000");
+    step.max_iterations = static_cast<int>(max);
     lua_pop(L, 1);
-    read_steps(L, index, step.children);
+    read_steps(L, index, step.children, depth + 1);
   } else {
     luaL_error(L, "expected a pass, found a table of kind '%s'", kind.c_str());
   }
@@ -387,17 +402,19 @@ Status read_pipeline(SandboxState& s, PipelineSpec& spec) {
         }
         if (kind == "pipeline") {
           spec.name = optional_name(L, main);
-          read_steps(L, main, spec.steps);
-          lua_getfield(L, main, "checks");
-          const lua_Integer n = static_cast<lua_Integer>(luaL_len(L, -1));
+          read_steps(L, main, spec.steps, 0);
+          const lua_Integer n = checked_list(L, main, "checks", "pipeline");
           for (lua_Integer i = 1; i <= n; ++i) {
             Check c;
-            if (lua_rawgeti(L, -1, i) == LUA_TFUNCTION) {
+            const int t = lua_rawgeti(L, -1, i);
+            if (t == LUA_TFUNCTION) {
               c.name = location_of(L, -1);
               c.ref = luaL_ref(L, LUA_REGISTRYINDEX);
-            } else {
+            } else if (t == LUA_TSTRING && std::string_view(lua_tostring(L, -1)) == "lint") {
               c.name = "lint";
               lua_pop(L, 1);
+            } else {
+              luaL_error(L, "pipeline: checks[%d] must be a function(graph) or 'lint'", static_cast<int>(i));
             }
             spec.checks.push_back(c);
           }
@@ -407,13 +424,14 @@ Status read_pipeline(SandboxState& s, PipelineSpec& spec) {
           lua_getfield(L, main, "suppress_check_failures");
           spec.suppress_check_failures = lua_toboolean(L, -1);
           lua_getfield(L, main, "steps");
-          spec.sweeps = static_cast<int>(lua_tointeger(L, -1));
-          if (spec.sweeps < 1) spec.sweeps = 1;
+          const lua_Integer sweeps = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 1;
+          if (sweeps < 1 || sweeps > 1'000'000) luaL_error(L, "pipeline: 'steps' must be an integer from 1 to 1000000");
+          spec.sweeps = static_cast<int>(sweeps);
           lua_pop(L, 3);
         } else if (type == LUA_TFUNCTION || type == LUA_TSTRING ||
                    kind == "pass" || kind == "transformer" || kind == "builtin" || kind == "fixpoint") {
           spec.steps.emplace_back();
-          read_step(L, main, spec.steps.back());
+          read_step(L, main, spec.steps.back(), 0);
         } else {
           luaL_error(L, "the script must return a pipeline (graft.pipeline{...}) or a pass; it returned %s",
                      type == LUA_TTABLE ? "a table that is neither" : luaL_typename(L, main));
@@ -513,7 +531,19 @@ PipelineReport run_pipeline(Sandbox& sandbox, GraphModule& gm) {
   report.nodes_before = gm.graph.size();
   const auto t0 = std::chrono::steady_clock::now();
   detail::PipelineSpec spec;
-  Status st = detail::read_pipeline(s, spec);
+  Status st = gm.graph.in_transaction()
+      ? Status::error(Diagnostic{.file = report.script, .message = "the graph has an open transaction; commit or roll it back before running a pipeline"})
+      : detail::read_pipeline(s, spec);
+  if (st) {
+    // Same script, same graph, same output: math.random starts from the host's seed every run.
+    st = s.protected_call(
+        [&](lua_State* L) {
+          lua_getfield(L, LUA_REGISTRYINDEX, "graft.randomseed");
+          lua_pushinteger(L, static_cast<lua_Integer>(s.options().seed));
+          lua_call(L, 1, 0);
+        },
+        false);
+  }
   if (!st) {
     report.stop_reason = "invalid_pipeline";
     report.error = st.diagnostic();

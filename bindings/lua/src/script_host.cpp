@@ -83,12 +83,13 @@ std::vector<ReloadEvent> ScriptHost::poll() {
   std::vector<ReloadEvent> events;
   std::lock_guard lock(impl_->mutex);
   for (auto& [key, e] : impl_->entries) {
+    // Stamps are taken before building: a save made while the new version builds is then
+    // seen by the next poll instead of being taken for what was built.
     bool changed = false;
+    std::map<std::filesystem::path, detail::FileStamp> before_build;
     for (const auto& [file, stamp] : e.stamps) {
-      if (!detail::stamp_file(file).same_content(stamp)) {
-        changed = true;
-        break;
-      }
+      before_build[file] = detail::stamp_file(file);
+      changed = changed || !before_build[file].same_content(stamp);
     }
     if (!changed) continue;
     const auto t0 = std::chrono::steady_clock::now();
@@ -113,6 +114,8 @@ std::vector<ReloadEvent> ScriptHost::poll() {
       impl_->restamp(e, stamped);
       ev.error = e.error;
     }
+    for (auto& [file, stamp] : e.stamps)  // files known before the build keep their old stamps
+      if (auto it = before_build.find(file); it != before_build.end()) stamp = it->second;
     ev.version = e.current->number;
     events.push_back(std::move(ev));
   }

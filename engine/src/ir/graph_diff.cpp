@@ -129,11 +129,9 @@ GraphDiff Graph::transaction_diff() const {
   for (NodeId n = static_cast<NodeId>(j->slot_count); n < slots_.size(); ++n)
     if (slots_[n].alive) ++d.added;
   std::vector<bool> moved(j->slot_count, false);
-  for (NodeId n : j->moved)
-    if (n < j->slot_count) moved[n] = true;
-  if (j->reordered) {
-    // A whole reorder: the moved nodes are the survivors outside the longest run that kept its
-    // old relative order, as diff_in_place counts them.
+  if (j->order_changed) {
+    // Moves or a whole reorder: the moved nodes are the survivors outside the longest run that
+    // kept its old relative order, as diff_in_place counts them (a move back is no move).
     std::vector<std::uint32_t> old_position(j->slot_count, 0);
     std::vector<bool> was_listed(j->slot_count, false);
     std::uint32_t position = 0;
@@ -163,7 +161,7 @@ GraphDiff Graph::transaction_diff() const {
       changed = old.kwargs[i].first != now.kwargs[i].first || !same_argument(old.kwargs[i].second, now.kwargs[i].second, same);
     if (changed) ++d.changed;
   }
-  return d;  // (a reorder touches every node it relinks, so `saved` covers moved nodes too)
+  return d;  // (a move or reorder touches every node it relinks, so `saved` covers moved nodes)
 }
 
 }  // namespace graft

@@ -20,9 +20,8 @@ struct Graph::Journal {
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters;
   std::vector<std::pair<NodeId, NodeData>> saved;  ///< each slot's contents at its first change
   std::vector<bool> touched;                       ///< indexed by slot, for slots < slot_count
-  std::vector<NodeId> moved;                       ///< nodes move() was called on
-  bool reordered = false;                          ///< stable_topological_sort relinked everything
-  std::vector<NodeId> order_at_begin;              ///< filled only when `reordered`
+  bool order_changed = false;                      ///< a move() or a whole-graph reorder happened
+  std::vector<NodeId> order_at_begin;              ///< filled at the first order change
 };
 
 }  // namespace graft

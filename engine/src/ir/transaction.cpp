@@ -36,17 +36,15 @@ void Graph::record(NodeId n) {
   j.saved.emplace_back(n, slots_[n]);
 }
 
-void Graph::note_moved(NodeId n) {
-  if (journal_.p) journal_.p->moved.push_back(n);
-}
+void Graph::note_moved(NodeId) { note_reordered(); }
 
 void Graph::note_reordered() {
   Journal* j = journal_.p.get();
-  if (j == nullptr || j->reordered) return;
-  // The order as it was at begin: rebuilt from the saved links (the live list is about to be
+  if (j == nullptr || j->order_changed) return;
+  // The order as it was at begin, rebuilt from the saved links (the list is about to be
   // relinked). Untouched nodes kept their links, so walking saved-or-current links from the
-  // old head reproduces the old list.
-  j->reordered = true;
+  // old head reproduces the old list. Once per transaction: O(n).
+  j->order_changed = true;
   std::vector<const NodeData*> original(slots_.size(), nullptr);
   for (const auto& [id, data] : j->saved) original[id] = &data;
   for (NodeId n = j->head; n != kNoNode;) {
