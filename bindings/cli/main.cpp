@@ -8,6 +8,7 @@
 #include "graft/io/render.hpp"
 #include "graphviz.hpp"
 #include "match_command.hpp"
+#include "rewrite_command.hpp"
 #include "run_command.hpp"
 
 namespace {
@@ -130,6 +131,14 @@ int main(int argc, char** argv) {
   bool keep_overlapping = false;
   match->add_flag("--keep-overlapping", keep_overlapping, "keep matches that share nodes (default: the earliest anchor wins)");
 
+  cli::RewriteCommandOptions rewrite_opts;
+  CLI::App* rewrite = app.add_subcommand("rewrite", "Replace every match of a pattern graph by a replacement graph (torch.fx replace_pattern semantics)");
+  rewrite->add_option("--pattern", rewrite_opts.pattern, "graph file of the pattern")->required();
+  rewrite->add_option("--replacement", rewrite_opts.replacement, "graph file of the replacement (same inputs, same number of outputs)")->required();
+  rewrite->add_option("GRAPH", rewrite_opts.graph, "graph file to rewrite")->required();
+  rewrite->add_option("-o,--output", rewrite_opts.output, "output graph file (written atomically, only on success)")->required();
+  rewrite->add_flag("--keep-meta", rewrite_opts.keep_meta, "give each replacement output the metadata of the node it replaces (FX drops it)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -143,6 +152,7 @@ int main(int argc, char** argv) {
   if (*dot) return cmd_dot(graph, out);
   if (*save) return cmd_save(graph, out);
   if (*run) return cli::cmd_run(run_opts);
+  if (*rewrite) return cli::cmd_rewrite(rewrite_opts);
   if (*match) {
     match_opts.match.remove_overlapping_matches = !keep_overlapping;
     return cli::cmd_match(match_opts);

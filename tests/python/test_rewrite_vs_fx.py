@@ -1,0 +1,156 @@
+"""graft's replace_pattern against torch.fx's subgraph_rewriter.replace_pattern on the same
+graphs: the rewritten graphs must have the same nodes in the same order (ops, targets and
+argument structure; names may differ only where both uniquify differently) and compute the
+same outputs in PyTorch."""
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import torch
+import torch.fx
+from torch.fx import subgraph_rewriter
+
+from graft_fx import export_graph_module
+from graft_fx import format as fmt
+from graft_fx.importer import import_graph
+from helpers import graft_bin
+
+
+# --- models and rules (the torch.fx tests' kind of cases) -------------------------------------
+
+def model_add_relu(x, y):
+    a = torch.relu(torch.add(x, y))
+    b = torch.relu(torch.add(a, y))
+    return torch.sigmoid(b)
+
+
+def pattern_add_relu(a, b):
+    return torch.relu(torch.add(a, b))
+
+
+def replacement_add_relu(a, b):
+    return torch.sigmoid(torch.mul(a, b))
+
+
+def model_two_outputs(x, y):
+    s = torch.add(x, y)
+    r = torch.relu(s)
+    return torch.mul(r, s)
+
+
+def pattern_two_outputs(a, b):
+    s = torch.add(a, b)
+    return torch.relu(s), s
+
+
+def replacement_two_outputs(a, b):
+    s = torch.sub(a, b)
+    return torch.tanh(s), s
+
+
+def model_identity(x):
+    return torch.neg(torch.neg(torch.sigmoid(x)))
+
+
+def pattern_double_neg(a):
+    return torch.neg(torch.neg(a))
+
+
+def replacement_identity(a):
+    return a
+
+
+def model_chain(x):
+    y = x
+    for _ in range(5):
+        y = torch.sigmoid(torch.sigmoid(y))
+    return y
+
+
+def pattern_sigmoid2(a):
+    return torch.sigmoid(torch.sigmoid(a))
+
+
+def replacement_tanh(a):
+    return torch.tanh(a)
+
+
+CASES = [
+    ("add+relu -> mul+sigmoid", model_add_relu, pattern_add_relu, replacement_add_relu, 2),
+    ("two outputs", model_two_outputs, pattern_two_outputs, replacement_two_outputs, 2),
+    ("identity replacement", model_identity, pattern_double_neg, replacement_identity, 1),
+    ("back-to-back matches", model_chain, pattern_sigmoid2, replacement_tanh, 1),
+]
+
+
+def structure(gm):
+    """Nodes as (op, target, args with node refs as positions): comparable across namings."""
+    index = {n: i for i, n in enumerate(gm.graph.nodes)}
+
+    def arg(a):
+        if isinstance(a, torch.fx.Node):
+            return ("node", index[a])
+        if isinstance(a, (list, tuple)):
+            return tuple(arg(x) for x in a)
+        return a
+
+    def target(n):
+        if n.op == "call_function":
+            return torch.fx.node._get_qualified_name(n.target)
+        return n.target if n.op != "placeholder" else "placeholder"
+
+    return [(n.op, target(n), tuple(arg(a) for a in n.args), tuple((k, arg(v)) for k, v in n.kwargs.items()))
+            for n in gm.graph.nodes]
+
+
+class RewriteVsFx(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="graft_rewrite_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def write(self, gm, name):
+        path = os.path.join(self.tmp, name + ".json")
+        fmt.write(export_graph_module(gm), path)
+        return path
+
+    def test_cases(self):
+        for i, (name, model, pattern, replacement, inputs) in enumerate(CASES):
+            with self.subTest(name):
+                original = torch.fx.symbolic_trace(model)
+                g_path = self.write(original, f"g{i}")
+                p_path = self.write(torch.fx.symbolic_trace(pattern), f"p{i}")
+                r_path = self.write(torch.fx.symbolic_trace(replacement), f"r{i}")
+                expected = torch.fx.symbolic_trace(model)
+                fx_matches = subgraph_rewriter.replace_pattern(expected, pattern, replacement)
+                out = os.path.join(self.tmp, f"out{i}.json")
+                proc = subprocess.run([graft_bin(self), "rewrite", "--pattern", p_path, "--replacement", r_path,
+                                       g_path, "-o", out], capture_output=True, text=True, timeout=60)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertTrue(proc.stdout.startswith(f"{len(fx_matches)} replacement"), proc.stdout)
+                got = import_graph(out, torch.nn.Module())
+                self.assertEqual(structure(got), structure(expected), name)
+                xs = [torch.randn(4, 4) for _ in range(inputs)]
+                self.assertTrue(torch.equal(got(*xs), expected(*xs)), name)
+                self.assertNotEqual(structure(got), structure(original), f"{name}: the rewrite changed nothing")
+
+    def test_errors_leave_the_graph_unwritten(self):
+        g_path = self.write(torch.fx.symbolic_trace(model_add_relu), "err_g")
+        p_path = self.write(torch.fx.symbolic_trace(pattern_add_relu), "err_p")
+        r_path = self.write(torch.fx.symbolic_trace(replacement_tanh), "err_r")  # 1 input, pattern has 2
+        out = os.path.join(self.tmp, "err_out.json")
+        proc = subprocess.run([graft_bin(self), "rewrite", "--pattern", p_path, "--replacement", r_path, g_path, "-o", out],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(proc.stderr.strip(),
+                         "graft: error: placeholder count mismatch: the pattern has 2 inputs, the replacement 1")
+        self.assertFalse(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    unittest.main()
