@@ -16,29 +16,25 @@ namespace {
 class Walk {
  public:
   Walk(const Graph& p, const Graph& g, const MatchOptions& o)
-      : p_(p), g_(g), o_(o), p2g_(p.num_slots()), g2p_() {}
+      : p_(p), g_(g), o_(o), p2g_(p.num_slots()), g2p_(g.num_slots(), kNoNode) {}
 
   std::size_t mark() const { return trail_.size(); }
   void undo(std::size_t mark) {
     while (trail_.size() > mark) {
       const NodeId pn = trail_.back();
       trail_.pop_back();
-      if (p2g_[pn].node != kNoNode) g2p_.erase(p2g_[pn].node);
+      if (p2g_[pn].node != kNoNode) g2p_[p2g_[pn].node] = kNoNode;
       p2g_[pn] = MatchValue{};
     }
   }
   const std::vector<MatchValue>& bindings() const { return p2g_; }
-  bool graph_node_matched(NodeId gn) const { return g2p_.count(gn) != 0; }
-  NodeId pattern_of(NodeId gn) const {
-    auto it = g2p_.find(gn);
-    return it == g2p_.end() ? kNoNode : it->second;
-  }
+  NodeId pattern_of(NodeId gn) const { return g2p_[gn]; }
 
   /// FX's _match_nodes.
   bool nodes(NodeId pn, NodeId gn) {
     const MatchValue& have = p2g_[pn];
     if (have.bound()) return have.node == gn;
-    if (auto it = g2p_.find(gn); it != g2p_.end() && it->second != pn) return false;  // injective
+    if (g2p_[gn] != kNoNode && g2p_[gn] != pn) return false;  // injective
     if (!equal(pn, gn)) return false;
     bind(pn, MatchValue{gn, std::nullopt});
     if (p_.op(pn) == OpKind::Placeholder) return true;
@@ -47,7 +43,7 @@ class Walk {
 
  private:
   void bind(NodeId pn, MatchValue v) {
-    if (v.node != kNoNode) g2p_.emplace(v.node, pn);
+    if (v.node != kNoNode) g2p_[v.node] = pn;
     p2g_[pn] = std::move(v);
     trail_.push_back(pn);
   }
@@ -140,7 +136,7 @@ class Walk {
   const Graph& g_;
   const MatchOptions& o_;
   std::vector<MatchValue> p2g_;
-  std::unordered_map<NodeId, NodeId> g2p_;
+  std::vector<NodeId> g2p_;  ///< graph node -> pattern node (kNoNode: unbound), by slot
   std::vector<NodeId> trail_;
 };
 
