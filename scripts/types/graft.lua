@@ -291,6 +291,31 @@ function Graph:attribute(path) end
 ---@return boolean
 function Graph:has_attribute(path) end
 
+---@class graft.MatchOptions
+---@field match_output? boolean the pattern's output must be the graph's output
+---@field match_placeholder? boolean pattern inputs match only graph inputs
+---@field remove_overlapping_matches? boolean default true: the earliest anchor wins
+---@field ignore_literals? boolean literals in the pattern match anything
+---@field keep_meta? boolean replace_pattern only: replacement outputs get the replaced nodes' metadata
+
+---@class graft.Match
+---@field returning graft.Node[] graph nodes bound to the pattern's outputs
+---@field inputs graft.Value[] what each pattern input bound (graft.None when unused)
+---@field nodes graft.Dict pattern node name -> graph node
+
+--- Every match of `pattern` (torch.fx SubgraphMatcher semantics).
+---@param pattern graft.Pattern
+---@param options? graft.MatchOptions
+---@return graft.Match[]
+function Graph:match(pattern, options) end
+
+--- Replaces every match of `pattern` by `replacement` (torch.fx replace_pattern); returns how many.
+---@param pattern graft.Pattern
+---@param replacement graft.Pattern
+---@param options? graft.MatchOptions
+---@return integer
+function Graph:replace_pattern(pattern, replacement, options) end
+
 --- The graph as FX's print_tabular prints it.
 ---@return string
 function Graph:tabular() end
@@ -367,7 +392,23 @@ function Graph:tabular() end
 ---@class graftlib
 ---@field None graft.NoneType Python's None
 ---@field version string the API version, "0.1.0"
+---@field ops graft.Namespace torch.ops, for tracing: graft.ops.aten.add.Tensor(x, y)
 graft = {}
+
+---@class graft.Pattern a traced pattern graph (tostring prints its table)
+
+---@class graft.Namespace a dotted name: index it to extend, call it to record a call_function
+---@field [string] graft.Namespace
+
+--- Traces `fn`, called with one symbolic input per parameter, into a pattern graph.
+---@param fn function
+---@return graft.Pattern
+function graft.trace(fn) end
+
+--- A namespace for recording calls while tracing: graft.ns("torch.nn.functional").relu(x).
+---@param prefix string
+---@return graft.Namespace
+function graft.ns(prefix) end
 
 ---@class graft.Limits
 ---@field instructions integer Lua instructions per call (top level, pass, check)

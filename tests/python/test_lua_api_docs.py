@@ -64,6 +64,7 @@ def code_api():
     graph_api = read(os.path.join(LUA_SRC, "graph_api.cpp"))
     values = read(os.path.join(LUA_SRC, "lua_values.cpp"))
     module = read(os.path.join(LUA_SRC, "graft_module.cpp"))
+    patterns = read(os.path.join(LUA_SRC, "pattern_api.cpp"))
     api = {}
     api["node_methods"] = set(reg_names(between(
         graph_api, "void install_node_metamethods", "{nullptr, nullptr}", "graph_api.cpp")))
@@ -74,7 +75,7 @@ def code_api():
     constructors = set(reg_names(between(values, "constructors[] =", "{nullptr, nullptr}", "lua_values.cpp")))
     prelude = set(re.findall(r"^function graft\.(\w+)\(", between(
         module, "kPrelude = R\"lua(", ")lua\"", "graft_module.cpp"), re.M))
-    set_fields = set(re.findall(r'lua_setfield\(L, module, "(\w+)"\)', module + values))
+    set_fields = set(re.findall(r'lua_setfield\(L, module, "(\w+)"\)', module + values + patterns))
     api["graft_keys"] = constructors | prelude | set_fields
     version = re.search(r'lua_pushliteral\(L, "([^"]+)"\);\s*lua_setfield\(L, module, "version"\)', module)
     api["version"] = version.group(1) if version else None

@@ -14,6 +14,7 @@
 #include "graft/ir/op_schema.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
+#include "pattern_api.hpp"
 #include "sandbox_state.hpp"
 #include "trampoline.hpp"
 
@@ -334,6 +335,10 @@ int node_index(lua_State* L) {
   }
   if (k == "graph") { push_graph(L, n.session_id); return 1; }
   if (k == "schema") return node_schema(L);
+  if (n.session->tracing) {  // x:transpose(-2, -1) while tracing a pattern: a call_method
+    push_traced_method(L, key);
+    return 1;
+  }
   return luaL_error(L, "graft.Node has no field '%s'", key);
 }
 
@@ -844,6 +849,7 @@ void install_node_metamethods(lua_State* L, int metatable) {
   lua_setfield(L, metatable, "__eq");
   lua_pushstring(L, kNodeType);
   lua_setfield(L, metatable, "__name");
+  install_trace_metamethods(L, metatable);
 
   luaL_newmetatable(L, kInsertionGuard);
   lua_pushcfunction(L, cfunction<insertion_close>);
@@ -876,6 +882,8 @@ void install_graph_metamethods(lua_State* L, int metatable) {
       {"attribute", cfunction<graph_attribute>},
       {"has_attribute", cfunction<graph_has_attribute>},
       {"tabular", cfunction<graph_tabular>},
+      {"match", cfunction<graph_match>},
+      {"replace_pattern", cfunction<graph_replace_pattern>},
       {nullptr, nullptr}};
   lua_newtable(L);
   luaL_setfuncs(L, methods, 0);

@@ -55,6 +55,7 @@ struct GraphSession {
   const ModuleTable* modules = nullptr;
   int handle_cache_ref = LUA_NOREF;  ///< registry ref: table NodeId+1 -> node handle
   bool read_only = false;
+  bool tracing = false;  ///< a pattern being traced: arithmetic and method calls record nodes
 };
 
 class SandboxState {
@@ -113,6 +114,9 @@ class SandboxState {
 
   /// Where `print` goes.
   void log(std::string_view text);
+
+  /// The session of the pattern being traced (graft.trace), or 0.
+  int tracing_session = 0;
 
   /// Stack depth of host-driven calls (nested protected_call from inside a Lua callback).
   int depth = 0;

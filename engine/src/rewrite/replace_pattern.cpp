@@ -112,7 +112,9 @@ Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const Graph& patt
   if (!matcher) return matcher.status();
   std::vector<SubgraphMatch> matches = matcher->match(g);
   std::vector<ReplacedPattern> done;
-  if (Status s = g.begin_transaction(); !s) return s;
+  // Inside a caller's transaction (a pipeline pass), the caller undoes everything on failure.
+  const bool own = !g.in_transaction();
+  if (own) (void)g.begin_transaction();
   std::unordered_map<NodeId, NodeId> replaced;  // returned node -> the node that replaced it
   for (const SubgraphMatch& m : matches) {
     bool keep = true;
@@ -122,12 +124,12 @@ Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const Graph& patt
     r.anchor = m.anchors.front();
     r.nodes_map = m.nodes_map;
     if (Status s = replace_one(g, matcher->pattern(), replacement, matcher.value(), m, replaced, options, r); !s) {
-      g.rollback_transaction();
+      if (own) g.rollback_transaction();
       return s;
     }
     done.push_back(std::move(r));
   }
-  g.commit_transaction();
+  if (own) g.commit_transaction();
   return done;
 }
 

@@ -6,7 +6,8 @@
 // move to the replacement's outputs by position, and the matched nodes are erased.
 //
 // Unlike FX, the whole rewrite is one transaction: an error (a count mismatch, a replacement
-// using an input the pattern never bound) leaves the graph exactly as it was.
+// using an input the pattern never bound) leaves the graph exactly as it was. Inside a
+// transaction the caller already holds (a pipeline pass), undoing is left to the caller.
 #pragma once
 
 #include <functional>

@@ -1,0 +1,101 @@
+// Patterns traced in Lua: graft.trace, namespaces, arithmetic and method calls, g:match and
+// g:replace_pattern inside passes.
+#include <doctest/doctest.h>
+
+#include "lua_test_support.hpp"
+
+using namespace graft;
+using namespace graft::test;
+
+namespace {
+
+// x, y -> add = x + y (as FX's symbolic_trace records it) -> transpose(add, 0, 1) -> relu -> out
+std::string traced_style_graph() {
+  return graph_doc(
+      R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"y","op":"placeholder","target":"y","args":[],"kwargs":{},"meta":{}},
+{"name":"add","op":"call_function","target":"_operator.add","args":[{"node":"x"},{"node":"y"}],"kwargs":{},"meta":{}},
+{"name":"transpose","op":"call_method","target":"transpose","args":[{"node":"add"},0,1],"kwargs":{},"meta":{}},
+{"name":"relu","op":"call_function","target":"torch.relu","args":[{"node":"transpose"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"relu"}],"kwargs":{},"meta":{}})");
+}
+
+}  // namespace
+
+TEST_CASE("patterns: arithmetic and method calls trace to what FX records; replace_pattern rewrites") {
+  GraphModule gm = parse(traced_style_graph());
+  lua::PipelineReport r = run_on(R"(
+      local torch = graft.ns("torch")
+      local pattern = graft.trace(function(a, b) return (a + b):transpose(0, 1) end)
+      local replacement = graft.trace(function(a, b) return torch.mm(a, b) end)
+      return function(g)
+        local found = g:match(pattern)
+        assert(#found == 1 and found[1].returning[1].name == "transpose")
+        assert(found[1].inputs[1].name == "x" and found[1].inputs[2].name == "y")
+        assert(found[1].nodes.add.name == "add")
+        assert(g:replace_pattern(pattern, replacement) == 1)
+      end)",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  // Expected by hand: mm(x, y) takes the place of add and transpose; relu now uses it.
+  const std::string expected = graph_doc(
+      R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"y","op":"placeholder","target":"y","args":[],"kwargs":{},"meta":{}},
+{"name":"mm","op":"call_function","target":"torch.mm","args":[{"node":"x"},{"node":"y"}],"kwargs":{},"meta":{}},
+{"name":"relu","op":"call_function","target":"torch.relu","args":[{"node":"mm"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"relu"}],"kwargs":{},"meta":{}})");
+  CHECK(save(gm) == expected);
+  CHECK(r.passes[0].nodes_added == 1);
+  CHECK(r.passes[0].nodes_removed == 2);
+  CHECK(r.passes[0].nodes_changed == 1);  // relu's argument
+}
+
+TEST_CASE("patterns: a pattern graph prints as a table; every operator maps to FX's _operator name") {
+  auto sb = sandbox_with("return 0");
+  auto text = sb->evaluate(R"(
+      local p = graft.trace(function(a, b) return {a - b, a * b, a / b, a // b, a % b, a ^ b, -a} end)
+      return tostring(p))");
+  REQUIRE_MESSAGE(text.is_ok(), text.status().message());
+  for (const char* target : {"_operator.sub", "_operator.mul", "_operator.truediv", "_operator.floordiv", "_operator.mod",
+                             "_operator.pow", "_operator.neg"})
+    CHECK_MESSAGE(text.value().find(target) != std::string::npos, target);
+}
+
+TEST_CASE("patterns: misuse is a clear error") {
+  GraphModule gm = parse(traced_style_graph());
+  auto error_of = [&](const std::string& script) {
+    auto sb = lua::Sandbox::create();
+    REQUIRE(sb.is_ok());
+    Status st = sb.value()->load_string(script, "p.lua");
+    if (!st) return st.message();
+    lua::PipelineReport r = lua::run_pipeline(*sb.value(), gm);
+    return r.ok() ? std::string("ok") : r.error->to_string();
+  };
+  CHECK(error_of("return function(g) local x = g:find('x'); local y = x + 1 end") ==
+        "p.lua:1: pass 'p.lua:1': recording a call works only inside graft.trace");
+  CHECK(error_of("local p = graft.trace(function(a) return graft.trace(function(b) return b end) end)") ==
+        "p.lua:1: graft.trace cannot run inside another graft.trace");
+  CHECK(error_of(R"(local p = graft.trace(function(a, b) return a + b end)
+                    local r = graft.trace(function(a) return a end)
+                    return function(g) g:replace_pattern(p, r) end)") ==
+        "p.lua:3: pass 'p.lua:3': g:replace_pattern: placeholder count mismatch: the pattern has 2 inputs, the replacement 1");
+  CHECK(error_of(R"(local p = graft.trace(function(a, b) return a + b end)
+                    return graft.pipeline{passes = {function(g) end}, checks = {function(g) g:replace_pattern(p, p) end}})")
+            .find("this graph is read-only here") != std::string::npos);
+}
+
+TEST_CASE("patterns: a replacement that fails part-way leaves the pass's graph untouched") {
+  GraphModule gm = parse(traced_style_graph());
+  const std::string before = save(gm);
+  lua::PipelineReport r = run_on(R"(
+      local p = graft.trace(function(a, b) return (a + b):transpose(0, 1) end)
+      local two = graft.trace(function(a, b) return {a, b} end)
+      return function(g)
+        g:find("relu").name = "renamed"
+        g:replace_pattern(p, two)
+      end)",
+                                 gm);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error->message.find("returning nodes count mismatch") != std::string::npos);
+  CHECK(save(gm) == before);
+}
