@@ -131,6 +131,16 @@ int main(int argc, char** argv) {
   bool keep_overlapping = false;
   match->add_flag("--keep-overlapping", keep_overlapping, "keep matches that share nodes (default: the earliest anchor wins)");
 
+  cli::MatchCommandOptions explain_opts;
+  std::string explain_node;
+  CLI::App* explain = app.add_subcommand("explain", "For each candidate anchor, show whether the pattern matches there or the first reason it does not");
+  explain->add_option("--pattern", explain_opts.pattern, "graph file of the pattern")->required();
+  explain->add_option("GRAPH", explain_opts.graph, "graph file to search")->required();
+  explain->add_option("--node", explain_node, "explain only this node (by name), whatever its target");
+  explain->add_flag("--json", explain_opts.json, "print the explanations as JSON");
+  explain->add_flag("--match-placeholder", explain_opts.match.match_placeholder, "pattern inputs match only graph inputs");
+  explain->add_flag("--ignore-literals", explain_opts.match.ignore_literals, "literals in the pattern match anything");
+
   cli::RewriteCommandOptions rewrite_opts;
   CLI::App* rewrite = app.add_subcommand("rewrite", "Replace every match of a pattern graph by a replacement graph (torch.fx replace_pattern semantics)");
   rewrite->add_option("--pattern", rewrite_opts.pattern, "graph file of the pattern")->required();
@@ -153,6 +163,7 @@ int main(int argc, char** argv) {
   if (*save) return cmd_save(graph, out);
   if (*run) return cli::cmd_run(run_opts);
   if (*rewrite) return cli::cmd_rewrite(rewrite_opts);
+  if (*explain) return cli::cmd_explain(explain_opts, explain_node);
   if (*match) {
     match_opts.match.remove_overlapping_matches = !keep_overlapping;
     return cli::cmd_match(match_opts);

@@ -136,6 +136,14 @@ TEST_CASE("matcher: a match whose fusion would create a cycle is dropped") {
                                call("mul", "torch.ops.aten.mul.Tensor", R"([{"node":"add"},{"node":"z"}])"),
                                out(R"({"tuple":[{"node":"mul"},{"node":"neg"}]})")}));
   CHECK(find(p2, g_ok).size() == 1);  // same shape without the path back: matches
+  auto m2 = SubgraphMatcher::create(p2);
+  REQUIRE(m2.is_ok());
+  auto why = m2->explain(g);
+  REQUIRE(why.size() == 1);
+  CHECK(why[0].candidate == g.find("mul"));
+  CHECK(why[0].failure.kind == MatchFailure::Kind::Cycle);
+  CHECK(why[0].failure.other == g.find("neg"));
+  CHECK(m2->explain(g_ok)[0].failure.kind == MatchFailure::Kind::None);
   CHECK(fusion_cycle_through(g, {g.find("add"), g.find("mul")}) == g.find("neg"));
   CHECK(fusion_cycle_through(g, {g.find("add"), g.find("neg")}) == kNoNode);
 }

@@ -135,3 +135,59 @@ class MatchVsFx(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def graph_transposes(x):
+    a = x.transpose(0, -1)
+    b = x.transpose(0, -2)
+    return a + b
+
+
+def pattern_transpose(a):
+    return a.transpose(0, -1)
+
+
+def graph_leaky(x, y):
+    s = torch.add(x, y)
+    return torch.relu(s), torch.sigmoid(s)
+
+
+def pattern_torch_add_relu(a, b):
+    return torch.relu(torch.add(a, b))
+
+
+def graph_x_plus_x(x):
+    return torch.add(x, x)
+
+
+def pattern_add_two(a, b):
+    return torch.add(a, b)
+
+
+class Explain(MatchVsFx):
+    """`graft explain`: every candidate with its verdict, the first reason spelled as the docs
+    promise ("add_3 argument 1: expected literal -1, found -2")."""
+
+    def explain(self, graph_fn, pattern_fn, name, *extra):
+        _, g_path = self.export(graph_fn, f"eg_{name}")
+        _, p_path = self.export(pattern_fn, f"ep_{name}")
+        proc = subprocess.run([graft_bin(self), "explain", "--pattern", p_path, g_path, *extra],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return proc.stdout.splitlines()
+
+    def test_cases(self):  # (replaces the parent's test)
+        self.assertEqual(self.explain(graph_transposes, pattern_transpose, "lit"),
+                         ["transpose: matches",
+                          "transpose_1: no match: transpose_1 argument 2: expected literal -1, found -2"])
+        self.assertEqual(self.explain(graph_leaky, pattern_torch_add_relu, "leak"),
+                         ["relu: no match: add is used by sigmoid outside the match"])
+        # `a + relu(b)`-style spelling differences are reported too: here torch.add vs x + y.
+        self.assertEqual(self.explain(graph_leaky, add_relu, "spelling"),
+                         ["relu: no match: add is call_function torch.add, the pattern's 'add' is call_function "
+                          "_operator.add"])
+        self.assertEqual(self.explain(graph_x_plus_x, pattern_add_two, "inj"),
+                         ["add: no match: x is already matched to pattern node 'a', so it cannot also be 'b'"])
+        self.assertEqual(self.explain(graph_leaky, pattern_torch_add_relu, "node", "--node", "sigmoid"),
+                         ["sigmoid: no match: sigmoid is call_function torch.sigmoid, the pattern's 'relu' is "
+                          "call_function torch.relu"])

@@ -29,19 +29,33 @@ class Walk {
   }
   const std::vector<MatchValue>& bindings() const { return p2g_; }
   NodeId pattern_of(NodeId gn) const { return g2p_[gn]; }
+  /// Record why the walk fails (explanations); off for plain matching.
+  void record_failures(MatchFailure* f) { failure_ = f; }
 
   /// FX's _match_nodes.
   bool nodes(NodeId pn, NodeId gn) {
     const MatchValue& have = p2g_[pn];
-    if (have.bound()) return have.node == gn;
-    if (g2p_[gn] != kNoNode && g2p_[gn] != pn) return false;  // injective
-    if (!equal(pn, gn)) return false;
+    if (have.bound()) {
+      if (have.node == gn) return true;
+      return fail(MatchFailure::Kind::AlreadyBound, gn, pn, have.node);
+    }
+    if (g2p_[gn] != kNoNode && g2p_[gn] != pn) return fail(MatchFailure::Kind::NotInjective, gn, pn, g2p_[gn]);
+    if (!equal(pn, gn)) return fail(MatchFailure::Kind::WrongNode, gn, pn);
     bind(pn, MatchValue{gn, std::nullopt});
     if (p_.op(pn) == OpKind::Placeholder) return true;
     return arguments(pn, gn);
   }
 
  private:
+  /// Notes the first failure (the deepest one: failures propagate up unchanged) and fails.
+  bool fail(MatchFailure::Kind kind, NodeId gn, NodeId pn, NodeId other = kNoNode,
+            std::optional<Argument> expected = std::nullopt, std::optional<Argument> found = std::nullopt) {
+    if (failure_ != nullptr && failure_->kind == MatchFailure::Kind::None) {
+      *failure_ = MatchFailure{kind, gn, pn, other, where_, std::move(expected), std::move(found)};
+    }
+    return false;
+  }
+
   void bind(NodeId pn, MatchValue v) {
     if (v.node != kNoNode) g2p_[v.node] = pn;
     p2g_[pn] = std::move(v);
@@ -68,18 +82,24 @@ class Walk {
     bool same_shape = pa.size() == ga.size() && pk.size() == gk.size();
     for (std::size_t i = 0; same_shape && i < pk.size(); ++i) same_shape = pk[i].first == gk[i].first;
     if (same_shape) {
-      for (std::size_t i = 0; i < pa.size(); ++i)
+      for (std::size_t i = 0; i < pa.size(); ++i) {
+        Where at(*this, gn, "argument " + std::to_string(i));
         if (!values(pa[i], ga[i])) return false;
-      for (std::size_t i = 0; i < pk.size(); ++i)
+      }
+      for (std::size_t i = 0; i < pk.size(); ++i) {
+        Where at(*this, gn, "keyword '" + pk[i].first + "'");
         if (!values(pk[i].second, gk[i].second)) return false;
+      }
       return true;
     }
     const OpSchema* schema = p_.op(pn) == OpKind::CallFunction ? OpSchemaRegistry::builtin().find(p_.target(pn)) : nullptr;
-    if (schema == nullptr) return false;
+    if (schema == nullptr) return fail(MatchFailure::Kind::ArgumentShape, gn, pn);
     std::vector<std::optional<Argument>> pn_norm, gn_norm;
-    if (!normalize(*schema, pa, pk, pn_norm) || !normalize(*schema, ga, gk, gn_norm)) return false;
+    if (!normalize(*schema, pa, pk, pn_norm) || !normalize(*schema, ga, gk, gn_norm))
+      return fail(MatchFailure::Kind::ArgumentShape, gn, pn);
     for (std::size_t i = 0; i < pn_norm.size(); ++i) {
-      if (pn_norm[i].has_value() != gn_norm[i].has_value()) return false;
+      Where at(*this, gn, "argument '" + schema->arguments[i].name + "'");
+      if (pn_norm[i].has_value() != gn_norm[i].has_value()) return fail(MatchFailure::Kind::ArgumentShape, gn, pn);
       if (pn_norm[i] && !values(*pn_norm[i], *gn_norm[i])) return false;
     }
     return true;
@@ -106,32 +126,57 @@ class Walk {
     return used_kwargs == kwargs.size();  // an unknown keyword: not this operator's spelling
   }
 
+  /// Where the comparison is, for explanations: set for the scope of one argument.
+  struct Where {
+    Walk& w;
+    std::string saved;
+    NodeId saved_node;
+    Where(Walk& walk, NodeId gn, std::string text) : w(walk), saved(std::move(walk.where_)), saved_node(walk.where_node_) {
+      w.where_ = std::move(text);
+      w.where_node_ = gn;
+    }
+    ~Where() {
+      w.where_ = std::move(saved);
+      w.where_node_ = saved_node;
+    }
+  };
+
   bool values(const Argument& a, const Argument& b) {
     if (a.is_node()) {
       const NodeId pn = a.node_id();
       if (b.is_node()) return nodes(pn, b.node_id());
       if (p_.op(pn) == OpKind::Placeholder && !o_.match_placeholder) {
         const MatchValue& have = p2g_[pn];
-        if (have.bound()) return have.literal.has_value() && *have.literal == b;
+        if (have.bound()) {
+          if (have.literal.has_value() && *have.literal == b) return true;
+          return fail(MatchFailure::Kind::AlreadyBound, where_node_, pn, have.node, have.literal, b);
+        }
         bind(pn, MatchValue{kNoNode, b});  // literals are not injective: no reverse entry
         return true;
       }
-      return o_.ignore_literals;
+      return o_.ignore_literals || fail(MatchFailure::Kind::NodeVsLiteral, where_node_, pn, kNoNode, std::nullopt, b);
     }
     const bool a_seq = a.kind() == ArgKind::List || a.kind() == ArgKind::Tuple;
     const bool b_seq = b.kind() == ArgKind::List || b.kind() == ArgKind::Tuple;
     if (a_seq && b_seq) {  // a list and a tuple are interchangeable
       const auto& x = *a.items();
       const auto& y = *b.items();
-      if (x.size() != y.size()) return false;
-      for (std::size_t i = 0; i < x.size(); ++i)
+      if (x.size() != y.size()) return fail(MatchFailure::Kind::LengthMismatch, where_node_, kNoNode, kNoNode, a, b);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        Where at(*this, where_node_, where_ + "[" + std::to_string(i) + "]");
         if (!values(x[i], y[i])) return false;
+      }
       return true;
     }
-    if (b.is_node()) return o_.ignore_literals;
-    return a == b || o_.ignore_literals;  // type-strict: 1 is not 1.0, True is not 1
+    if (b.is_node())
+      return o_.ignore_literals || fail(MatchFailure::Kind::LiteralVsNode, where_node_, kNoNode, b.node_id(), a, std::nullopt);
+    if (a == b || o_.ignore_literals) return true;  // type-strict: 1 is not 1.0, True is not 1
+    return fail(MatchFailure::Kind::LiteralMismatch, where_node_, kNoNode, kNoNode, a, b);
   }
 
+  MatchFailure* failure_ = nullptr;
+  std::string where_;
+  NodeId where_node_ = kNoNode;
   const Graph& p_;
   const Graph& g_;
   const MatchOptions& o_;
@@ -168,6 +213,26 @@ class CandidateIndex {
   std::vector<NodeId> all_;
   std::vector<NodeId> get_attrs_;
 };
+
+/// Containment (inner nodes used only inside) and convexity of a completed walk.
+MatchFailure check_contained(const Graph& p, const Graph& g, const Walk& walk, const std::vector<NodeId>& returned) {
+  const auto& b = walk.bindings();
+  std::vector<NodeId> compute;
+  for (NodeId n : p.nodes()) {
+    if (p.op(n) == OpKind::Placeholder || p.op(n) == OpKind::Output) continue;
+    const NodeId gn = b[n].node;
+    compute.push_back(gn);
+    if (std::find(returned.begin(), returned.end(), n) != returned.end()) continue;
+    for (NodeId u : g.users(gn)) {
+      const NodeId pu = walk.pattern_of(u);
+      if (pu == kNoNode || p.op(pu) == OpKind::Placeholder)
+        return MatchFailure{MatchFailure::Kind::UsedOutside, gn, n, u, {}, {}, {}};
+    }
+  }
+  if (NodeId through = fusion_cycle_through(g, compute); through != kNoNode)
+    return MatchFailure{MatchFailure::Kind::Cycle, kNoNode, kNoNode, through, {}, {}, {}};
+  return {};
+}
 
 }  // namespace
 
@@ -206,7 +271,6 @@ std::vector<SubgraphMatch> SubgraphMatcher::match(const Graph& g) const {
     if (candidates.back()->empty()) return found;  // an anchor that cannot match: no match at all
   }
   Walk walk(p, g, options_);
-  const std::unordered_set<NodeId> returned_set(returned_.begin(), returned_.end());
 
   auto accept = [&]() {
     // Every pattern node must be bound (an unused placeholder may stay unbound).
@@ -221,19 +285,7 @@ std::vector<SubgraphMatch> SubgraphMatcher::match(const Graph& g) const {
     if (!options_.match_output) m.nodes_map[output_] = MatchValue{};
     for (NodeId ph : placeholders_) m.placeholder_nodes.push_back(b[ph]);
     for (NodeId r : returned_) m.returning_nodes.push_back(b[r].node);
-    // Containment: a matched inner node may be used only by matched (non-input) nodes.
-    std::vector<NodeId> compute;
-    for (NodeId n : p.nodes()) {
-      if (p.op(n) == OpKind::Placeholder || p.op(n) == OpKind::Output) continue;
-      const NodeId gn = b[n].node;
-      compute.push_back(gn);
-      if (returned_set.count(n)) continue;
-      for (NodeId u : g.users(gn)) {
-        const NodeId pu = walk.pattern_of(u);
-        if (pu == kNoNode || p.op(pu) == OpKind::Placeholder) return;
-      }
-    }
-    if (fusion_cycle_through(g, compute) != kNoNode) return;
+    if (check_contained(p, g, walk, returned_).kind != MatchFailure::Kind::None) return;
     found.push_back(std::move(m));
   };
 
@@ -289,6 +341,26 @@ std::vector<SubgraphMatch> SubgraphMatcher::match(const Graph& g) const {
     kept.push_back(std::move(m));
   }
   return kept;
+}
+
+std::vector<MatchExplanation> SubgraphMatcher::explain(const Graph& g, NodeId node) const {
+  std::vector<MatchExplanation> out;
+  const Graph& p = pattern_;
+  CandidateIndex index(g);
+  std::vector<NodeId> candidates = node != kNoNode ? std::vector<NodeId>{node} : index.find(p, anchors_.front(), g);
+  for (NodeId c : candidates) {
+    if (!g.is_alive(c)) continue;
+    Walk walk(p, g, options_);
+    MatchExplanation e;
+    e.candidate = c;
+    walk.record_failures(&e.failure);
+    if (walk.nodes(anchors_.front(), c)) {
+      if (anchors_.size() > 1) e.failure = MatchFailure{MatchFailure::Kind::OtherAnchors, c, anchors_.front(), kNoNode, {}, {}, {}};
+      else e.failure = check_contained(p, g, walk, returned_);
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 }  // namespace graft

@@ -45,6 +45,39 @@ struct SubgraphMatch {
   NodeId graph_node(NodeId p) const { return p < nodes_map.size() ? nodes_map[p].node : kNoNode; }
 };
 
+/// Why a candidate did not match: the first failure the walk met (seed 003's "how do I
+/// debug a pattern that does not match"). Literal values are kept as Arguments so that the
+/// caller spells them (the CLI uses Python's repr).
+struct MatchFailure {
+  enum class Kind {
+    None,             ///< it matched
+    WrongNode,        ///< graph node has another op or target than the pattern node
+    AlreadyBound,     ///< a pattern input used twice met two different values
+    NotInjective,     ///< graph node already bound to another pattern node
+    ArgumentShape,    ///< different numbers of args / kwarg names, and no schema to reconcile
+    LiteralMismatch,  ///< expected literal, found another literal
+    NodeVsLiteral,    ///< expected a node, found a literal
+    LiteralVsNode,    ///< expected a literal, found a node
+    LengthMismatch,   ///< lists of different lengths
+    UsedOutside,      ///< an inner node is used by a node outside the match
+    Cycle,            ///< fusing the match would create a cycle
+    OtherAnchors,     ///< anchor 0 matched; the other anchors of a multi-output pattern failed
+  };
+  Kind kind = Kind::None;
+  NodeId graph_node = kNoNode;    ///< the graph node where it failed
+  NodeId pattern_node = kNoNode;  ///< the pattern node it was compared with
+  NodeId other = kNoNode;         ///< UsedOutside: the outside user; Cycle: the node on the path;
+                                  ///< AlreadyBound/NotInjective: the earlier binding
+  std::string where{};            ///< `argument 1`, `argument 2[0]`, `keyword 'alpha'`
+  std::optional<Argument> expected{}, found{};
+};
+
+/// One candidate anchor and what became of it.
+struct MatchExplanation {
+  NodeId candidate = kNoNode;
+  MatchFailure failure{};  ///< kind None: it matched
+};
+
 class SubgraphMatcher {
  public:
   /// Fails (naming the node) for an empty pattern, a pattern without an output, or dead code
@@ -53,6 +86,11 @@ class SubgraphMatcher {
 
   /// Every match in `g`, in the order of their anchors in `g`, overlaps removed if asked.
   std::vector<SubgraphMatch> match(const Graph& g) const;
+
+  /// For each candidate of the first anchor (every graph node with its op and target, in
+  /// graph order) or only `node`: whether it matches, or the first reason it does not.
+  /// Overlaps with other matches are not considered.
+  std::vector<MatchExplanation> explain(const Graph& g, NodeId node = kNoNode) const;
 
   const Graph& pattern() const { return pattern_; }
   const MatchOptions& options() const { return options_; }
