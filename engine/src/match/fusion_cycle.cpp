@@ -2,28 +2,60 @@
 #include "graft/match/fusion_cycle.hpp"
 
 #include <algorithm>
-#include <unordered_set>
 
 namespace graft {
+namespace {
+
+/// Per-thread marks by slot, cleared in O(1) by bumping an epoch: the matcher calls this once
+/// per candidate match, so it must not allocate per call.
+struct Marks {
+  std::vector<std::uint32_t> inside, seen;
+  std::uint32_t epoch = 0;
+  void begin(std::size_t slots) {
+    if (inside.size() < slots) {
+      inside.assign(slots, 0);
+      seen.assign(slots, 0);
+      epoch = 0;
+    }
+    if (++epoch == 0) {  // wrapped: clear for real
+      std::fill(inside.begin(), inside.end(), 0);
+      std::fill(seen.begin(), seen.end(), 0);
+      epoch = 1;
+    }
+  }
+};
+
+}  // namespace
 
 NodeId fusion_cycle_through(const Graph& g, const std::vector<NodeId>& nodes) {
   if (nodes.size() < 2) return kNoNode;
   const auto& order = g.order_index();
-  std::unordered_set<NodeId> inside(nodes.begin(), nodes.end());
+  thread_local Marks marks;
+  marks.begin(g.num_slots());
+  const std::uint32_t e = marks.epoch;
   std::uint32_t last = 0;
-  for (NodeId n : nodes) last = std::max(last, order[n]);
+  for (NodeId n : nodes) {
+    marks.inside[n] = e;
+    last = std::max(last, order[n]);
+  }
+  auto inside = [&](NodeId n) { return marks.inside[n] == e; };
+  auto first_visit = [&](NodeId n) {
+    if (marks.seen[n] == e) return false;
+    marks.seen[n] = e;
+    return true;
+  };
   // Walk forward from every outside user of the set; a node after `last` cannot reach the set.
-  std::unordered_set<NodeId> seen;
-  std::vector<std::pair<NodeId, NodeId>> stack;  // (node, the first outside node on its path)
+  thread_local std::vector<std::pair<NodeId, NodeId>> stack;  // (node, first outside node on its path)
+  stack.clear();
   for (NodeId n : nodes)
     for (NodeId u : g.users(n))
-      if (!inside.count(u) && order[u] < last && seen.insert(u).second) stack.emplace_back(u, u);
+      if (!inside(u) && order[u] < last && first_visit(u)) stack.emplace_back(u, u);
   while (!stack.empty()) {
     auto [n, first] = stack.back();
     stack.pop_back();
     for (NodeId u : g.users(n)) {
-      if (inside.count(u)) return first;
-      if (order[u] < last && seen.insert(u).second) stack.emplace_back(u, first);
+      if (inside(u)) return first;
+      if (order[u] < last && first_visit(u)) stack.emplace_back(u, first);
     }
   }
   return kNoNode;

@@ -271,6 +271,7 @@ std::vector<SubgraphMatch> SubgraphMatcher::match(const Graph& g) const {
     if (candidates.back()->empty()) return found;  // an anchor that cannot match: no match at all
   }
   Walk walk(p, g, options_);
+  found.reserve(candidates.front()->size());  // at most one match per first-anchor candidate, usually
 
   auto accept = [&]() {
     // Every pattern node must be bound (an unused placeholder may stay unbound).
@@ -325,22 +326,24 @@ std::vector<SubgraphMatch> SubgraphMatcher::match(const Graph& g) const {
   }
 
   if (!options_.remove_overlapping_matches) return found;
-  std::unordered_set<NodeId> claimed;
-  std::vector<SubgraphMatch> kept;
-  for (SubgraphMatch& m : found) {
+  // Earliest anchor wins: keep a match only if none of its compute nodes is already claimed.
+  std::vector<bool> claimed(g.num_slots(), false);
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    const SubgraphMatch& m = found[i];
     bool overlaps = false;
-    std::vector<NodeId> mine;
     for (NodeId n : p.nodes()) {
       if (p.op(n) == OpKind::Placeholder || p.op(n) == OpKind::Output) continue;
-      const NodeId gn = m.nodes_map[n].node;
-      if (claimed.count(gn)) overlaps = true;
-      mine.push_back(gn);
+      overlaps = overlaps || claimed[m.nodes_map[n].node];
     }
     if (overlaps) continue;
-    claimed.insert(mine.begin(), mine.end());
-    kept.push_back(std::move(m));
+    for (NodeId n : p.nodes())
+      if (p.op(n) != OpKind::Placeholder && p.op(n) != OpKind::Output) claimed[m.nodes_map[n].node] = true;
+    if (kept != i) found[kept] = std::move(found[i]);
+    ++kept;
   }
-  return kept;
+  found.resize(kept);
+  return found;
 }
 
 std::vector<MatchExplanation> SubgraphMatcher::explain(const Graph& g, NodeId node) const {
