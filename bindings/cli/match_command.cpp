@@ -18,26 +18,36 @@ std::string value_text(const Graph& g, const MatchValue& v) {
   return "(unbound)";
 }
 
-}  // namespace
+/// The graph to search and the matcher built from the pattern file, shared by match and explain.
+struct MatchInputs {
+  GraphModule graph;
+  SubgraphMatcher matcher;
+};
 
-int cmd_match(const MatchCommandOptions& o) {
+Result<MatchInputs> load_inputs(const MatchCommandOptions& o) {
   Result<GraphModule> pattern = load_graph_file(o.pattern);
-  if (!pattern) {
-    fmt::print(stderr, "graft: error: {}\n", pattern.status().message());
-    return 1;
-  }
+  if (!pattern) return pattern.status();
   Result<GraphModule> gm = load_graph_file(o.graph);
-  if (!gm) {
-    fmt::print(stderr, "graft: error: {}\n", gm.status().message());
-    return 1;
-  }
+  if (!gm) return gm.status();
   Result<SubgraphMatcher> matcher = SubgraphMatcher::create(pattern->graph, o.match);
   if (!matcher) {
     Status s = matcher.status();
     s.diagnostic().file = o.pattern;
-    fmt::print(stderr, "graft: error: {}\n", s.message());
+    return s;
+  }
+  return MatchInputs{std::move(gm).value(), std::move(matcher).value()};
+}
+
+}  // namespace
+
+int cmd_match(const MatchCommandOptions& o) {
+  Result<MatchInputs> in = load_inputs(o);
+  if (!in) {
+    fmt::print(stderr, "graft: error: {}\n", in.status().message());
     return 1;
   }
+  const SubgraphMatcher* matcher = &in->matcher;
+  const GraphModule* gm = &in->graph;
   const Graph& p = matcher->pattern();
   const Graph& g = gm->graph;
   std::vector<SubgraphMatch> matches = matcher->match(g);
@@ -112,23 +122,13 @@ std::string describe(const MatchFailure& f, NodeId candidate, const Graph& g, co
 }
 
 int cmd_explain(const MatchCommandOptions& o, const std::string& node) {
-  Result<GraphModule> pattern = load_graph_file(o.pattern);
-  if (!pattern) {
-    fmt::print(stderr, "graft: error: {}\n", pattern.status().message());
+  Result<MatchInputs> in = load_inputs(o);
+  if (!in) {
+    fmt::print(stderr, "graft: error: {}\n", in.status().message());
     return 1;
   }
-  Result<GraphModule> gm = load_graph_file(o.graph);
-  if (!gm) {
-    fmt::print(stderr, "graft: error: {}\n", gm.status().message());
-    return 1;
-  }
-  Result<SubgraphMatcher> matcher = SubgraphMatcher::create(pattern->graph, o.match);
-  if (!matcher) {
-    Status s = matcher.status();
-    s.diagnostic().file = o.pattern;
-    fmt::print(stderr, "graft: error: {}\n", s.message());
-    return 1;
-  }
+  const SubgraphMatcher* matcher = &in->matcher;
+  const GraphModule* gm = &in->graph;
   const Graph& g = gm->graph;
   NodeId only = kNoNode;
   if (!node.empty()) {

@@ -40,6 +40,23 @@ bool has_metatable(lua_State* L, int index, const char* name) {
 
 // --- Dict: raw fields hold the entries; the order array sits under kOrderKey -------------
 
+/// Calls fn() once per live entry of the graft.Dict at `index`, in order, with the key at -2
+/// and the value at -1 (popped after each call).
+template <class Fn>
+void for_each_entry(lua_State* L, int index, Fn&& fn) {
+  index = lua_absindex(L, index);
+  lua_rawgetp(L, index, &kOrderKey);
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -1, i);
+    lua_pushvalue(L, -1);
+    lua_rawget(L, index);
+    if (!lua_isnil(L, -1)) fn();
+    lua_pop(L, 2);
+  }
+  lua_pop(L, 1);
+}
+
 /// Puts `key` (at `key_index`) last in the order of the dict at `dict`, dropping an earlier
 /// place it kept from before it was deleted: Python's order for a key deleted and re-added.
 void order_append(lua_State* L, int dict, int key_index) {
@@ -242,23 +259,14 @@ void append_repr(lua_State* L, int index, std::string& out, int depth) {
       const bool tuple = has_metatable(L, index, kTuple);
       if (has_metatable(L, index, kDict)) {
         out += '{';
-        lua_rawgetp(L, index, &kOrderKey);
-        const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
         bool first = true;
-        for (lua_Integer i = 1; i <= n; ++i) {
-          lua_rawgeti(L, -1, i);
-          lua_pushvalue(L, -1);
-          lua_rawget(L, index);
-          if (!lua_isnil(L, -1)) {
-            if (!first) out += ", ";
-            first = false;
-            append_repr(L, -2, out, depth + 1);
-            out += ": ";
-            append_repr(L, -1, out, depth + 1);
-          }
-          lua_pop(L, 2);
-        }
-        lua_pop(L, 1);
+        for_each_entry(L, index, [&] {
+          if (!first) out += ", ";
+          first = false;
+          append_repr(L, -2, out, depth + 1);
+          out += ": ";
+          append_repr(L, -1, out, depth + 1);
+        });
         out += '}';
         return;
       }
@@ -405,24 +413,15 @@ Argument convert(lua_State* L, int index, int session, std::string& what, int de
       if (has_metatable(L, index, kList)) return Argument::list(convert_sequence(L, index, session, what, depth));
       if (has_metatable(L, index, kDict)) {
         Dict d;
-        lua_rawgetp(L, index, &kOrderKey);
-        const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
         const std::size_t mark = what.size();
-        for (lua_Integer i = 1; i <= n; ++i) {
-          lua_rawgeti(L, -1, i);
-          lua_pushvalue(L, -1);
-          lua_rawget(L, index);
-          if (!lua_isnil(L, -1)) {
-            what.resize(mark);
-            what += "{key}";
-            Argument key = convert(L, -2, session, what, depth + 1);
-            what.resize(mark);
-            what += lua_type(L, -2) == LUA_TSTRING ? fmt::format(".{}", lua_tostring(L, -2)) : "{value}";
-            d.add(std::move(key), convert(L, -1, session, what, depth + 1));
-          }
-          lua_pop(L, 2);
-        }
-        lua_pop(L, 1);
+        for_each_entry(L, index, [&] {
+          what.resize(mark);
+          what += "{key}";
+          Argument key = convert(L, -2, session, what, depth + 1);
+          what.resize(mark);
+          what += lua_type(L, -2) == LUA_TSTRING ? fmt::format(".{}", lua_tostring(L, -2)) : "{value}";
+          d.add(std::move(key), convert(L, -1, session, what, depth + 1));
+        });
         what.resize(mark);
         return d;
       }
@@ -556,26 +555,17 @@ void append_json(lua_State* L, int index, std::string& out, std::string& what, i
       const std::size_t mark = what.size();
       if (has_metatable(L, index, kDict)) {
         out += '{';
-        lua_rawgetp(L, index, &kOrderKey);
-        const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
         bool first = true;
-        for (lua_Integer i = 1; i <= n; ++i) {
-          lua_rawgeti(L, -1, i);
-          lua_pushvalue(L, -1);
-          lua_rawget(L, index);
-          if (!lua_isnil(L, -1)) {
-            if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "%s: JSON object keys must be strings", what.c_str());
-            if (!first) out += ',';
-            first = false;
-            graft::detail::append_json_string(out, lua_tostring(L, -2));
-            out += ':';
-            what.resize(mark);
-            what += fmt::format(".{}", lua_tostring(L, -2));
-            append_json(L, -1, out, what, depth + 1);
-          }
-          lua_pop(L, 2);
-        }
-        lua_pop(L, 1);
+        for_each_entry(L, index, [&] {
+          if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "%s: JSON object keys must be strings", what.c_str());
+          if (!first) out += ',';
+          first = false;
+          graft::detail::append_json_string(out, lua_tostring(L, -2));
+          out += ':';
+          what.resize(mark);
+          what += fmt::format(".{}", lua_tostring(L, -2));
+          append_json(L, -1, out, what, depth + 1);
+        });
         what.resize(mark);
         out += '}';
         return;
