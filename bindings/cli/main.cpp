@@ -8,6 +8,7 @@
 #include "graft/io/render.hpp"
 #include "graphviz.hpp"
 #include "match_command.hpp"
+#include "rules_command.hpp"
 #include "rewrite_command.hpp"
 #include "run_command.hpp"
 
@@ -120,26 +121,42 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   cli::add_limit_options(*watch, run_opts);
 
+  // match / explain: `RULES.lua GRAPH` (a rule script) or `--pattern P.json GRAPH` (a pattern graph file).
   cli::MatchCommandOptions match_opts;
-  CLI::App* match = app.add_subcommand("match", "Find a pattern graph in a graph (torch.fx SubgraphMatcher semantics) and list the matches");
-  match->add_option("--pattern", match_opts.pattern, "graph file of the pattern (export a function with graft_fx)")->required();
-  match->add_option("GRAPH", match_opts.graph, "graph file to search")->required();
+  cli::RulesCommandOptions rules_opts;
+  std::vector<std::string> match_inputs;
+  CLI::App* match = app.add_subcommand("match", "List the matches of a rule script's rules (or of a pattern graph file) in a graph");
+  match->add_option("INPUTS", match_inputs, "RULES.lua GRAPH, or GRAPH with --pattern")->required()->expected(1, 2);
+  match->add_option("--pattern", match_opts.pattern, "graph file of a pattern (export a function with graft_fx) instead of a rule script");
+  match->add_option("--rule", rules_opts.rule, "only this rule (default: every enabled rule)");
+  match->add_flag("--log", rules_opts.log, "also show the matcher's decision for every candidate: matches, or why not");
   match->add_flag("--json", match_opts.json, "print the matches as JSON");
-  match->add_flag("--match-output", match_opts.match.match_output, "the pattern's output must be the graph's output");
-  match->add_flag("--match-placeholder", match_opts.match.match_placeholder, "pattern inputs match only graph inputs");
-  match->add_flag("--ignore-literals", match_opts.match.ignore_literals, "literals in the pattern match anything");
+  match->add_flag("--match-output", match_opts.match.match_output, "pattern file: the pattern's output must be the graph's output");
+  match->add_flag("--match-placeholder", match_opts.match.match_placeholder, "pattern file: pattern inputs match only graph inputs");
+  match->add_flag("--ignore-literals", match_opts.match.ignore_literals, "pattern file: literals in the pattern match anything");
+  match->add_flag("--modules-by-class", match_opts.modules_by_class, "pattern file: its module calls match modules of the same class, wherever they are");
   bool keep_overlapping = false;
-  match->add_flag("--keep-overlapping", keep_overlapping, "keep matches that share nodes (default: the earliest anchor wins)");
+  match->add_flag("--keep-overlapping", keep_overlapping, "pattern file: keep matches that share nodes (default: the earliest anchor wins)");
+  cli::add_limit_options(*match, rules_opts.script);
 
   cli::MatchCommandOptions explain_opts;
+  std::vector<std::string> explain_inputs;
   std::string explain_node;
-  CLI::App* explain = app.add_subcommand("explain", "For each candidate anchor, show whether the pattern matches there or the first reason it does not");
-  explain->add_option("--pattern", explain_opts.pattern, "graph file of the pattern")->required();
-  explain->add_option("GRAPH", explain_opts.graph, "graph file to search")->required();
+  CLI::App* explain = app.add_subcommand("explain", "For each candidate anchor of a rule (or pattern file), show whether it matches there or the first reason it does not");
+  explain->add_option("INPUTS", explain_inputs, "RULES.lua GRAPH, or GRAPH with --pattern")->required()->expected(1, 2);
+  explain->add_option("--pattern", explain_opts.pattern, "graph file of a pattern instead of a rule script");
+  explain->add_option("--rule", rules_opts.rule, "the rule to explain (needed when the script has several)");
   explain->add_option("--node", explain_node, "explain only this node (by name), whatever its target");
   explain->add_flag("--json", explain_opts.json, "print the explanations as JSON");
-  explain->add_flag("--match-placeholder", explain_opts.match.match_placeholder, "pattern inputs match only graph inputs");
-  explain->add_flag("--ignore-literals", explain_opts.match.ignore_literals, "literals in the pattern match anything");
+  explain->add_flag("--match-placeholder", explain_opts.match.match_placeholder, "pattern file: pattern inputs match only graph inputs");
+  explain->add_flag("--ignore-literals", explain_opts.match.ignore_literals, "pattern file: literals in the pattern match anything");
+  explain->add_flag("--modules-by-class", explain_opts.modules_by_class, "pattern file: its module calls match modules of the same class");
+  cli::add_limit_options(*explain, rules_opts.script);
+
+  CLI::App* pattern = app.add_subcommand("pattern", "Print the traced pattern graph of a rule script's rules, with their declared constraints");
+  pattern->add_option("RULES", rules_opts.script.pipeline, "Lua script returning graft.rules{...} or graft.rule{...}")->required();
+  pattern->add_option("--rule", rules_opts.rule, "only this rule (default: all, disabled ones too)");
+  cli::add_limit_options(*pattern, rules_opts.script);
 
   cli::RewriteCommandOptions rewrite_opts;
   CLI::App* rewrite = app.add_subcommand("rewrite", "Replace every match of a pattern graph by a replacement graph (torch.fx replace_pattern semantics)");
@@ -147,7 +164,10 @@ int main(int argc, char** argv) {
   rewrite->add_option("--replacement", rewrite_opts.replacement, "graph file of the replacement (same inputs, same number of outputs)")->required();
   rewrite->add_option("GRAPH", rewrite_opts.graph, "graph file to rewrite")->required();
   rewrite->add_option("-o,--output", rewrite_opts.output, "output graph file (written atomically, only on success)")->required();
-  rewrite->add_flag("--keep-meta", rewrite_opts.keep_meta, "give each replacement output the metadata of the node it replaces (FX drops it)");
+  rewrite->add_flag("--keep-meta", rewrite_opts.keep_meta, "give each replacement output the metadata of the node it replaces (FX drops it); same as --meta outputs");
+  rewrite->add_option("--meta", rewrite_opts.meta, "metadata policy: drop (FX), outputs (outputs take the replaced node's), all (also stack traces onto every new node)")
+      ->check(CLI::IsMember({"drop", "outputs", "all"}));
+  rewrite->add_flag("--modules-by-class", rewrite_opts.modules_by_class, "the pattern's module calls match modules of the same class, wherever they are; the replacement reaches them by the pattern's module names");
 
   try {
     app.parse(argc, argv);
@@ -163,10 +183,35 @@ int main(int argc, char** argv) {
   if (*save) return cmd_save(graph, out);
   if (*run) return cli::cmd_run(run_opts);
   if (*rewrite) return cli::cmd_rewrite(rewrite_opts);
-  if (*explain) return cli::cmd_explain(explain_opts, explain_node);
-  if (*match) {
-    match_opts.match.remove_overlapping_matches = !keep_overlapping;
-    return cli::cmd_match(match_opts);
+  if (*pattern) return cli::cmd_pattern(rules_opts);
+  if (*match || *explain) {
+    const bool is_match = match->parsed();
+    cli::MatchCommandOptions& file_opts = is_match ? match_opts : explain_opts;
+    const std::vector<std::string>& inputs = is_match ? match_inputs : explain_inputs;
+    const char* name = is_match ? "match" : "explain";
+    if (!file_opts.pattern.empty()) {
+      if (inputs.size() != 1) {
+        fmt::print(stderr, "graft {}: with --pattern, give only the GRAPH\n", name);
+        return kExitUsage;
+      }
+      if (!rules_opts.rule.empty() || rules_opts.log) {
+        fmt::print(stderr, "graft {}: --rule and --log need a rule script, not --pattern\n", name);
+        return kExitUsage;
+      }
+      file_opts.graph = inputs[0];
+      if (!is_match) return cli::cmd_explain(file_opts, explain_node);
+      file_opts.match.remove_overlapping_matches = !keep_overlapping;
+      return cli::cmd_match(file_opts);
+    }
+    if (inputs.size() != 2) {
+      fmt::print(stderr, "graft {}: give RULES.lua GRAPH (or --pattern P.json GRAPH)\n", name);
+      return kExitUsage;
+    }
+    rules_opts.script.pipeline = inputs[0];
+    rules_opts.script.graph = inputs[1];
+    rules_opts.json = file_opts.json;
+    rules_opts.node = explain_node;
+    return is_match ? cli::cmd_match_rules(rules_opts) : cli::cmd_explain_rules(rules_opts);
   }
   if (*watch) return cli::cmd_watch(run_opts);
   return kExitUsage;

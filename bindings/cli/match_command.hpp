@@ -1,16 +1,24 @@
-// `graft match`: find a pattern graph in a graph and list the matches.
+// `graft match` / `graft explain` with a pattern graph file, and the printing of matches and
+// explanations they share with the rule-script forms.
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "graft/io/graph_json.hpp"
 #include "graft/match/subgraph_matcher.hpp"
 
 namespace graft::cli {
+
+using Json = nlohmann::ordered_json;
 
 struct MatchCommandOptions {
   std::string pattern;  ///< a graph file holding the pattern (exported by graft_fx from a function)
   std::string graph;
   bool json = false;
+  bool modules_by_class = false;  ///< the pattern's call_module nodes match modules of their class
   MatchOptions match{};
 };
 
@@ -20,7 +28,13 @@ int cmd_match(const MatchCommandOptions& o);
 /// it does not.
 int cmd_explain(const MatchCommandOptions& o, const std::string& node);
 
-/// One explanation as a sentence: `add_3 argument 1: expected literal -1, found -2`.
-std::string describe(const MatchFailure& f, NodeId candidate, const Graph& g, const Graph& pattern);
+/// Matches as JSON: anchors, returning_nodes, placeholder_nodes, nodes_map (names or literals).
+Json matches_json(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches);
+/// One line per match: `  1: returns relu; inputs a=x, b=y`.
+void print_matches(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches);
+Json explanations_json(const SubgraphMatcher& matcher, const GraphModule& gm, const std::vector<MatchExplanation>& all);
+/// One line per candidate: `relu_3: matches` or `relu_3: no match: <reason>`.
+void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, const std::vector<MatchExplanation>& all,
+                        const std::string& graph_path, const std::string& indent);
 
 }  // namespace graft::cli

@@ -22,8 +22,23 @@ int cmd_rewrite(const RewriteCommandOptions& o) {
   if (!gm) return fail(gm.status());
   ReplaceOptions options;
   options.match = o.match;
-  options.keep_meta = o.keep_meta;
-  Result<std::vector<ReplacedPattern>> done = replace_pattern(gm->graph, pattern->graph, replacement->graph, options);
+  options.meta = o.keep_meta ? MetaPolicy::Outputs : MetaPolicy::Drop;
+  if (!o.meta.empty()) {
+    Result<MetaPolicy> m = parse_meta_policy(o.meta);
+    if (!m) return fail(m.status());
+    options.meta = m.value();
+  }
+  Pattern p(std::move(pattern->graph));
+  p.modules = std::move(pattern->modules);
+  if (o.modules_by_class) p.match_modules_by_class();
+  Result<SubgraphMatcher> matcher = SubgraphMatcher::create(std::move(p), o.match);
+  if (!matcher) {
+    Status s = matcher.status();
+    s.diagnostic().file = o.pattern;
+    return fail(s);
+  }
+  Result<std::vector<ReplacedPattern>> done =
+      replace_pattern(gm->graph, matcher.value(), replacement->graph, options, &gm->modules);
   if (!done) return fail(done.status());
   if (Status s = gm->lint(); !s) return fail(s);  // never write an invalid graph
   if (Status s = save_graph_file(gm.value(), o.output); !s) return fail(s);

@@ -13,6 +13,8 @@ struct RewriteCommandOptions {
   std::string graph;
   std::string output;
   bool keep_meta = false;
+  std::string meta;               ///< drop, outputs or all ("" = keep_meta decides)
+  bool modules_by_class = false;  ///< the pattern's module calls match modules of the same class
   MatchOptions match{};
 };
 

@@ -32,17 +32,7 @@ std::optional<std::filesystem::path> shipped_scripts_dir() {
 
 lua::ScriptHostOptions host_options(const RunOptions& o) {
   lua::ScriptHostOptions h;
-  h.sandbox.limits = o.limits;
-  h.sandbox.seed = o.seed;
-  // `require` looks in the pipeline's own directory, then --script-root folders, then the
-  // scripts shipped with graft.
-  std::filesystem::path own = std::filesystem::path(o.pipeline).parent_path();
-  h.sandbox.roots.push_back(own.empty() ? "." : own);
-  for (const auto& r : o.roots) h.sandbox.roots.emplace_back(r);
-  if (auto shipped = shipped_scripts_dir()) h.sandbox.roots.push_back(*shipped);
-  h.sandbox.log = [](std::string_view script, std::string_view text) {
-    fmt::print(stderr, "[{}] {}\n", script, text);
-  };
+  h.sandbox = sandbox_options(o);
   h.poll_interval = std::chrono::milliseconds(static_cast<long>(o.poll_seconds * 1000));
   return h;
 }
@@ -85,6 +75,20 @@ int run_once(lua::ScriptHost& host, const RunOptions& o, bool watching) {
 }
 
 }  // namespace
+
+lua::SandboxOptions sandbox_options(const RunOptions& o) {
+  lua::SandboxOptions sb;
+  sb.limits = o.limits;
+  sb.seed = o.seed;
+  // `require` looks in the script's own directory, then --script-root folders, then the
+  // scripts shipped with graft.
+  std::filesystem::path own = std::filesystem::path(o.pipeline).parent_path();
+  sb.roots.push_back(own.empty() ? "." : own);
+  for (const auto& r : o.roots) sb.roots.emplace_back(r);
+  if (auto shipped = shipped_scripts_dir()) sb.roots.push_back(*shipped);
+  sb.log = [](std::string_view script, std::string_view text) { fmt::print(stderr, "[{}] {}\n", script, text); };
+  return sb;
+}
 
 void add_limit_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--script-root", o.roots, "directory `require` may load modules from (repeatable; "

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "graft/lua/limits.hpp"
+#include "graft/lua/sandbox.hpp"
 
 namespace graft::cli {
 
@@ -23,6 +24,10 @@ struct RunOptions {
   double poll_seconds = 0.2;      ///< watch: polling interval when inotify is unavailable
   int max_runs = 0;               ///< watch: stop after this many runs (0 = forever; for tests)
 };
+
+/// The sandbox a script of `o.pipeline` runs in: limits, seed, roots (its directory, then
+/// --script-root folders, then graft's shipped scripts), print to stderr.
+lua::SandboxOptions sandbox_options(const RunOptions& o);
 
 /// Adds the limit options shared by run and watch to `cmd`.
 void add_limit_options(CLI::App& cmd, RunOptions& o);

@@ -296,12 +296,24 @@ function Graph:has_attribute(path) end
 ---@field match_placeholder? boolean pattern inputs match only graph inputs
 ---@field remove_overlapping_matches? boolean default true: the earliest anchor wins
 ---@field ignore_literals? boolean literals in the pattern match anything
----@field keep_meta? boolean replace_pattern only: replacement outputs get the replaced nodes' metadata
+---@field meta? graft.MetaPolicy replace_pattern only: what new nodes inherit (default "drop", as FX)
+---@field keep_meta? boolean replace_pattern only: true is meta = "outputs" (meta wins if both are given)
+
+--- What a rewrite's new nodes inherit from the nodes they replace: "drop" (FX: nothing),
+--- "outputs" (each replacement output takes the replaced node's metadata), "all" (as
+--- "outputs", and other new nodes take the free-form keys of the first replaced output).
+---@alias graft.MetaPolicy "drop"|"outputs"|"all"
 
 ---@class graft.Match
 ---@field returning graft.Node[] graph nodes bound to the pattern's outputs
----@field inputs graft.Value[] what each pattern input bound (graft.None when unused)
+---@field inputs graft.Value[] what each pattern input bound (graft.None when unused); wildcards are not inputs
 ---@field nodes graft.Dict pattern node name -> graph node
+
+--- One candidate of g:explain.
+---@class graft.Explanation
+---@field candidate graft.Node the graph node tried for the pattern's first output
+---@field matches boolean
+---@field reason? string why not (the first failure), absent when it matches
 
 --- Every match of `pattern` (torch.fx SubgraphMatcher semantics).
 ---@param pattern graft.Pattern
@@ -309,12 +321,27 @@ function Graph:has_attribute(path) end
 ---@return graft.Match[]
 function Graph:match(pattern, options) end
 
+--- For each candidate of the pattern's first output (or only `node`): whether the pattern
+--- matches there, or the first reason it does not.
+---@param pattern graft.Pattern
+---@param node? graft.Node
+---@param options? graft.MatchOptions
+---@return graft.Explanation[]
+function Graph:explain(pattern, node, options) end
+
 --- Replaces every match of `pattern` by `replacement` (torch.fx replace_pattern); returns how many.
 ---@param pattern graft.Pattern
 ---@param replacement graft.Pattern
 ---@param options? graft.MatchOptions
 ---@return integer
 function Graph:replace_pattern(pattern, replacement, options) end
+
+--- Applies the enabled rules (a rule set or one rule) once (FX) or to a fixed point; one
+--- transaction with the pass. Limits and cycles are not errors: look at report.stop.
+---@param rules graft.RuleSet|graft.Rule
+---@param options? graft.ApplyOptions
+---@return graft.ApplyReport
+function Graph:apply(rules, options) end
 
 --- The graph as FX's print_tabular prints it.
 ---@return string
@@ -387,12 +414,94 @@ function Graph:tabular() end
 -- }====================================================================================
 
 -- {====================================================================================
+-- Rules
+
+---@class graft.RuleSpec
+---@field name string non-empty, unique in a set
+---@field pattern graft.Pattern
+---@field replacement graft.Pattern|fun(match: graft.Match): graft.Pattern by position of the pattern's inputs; a function builds one per match
+---@field priority? integer default 0; higher first
+---@field filter? fun(match: graft.Match): boolean false or nil leaves the match alone
+---@field meta? graft.MetaPolicy default "outputs"
+---@field keep_meta? boolean true is meta = "outputs" (as in g:replace_pattern); meta wins
+---@field enabled? boolean default true: whether sets made from it start with it enabled
+
+--- A rule (getmetatable(r) == "graft.Rule"); its fields are read-only.
+---@class graft.Rule
+---@field name string
+---@field priority integer
+---@field enabled boolean as declared (a set's rs:enable / rs:disable do not change it)
+---@field pattern graft.Pattern
+---@field replacement graft.Pattern|fun(match: graft.Match): graft.Pattern
+
+---@alias graft.ApplyMode "once"|"fixpoint"
+
+---@class graft.ApplyOptions
+---@field mode? graft.ApplyMode default "fixpoint"
+---@field max_iterations? integer fixpoint sweeps at most (default 10)
+---@field max_rewrites? integer rewrites at most (default 1000000)
+---@field enable? string[] rule names enabled for this call
+---@field disable? string[] rule names disabled for this call (wins over enable)
+---@field log? fun(line: string) each decision of the driver
+
+---@class graft.RulesPassSpec: graft.ApplyOptions
+---@field name? string the pass's name (default "rules")
+
+---@alias graft.StopKind "converged"|"completed"|"iteration limit"|"rewrite limit"|"cycle"
+
+---@class graft.RuleStats
+---@field name string
+---@field matches integer matches found (refused ones included)
+---@field filtered integer matches the filter refused
+---@field rewrites integer
+
+---@class graft.ApplyReport
+---@field rewrites integer
+---@field iterations integer sweeps run (once: 1)
+---@field stop graft.StopKind
+---@field reason string "converged", "completed", "iteration limit (10)", "rewrite limit (1000)", "cycle: a -> b -> a (the rules undo each other) at add"
+---@field cycle string[] stop == "cycle": the rules fired since the graph was last in this state, each once
+---@field rules graft.RuleStats[] one per rule of the set, in its order
+
+--- A rule set (getmetatable(rs) == "graft.RuleSet"). `#rs` is the number of rules.
+---@class graft.RuleSet
+---@operator len: integer
+local RuleSet = {}
+
+--- The rule names, in order.
+---@return string[]
+function RuleSet:names() end
+
+--- Enables rule `name` in this set; returns the set.
+---@param name string
+---@return graft.RuleSet
+function RuleSet:enable(name) end
+
+--- Disables rule `name` in this set; returns the set.
+---@param name string
+---@return graft.RuleSet
+function RuleSet:disable(name) end
+
+--- The rule called `name` (raises if the set has none).
+---@param name string
+---@return graft.Rule
+function RuleSet:rule(name) end
+
+--- A pass that runs g:apply(self, spec); spec is read when the pass runs.
+---@param spec? graft.RulesPassSpec
+---@return graft.Pass
+function RuleSet:pass(spec) end
+
+-- }====================================================================================
+
+-- {====================================================================================
 -- The graft table (read-only)
 
 ---@class graftlib
 ---@field None graft.NoneType Python's None
 ---@field version string the API version, "0.1.0"
 ---@field ops graft.Namespace torch.ops, for tracing: graft.ops.aten.add.Tensor(x, y)
+---@field any graft.Any in a traced call: any one argument (node or literal), bound to nothing
 graft = {}
 
 ---@class graft.Pattern a traced pattern graph (tostring prints its table)
@@ -409,6 +518,66 @@ function graft.trace(fn) end
 ---@param prefix string
 ---@return graft.Namespace
 function graft.ns(prefix) end
+
+--- graft.any (getmetatable(v) == "graft.Any"): a wildcard argument, only inside graft.trace.
+---@class graft.Any
+
+--- Keyword arguments for a traced call (getmetatable(v) == "graft.Kwargs"); its last argument.
+---@class graft.Kwargs: { [string]: graft.Value|graft.Optional }
+
+--- A keyword value the graph may leave out (getmetatable(v) == "graft.Optional").
+---@class graft.Optional
+---@field value graft.Value
+
+--- graft.one_of / graft.module results (getmetatable(v) == "graft.Callable"): call them while
+--- tracing to record a call_function with alternative targets, or a call_module by class.
+---@class graft.Callable
+---@operator call: graft.Node
+
+--- Constraints on a traced node (graft.constrain).
+---@class graft.Constraints
+---@field users? integer the graph node has exactly this many users
+---@field commutative? boolean the first two positional arguments may come in either order
+---@field where? fun(node: graft.Node): boolean a predicate on the graph node (read-only)
+---@field name? string how explanations name the predicate (default "where")
+
+--- Keyword arguments for the traced call it is the last argument of: f(x, graft.kw{dim = 1}).
+---@param kwargs table<string, graft.Value|graft.Optional>
+---@return graft.Kwargs
+function graft.kw(kwargs) end
+
+--- Inside graft.kw: the graph may leave this keyword out; if it gives it, it must match `value`.
+--- A pattern input used only here binds graft.None when the keyword is left out.
+---@param value graft.Value
+---@return graft.Optional
+function graft.optional(value) end
+
+--- A callable that records a call_function matching any of the targets (the first one is its
+--- target): graft.one_of(F.relu, F.gelu, "torch.relu")(x).
+---@param ... string|graft.Namespace
+---@return graft.Callable
+function graft.one_of(...) end
+
+--- A callable that records a call_module matching any module of `class` ("torch.nn.Linear",
+--- "torch.nn.modules.linear.Linear" or "Linear"), wherever it sits. `name` (a plain name;
+--- default: the class's last part, lower case) is the pattern's name for it: a replacement
+--- reaches the matched module as `name` and its parameters as `name.weight`.
+---@param class string
+---@param name? string
+---@return graft.Callable
+function graft.module(class, name) end
+
+--- Constrains the traced node `value` (users, commutative, where, name); returns `value`.
+---@param value graft.Node
+---@param constraints graft.Constraints
+---@return graft.Node
+function graft.constrain(value, constraints) end
+
+--- Records a get_attr node: in a pattern it matches any get_attr; in a replacement it is the
+--- attribute at `path` ("lin.weight" moves onto the module a graft.module named "lin" matched).
+---@param path string
+---@return graft.Node
+function graft.get_attr(path) end
 
 ---@class graft.Limits
 ---@field instructions integer Lua instructions per call (top level, pass, check)
@@ -492,5 +661,15 @@ function graft.fixpoint(spec) end
 ---@param spec graft.PipelineSpec
 ---@return graft.Pipeline
 function graft.pipeline(spec) end
+
+--- A rewrite rule.
+---@param spec graft.RuleSpec
+---@return graft.Rule
+function graft.rule(spec) end
+
+--- A rule set from a list of rules (names unique); each set has its own enable flags.
+---@param rules graft.Rule[]
+---@return graft.RuleSet
+function graft.rules(rules) end
 
 -- }====================================================================================

@@ -219,7 +219,7 @@ TEST_CASE("pipeline: scripts that do not return a pipeline are refused at once")
   lua::PipelineReport r = lua::run_pipeline(*sb, gm);
   REQUIRE_FALSE(r.ok());
   CHECK(r.stop_reason == "invalid_pipeline");
-  CHECK(r.error->message == "the script must return a pipeline (graft.pipeline{...}) or a pass; it returned number");
+  CHECK(r.error->message == "the script must return a pipeline (graft.pipeline{...}), a pass or a rule set; it returned number");
   CHECK_FALSE(lua::validate_pipeline(*sb).is_ok());
 
   auto bad = lua::Sandbox::create();

@@ -85,7 +85,7 @@ TEST_CASE("script host: a script that loads but returns no pipeline is refused l
   auto events = host.poll();
   REQUIRE(events.size() == 1);
   CHECK_FALSE(events[0].ok);
-  CHECK(events[0].error->message == "the script must return a pipeline (graft.pipeline{...}) or a pass; it returned a table that is neither");
+  CHECK(events[0].error->message == "the script must return a pipeline (graft.pipeline{...}), a pass or a rule set; it returned a table that is neither");
   // A first load that fails is an error of load() itself.
   lua::ScriptHost other(options);
   CHECK_FALSE(other.load(script).is_ok());

@@ -6,36 +6,12 @@
 #include "graft/io/graph_json.hpp"
 #include "graft/match/fusion_cycle.hpp"
 #include "graft/match/subgraph_matcher.hpp"
+#include "test_graphs.hpp"
 
 using namespace graft;
+using namespace graft::test;
 
 namespace {
-
-/// Parses node lines written compactly as a graph: `name = op target(args...)` is too much
-/// machinery; the canonical JSON node lines are used as they are.
-Graph graph_of(const std::string& nodes) {
-  const std::string doc = "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {},\n\"modules\": [],\n\"nodes\": [\n" +
-                          nodes + "\n]\n}\n";
-  Result<GraphModule> r = parse_graph_json(doc, "test.json");
-  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
-  return std::move(r.value().graph);
-}
-
-std::string ph(const char* name) {
-  return std::string(R"({"name":")") + name + R"(","op":"placeholder","target":")" + name + R"(","args":[],"kwargs":{},"meta":{}})";
-}
-std::string call(const char* name, const char* target, const std::string& args, const std::string& kwargs = "{}") {
-  return std::string(R"({"name":")") + name + R"(","op":"call_function","target":")" + target + R"(","args":)" + args +
-         R"(,"kwargs":)" + kwargs + R"(,"meta":{}})";
-}
-std::string out(const std::string& args) {
-  return R"({"name":"output","op":"output","target":"output","args":[)" + args + R"(],"kwargs":{},"meta":{}})";
-}
-std::string lines(std::initializer_list<std::string> items) {
-  std::string s;
-  for (const auto& i : items) s += (s.empty() ? "" : ",\n") + i;
-  return s;
-}
 
 constexpr const char* kSigmoid = "torch.sigmoid";
 constexpr const char* kAdd = "torch.ops.aten.add.Tensor";
@@ -96,7 +72,7 @@ TEST_CASE("matcher: literals are type-strict, lists and tuples interchangeable")
   Graph p_bind = graph_of(lines({ph("a"), ph("k"), call("add", kAdd, R"([{"node":"a"},{"node":"k"}])"), out(R"({"node":"add"})")}));
   auto m = find(p_bind, graph_with("[1,2]"));
   REQUIRE(m.size() == 1);
-  REQUIRE(m[0].placeholder_nodes[1].literal.has_value());
+  REQUIRE(m[0].placeholder_nodes[1].literal != nullptr);
   CHECK(m[0].placeholder_nodes[1].literal->holds<List>());
 }
 

@@ -3,18 +3,12 @@
 
 #include "graft/io/graph_json.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
+#include "test_graphs.hpp"
 
 using namespace graft;
+using graft::test::module_of;
 
 namespace {
-
-GraphModule module_of(const std::string& nodes) {
-  const std::string doc = "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {},\n\"modules\": [],\n\"nodes\": [\n" +
-                          nodes + "\n]\n}\n";
-  Result<GraphModule> r = parse_graph_json(doc, "test.json");
-  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
-  return std::move(r).value();
-}
 
 std::string text(const GraphModule& gm) {
   Result<std::string> r = to_graph_json(gm);
@@ -43,7 +37,7 @@ TEST_CASE("rewrite: replaces, reports the new nodes, and can carry metadata over
 {"name":"tanh","op":"call_function","target":"torch.tanh","args":[{"node":"a"}],"kwargs":{},"meta":{}},
 {"name":"output","op":"output","target":"output","args":[{"node":"tanh"}],"kwargs":{},"meta":{}})");
   ReplaceOptions options;
-  options.keep_meta = true;
+  options.meta = MetaPolicy::Outputs;
   auto done = replace_pattern(gm.graph, pattern.graph, replacement.graph, options);
   REQUIRE_MESSAGE(done.is_ok(), done.status().message());
   REQUIRE(done->size() == 1);

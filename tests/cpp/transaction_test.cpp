@@ -1,6 +1,8 @@
 // Graph transactions: rollback restores the exact graph; the journal's diff agrees with a full diff.
 #include <doctest/doctest.h>
 
+#include "graft/io/render.hpp"
+
 #include <random>
 
 #include "graft/io/graph_json.hpp"
@@ -122,4 +124,44 @@ TEST_CASE("transaction: commit keeps the edits; a copy of a graph has no open tr
   CHECK(gm.graph.find("neg") == n);
   gm.graph.rollback_transaction();  // nothing open: no effect
   CHECK(gm.graph.find("neg") == n);
+}
+
+namespace {
+/// Every node in order with its target, arguments and users; works on graphs that do not
+/// lint (random edits may break the order), where text() would refuse.
+std::string raw(const Graph& g) {
+  std::string s;
+  for (NodeId n : g.nodes()) {
+    s += g.name(n) + " " + g.target(n) + " " + format_args(g, n) + " <-";
+    for (NodeId u : g.users(n)) s += " " + g.name(u);
+    s += "\n";
+  }
+  return s;
+}
+}  // namespace
+
+TEST_CASE("transaction: a nested transaction undoes only its own edits; the outer one still covers them") {
+  for (unsigned seed = 1; seed <= 200; ++seed) {
+    CAPTURE(seed);
+    GraphModule gm = start_graph(30);
+    const std::string before = text(gm);
+    std::mt19937 rng(seed * 104729);
+    REQUIRE(gm.graph.begin_transaction().is_ok());
+    for (int i = std::uniform_int_distribution<int>(0, 20)(rng); i > 0; --i) random_edit(gm.graph, rng);
+    const std::string middle = raw(gm.graph);
+    gm.graph.begin_nested_transaction();
+    for (int i = std::uniform_int_distribution<int>(1, 20)(rng); i > 0; --i) random_edit(gm.graph, rng);
+    if (seed % 2 == 0) {
+      gm.graph.rollback_transaction();  // the inner edits only
+      CHECK(raw(gm.graph) == middle);
+    } else {
+      gm.graph.commit_transaction();  // kept inside the outer transaction
+    }
+    REQUIRE(gm.graph.in_transaction());
+    for (int i = std::uniform_int_distribution<int>(0, 5)(rng); i > 0; --i) random_edit(gm.graph, rng);
+    gm.graph.rollback_transaction();
+    CHECK_FALSE(gm.graph.in_transaction());
+    CHECK(text(gm) == before);
+    CHECK(gm.graph.lint().is_ok());
+  }
 }

@@ -5,10 +5,19 @@ The names scripts can use are read from the sources that register them:
     node fields `node_index` answers (`k == "..."`);
   * lua_values.cpp: the value constructors (`constructors[]`) and `graft.None`;
   * graft_module.cpp: `graft.schema`, `graft.version`, and the `function graft.xxx`
-    declarations of the Lua prelude.
-Each must be documented (`g:name(`, `n:name(`, `n.field`, `graft.name`) and annotated, and
-the annotations may declare nothing the code lacks. Report fields, stop reasons, limits,
-CLI flags, sandbox globals and ScriptHost members are checked against the docs too.
+    declarations of the Lua prelude;
+  * pattern_api.cpp: `graft.trace`, `graft.ns`, `graft.ops`, `graft.any` (`lua_setfield`) and
+    the pattern declarations (`declarations[]`: graft.kw, graft.one_of, ...); the keys
+    graft.constrain takes, the fields of a g:explain entry, the g:match/g:replace_pattern
+    options;
+  * rule_api.cpp: `graft.rule`, `graft.rules` (`fns[]`), the rule set methods
+    (`set_methods[]`), the fields a rule answers (`rule_index`), the fields graft.rule takes,
+    g:apply's options, its report's fields and stop kinds; rule_driver.cpp's stop reasons and
+    rewrite_match.cpp's metadata policies.
+Each must be documented (`g:name(`, `n:name(`, `rs:name(`, `n.field`, `graft.name`,
+`` `field` ``) and annotated, and the annotations may declare nothing the code lacks. Report
+fields, stop reasons, limits, CLI flags, sandbox globals and ScriptHost members are checked
+against the docs too.
 
 Every ```lua block of LUA_API.md preceded by a `<!-- runnable -->` line is run with
 `graft run` (GRAFT_BIN; skipped without it, a failure with GRAFT_REQUIRE_BIN). Marker
@@ -29,11 +38,12 @@ DOC = os.path.join(REPO, "docs", "LUA_API.md")
 TYPES = os.path.join(REPO, "scripts", "types", "graft.lua")
 LUA_SRC = os.path.join(REPO, "bindings", "lua", "src")
 LUA_INCLUDE = os.path.join(REPO, "bindings", "lua", "include", "graft", "lua")
+ENGINE_SRC = os.path.join(REPO, "engine", "src")
 CLI_SRC = os.path.join(REPO, "bindings", "cli")
 GRAPHS = os.path.join(REPO, "examples", "graphs")
 DEFAULT_GRAPH = "vit_b_16.aten.json"
 OK_REASONS = {"completed", "converged", "max_steps"}
-MIN_RUNNABLE = 8  # the quick start and the seed's examples, at least
+MIN_RUNNABLE = 14  # the quick start, the seed's examples, the pattern and rule examples
 
 
 def read(path):
@@ -60,11 +70,19 @@ def reg_names(block):
     return re.findall(r'\{\s*"(\w+)"\s*,', block)
 
 
+def function_body(text, signature, where):
+    """From `signature` to the closing brace of that top-level function."""
+    return between(text, signature, "\n}\n", where)
+
+
 def code_api():
     graph_api = read(os.path.join(LUA_SRC, "graph_api.cpp"))
     values = read(os.path.join(LUA_SRC, "lua_values.cpp"))
     module = read(os.path.join(LUA_SRC, "graft_module.cpp"))
     patterns = read(os.path.join(LUA_SRC, "pattern_api.cpp"))
+    rules = read(os.path.join(LUA_SRC, "rule_api.cpp"))
+    driver = read(os.path.join(ENGINE_SRC, "rewrite", "rule_driver.cpp"))
+    rewrite = read(os.path.join(ENGINE_SRC, "rewrite", "rewrite_match.cpp"))
     api = {}
     api["node_methods"] = set(reg_names(between(
         graph_api, "void install_node_metamethods", "{nullptr, nullptr}", "graph_api.cpp")))
@@ -75,8 +93,32 @@ def code_api():
     constructors = set(reg_names(between(values, "constructors[] =", "{nullptr, nullptr}", "lua_values.cpp")))
     prelude = set(re.findall(r"^function graft\.(\w+)\(", between(
         module, "kPrelude = R\"lua(", ")lua\"", "graft_module.cpp"), re.M))
-    set_fields = set(re.findall(r'lua_setfield\(L, module, "(\w+)"\)', module + values + patterns))
-    api["graft_keys"] = constructors | prelude | set_fields
+    set_fields = set(re.findall(r'lua_setfield\(L, module, "(\w+)"\)', module + values + patterns + rules))
+    declarations = set(reg_names(between(patterns, "declarations[] =", "{nullptr, nullptr}", "pattern_api.cpp")))
+    rule_functions = set(reg_names(between(rules, "fns[] =", "{nullptr, nullptr}", "rule_api.cpp")))
+    api["graft_keys"] = constructors | prelude | set_fields | declarations | rule_functions
+    api["ruleset_methods"] = set(reg_names(between(rules, "set_methods[] =", "{nullptr, nullptr}", "rule_api.cpp")))
+    api["rule_fields"] = set(re.findall(r'key == "(\w+)"', function_body(rules, "int rule_index(", "rule_api.cpp")))
+    api["rule_spec"] = set(re.findall(r'k != "(\w+)"', between(
+        rules, "int graft_rule(", 'lua_getfield(L, 1, "name")', "rule_api.cpp")))
+    drive_options = function_body(rules, "DriveOptions read_drive_options(", "rule_api.cpp")
+    api["apply_options"] = set(re.findall(r'k != "(\w+)"', drive_options))
+    api["apply_modes"] = set(re.findall(r'mode == "(\w+)"', drive_options))
+    api["report_fields"] = set(re.findall(r'lua_setfield\(L, -2, "(\w+)"\)', function_body(
+        rules, "int apply_rules_here(", "rule_api.cpp")))
+    api["stop_kinds"] = set(re.findall(r'return "(\w[\w ]*)";', function_body(
+        rules, "const char* stop_name(", "rule_api.cpp")))
+    api["stop_reasons"] = set(re.findall(r'(?:return|fmt::format\()\s*"(\w[^"]*)"', function_body(
+        driver, "std::string DriveReport::stop_reason(", "rule_driver.cpp")))
+    api["constraints"] = set(re.findall(r'k != "(\w+)"', between(
+        patterns, "int graft_constrain(", 'lua_getfield(L, 2, "users")', "pattern_api.cpp")))
+    api["explanation_fields"] = set(re.findall(r'lua_setfield\(L, -2, "(\w+)"\)', function_body(
+        patterns, "int graph_explain(", "pattern_api.cpp")))
+    api["match_options"] = set(re.findall(r'flag\("(\w+)"', function_body(
+        patterns, "MatchOptions read_options(", "pattern_api.cpp"))) | set(re.findall(
+            r'lua_getfield\(L, index, "(\w+)"\)', function_body(patterns, "MetaPolicy read_meta_policy(", "pattern_api.cpp")))
+    api["meta_policies"] = set(re.findall(r'text == "(\w+)"', function_body(
+        rewrite, "Result<MetaPolicy> parse_meta_policy(", "rewrite_match.cpp")))
     version = re.search(r'lua_pushliteral\(L, "([^"]+)"\);\s*lua_setfield\(L, module, "version"\)', module)
     api["version"] = version.group(1) if version else None
     for key, names in api.items():
@@ -93,9 +135,37 @@ def class_block(text, cls, end_marker):
     return between(text, f"---@class {cls}\n", end_marker, f"graft.lua class {cls}")
 
 
+def class_fields(text, cls):
+    """The `---@field` names declared right under `---@class cls` (exactly that class)."""
+    m = re.search(r"^---@class " + re.escape(cls) + r"(?::[^\n]*)?\n((?:---@(?:field|operator)[^\n]*\n)*)", text, re.M)
+    if not m:
+        raise AssertionError(f"graft.lua: no ---@class {cls}")
+    return set(re.findall(r"^---@field (\w+)", m.group(1), re.M))
+
+
+def alias_strings(text, alias):
+    """The string literals of `---@alias alias "a"|"b"`."""
+    m = re.search(r"^---@alias " + re.escape(alias) + r" (.*)$", text, re.M)
+    if not m:
+        raise AssertionError(f"graft.lua: no ---@alias {alias}")
+    return set(re.findall(r'"([^"]*)"', m.group(1)))
+
+
 def annotated_api():
     text = read(TYPES)
     ann = {}
+    ann["ruleset_methods"] = set(re.findall(r"^function RuleSet:(\w+)\(", text, re.M))
+    ann["rule_fields"] = class_fields(text, "graft.Rule")
+    ann["rule_spec"] = class_fields(text, "graft.RuleSpec")
+    # rs:pass{name = ...} hands its table to g:apply, which therefore accepts `name` too
+    ann["apply_options"] = class_fields(text, "graft.ApplyOptions") | class_fields(text, "graft.RulesPassSpec")
+    ann["apply_modes"] = alias_strings(text, "graft.ApplyMode")
+    ann["report_fields"] = class_fields(text, "graft.ApplyReport") | class_fields(text, "graft.RuleStats")
+    ann["stop_kinds"] = alias_strings(text, "graft.StopKind")
+    ann["constraints"] = class_fields(text, "graft.Constraints")
+    ann["explanation_fields"] = class_fields(text, "graft.Explanation")
+    ann["match_options"] = class_fields(text, "graft.MatchOptions")
+    ann["meta_policies"] = alias_strings(text, "graft.MetaPolicy")
     ann["node_methods"] = set(re.findall(r"^function Node:(\w+)\(", text, re.M))
     ann["graph_methods"] = set(re.findall(r"^function Graph:(\w+)\(", text, re.M))
     ann["node_fields"] = set(re.findall(r"^---@field (\w+)", class_block(text, "graft.Node", "local Node = {}"), re.M))
@@ -158,6 +228,28 @@ class ApiNamesDocumented(unittest.TestCase):
     def test_doc_has_every_graft_function_and_field(self):
         self.assert_in_doc({f"graft.{k}" for k in self.api["graft_keys"]}, "graft.* names")
 
+    def test_doc_has_every_rule_set_method(self):
+        missing = sorted(m for m in self.api["ruleset_methods"]
+                         if f"rs:{m}(" not in self.doc and f"rs:{m}{{" not in self.doc)
+        self.assertEqual(missing, [], "graft.RuleSet methods missing from docs/LUA_API.md (as rs:name( or rs:name{)")
+
+    def test_annotated_rule_set_methods_are_exactly_the_registered_ones(self):
+        self.assertEqual(self.ann["ruleset_methods"], self.api["ruleset_methods"], "graft.RuleSet methods")
+
+    def test_annotated_rule_and_pattern_tables_are_exactly_the_code_ones(self):
+        for key, what in (("rule_fields", "fields a graft.Rule answers (graft.Rule)"),
+                          ("rule_spec", "fields graft.rule takes (graft.RuleSpec)"),
+                          ("apply_options", "g:apply options (graft.ApplyOptions + graft.RulesPassSpec)"),
+                          ("apply_modes", "g:apply modes (graft.ApplyMode)"),
+                          ("report_fields", "g:apply report fields (graft.ApplyReport + graft.RuleStats)"),
+                          ("stop_kinds", "g:apply stop kinds (graft.StopKind)"),
+                          ("constraints", "graft.constrain keys (graft.Constraints)"),
+                          ("explanation_fields", "g:explain entry fields (graft.Explanation)"),
+                          ("match_options", "g:match / g:replace_pattern options (graft.MatchOptions)"),
+                          ("meta_policies", "metadata policies (graft.MetaPolicy)")):
+            with self.subTest(key=key):
+                self.assertEqual(self.ann[key], self.api[key], what)
+
     def test_doc_and_annotations_state_the_version(self):
         self.assertIsNotNone(self.api["version"], "graft.version literal not found in graft_module.cpp")
         self.assertIn(f'"{self.api["version"]}"', self.doc)
@@ -204,6 +296,25 @@ class BehaviourDocumented(unittest.TestCase):
     def assert_backticked(self, names, text, what):
         missing = sorted(n for n in names if f"`{n}`" not in text)
         self.assertEqual(missing, [], f"{what} missing (as `name`)")
+
+    def test_rules_and_patterns(self):
+        api = code_api()
+        rules = self.section("Rules and the rewrite driver")
+        patterns = self.section("Patterns: graft.trace, g:match, g:replace_pattern")
+        self.assert_backticked(api["rule_spec"], rules, "graft.rule fields")
+        self.assert_backticked({f"r.{f}" for f in api["rule_fields"]}, rules, "graft.Rule fields (as `r.name`)")
+        self.assert_backticked(api["apply_options"], rules, "g:apply options")
+        self.assert_backticked({f'"{m}"' for m in api["apply_modes"]}, rules, "g:apply modes")
+        self.assert_backticked(api["report_fields"], rules, "g:apply report fields")
+        self.assert_backticked(api["stop_kinds"], rules, "g:apply stop kinds")
+        for template in api["stop_reasons"]:
+            pattern = "`" + "[^`]+".join(re.escape(part) for part in template.split("{}")) + "`"
+            self.assertIsNotNone(re.search(pattern, rules),
+                                 f"stop reason `{template}` ({{}}: any text) missing from the Rules section")
+        self.assert_backticked(api["constraints"], patterns, "graft.constrain keys")
+        self.assert_backticked(api["explanation_fields"], patterns, "g:explain entry fields")
+        self.assert_backticked(api["match_options"], patterns, "g:match / g:replace_pattern options")
+        self.assert_backticked({f'"{m}"' for m in api["meta_policies"]}, patterns, "metadata policies")
 
     def test_report_fields(self):
         pipeline = read(os.path.join(LUA_SRC, "pipeline.cpp"))

@@ -11,6 +11,7 @@
 #include "lua_library.hpp"
 #include "lua_values.hpp"
 #include "pattern_api.hpp"
+#include "rule_api.hpp"
 #include "sandbox_state.hpp"
 #include "trampoline.hpp"
 
@@ -210,6 +211,7 @@ void push_graft_module(lua_State* L) {
   lua_pushcfunction(L, cfunction<graft_limits>);
   lua_setfield(L, module, "limits");
   register_pattern_api(L, module);
+  register_rule_api(L, module);
 
   // The prelude runs with the real (not yet emptied) globals: it is our code, not a script's.
   if (luaL_loadbufferx(L, kPrelude, std::char_traits<char>::length(kPrelude), "=graft", "t") != LUA_OK)

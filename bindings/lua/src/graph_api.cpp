@@ -15,6 +15,7 @@
 #include "handles.hpp"
 #include "lua_values.hpp"
 #include "pattern_api.hpp"
+#include "rule_api.hpp"
 #include "sandbox_state.hpp"
 #include "trampoline.hpp"
 
@@ -883,6 +884,8 @@ void install_graph_metamethods(lua_State* L, int metatable) {
       {"has_attribute", cfunction<graph_has_attribute>},
       {"tabular", cfunction<graph_tabular>},
       {"match", cfunction<graph_match>},
+      {"explain", cfunction<graph_explain>},
+      {"apply", cfunction<graph_apply>},
       {"replace_pattern", cfunction<graph_replace_pattern>},
       {nullptr, nullptr}};
   lua_newtable(L);

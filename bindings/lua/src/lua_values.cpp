@@ -11,6 +11,7 @@
 #include "graft/io/json_text.hpp"
 #include "graft/ir/graph.hpp"
 #include "handles.hpp"
+#include "pattern_api.hpp"
 #include "sandbox_state.hpp"
 #include "trampoline.hpp"
 
@@ -399,6 +400,7 @@ Argument convert(lua_State* L, int index, int session, std::string& what, int de
     }
     case LUA_TUSERDATA: {
       if (is_none(L, index)) return NoneValue{};
+      if (luaL_testudata(L, index, "graft.Any") != nullptr) return wildcard_argument(L, session);
       if (NodeHandle* h = to_node_handle(L, index)) {
         CheckedNode c = check_node(L, index);
         if (h->session != session) {

@@ -8,16 +8,23 @@
 //
 // While tracing, a value is a node handle of the pattern graph: calling a namespace records a
 // call_function, `x:method(...)` a call_method, and arithmetic the `_operator` function FX's
-// tracer records (`x + y` is `_operator.add`).
+// tracer records (`x + y` is `_operator.add`). What tracing cannot say is declared with
+// graft.any (a wildcard argument), graft.one_of (alternative targets), graft.module (a
+// module matched by class), graft.kw / graft.optional (keyword arguments, possibly omitted)
+// and graft.constrain (users count, commutativity, a predicate on the graph node).
 #include "pattern_api.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "graft/ir/graph.hpp"
 #include "graft/io/render.hpp"
+#include "graft/match/describe_failure.hpp"
 #include "graft/match/subgraph_matcher.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
 #include "handles.hpp"
@@ -30,27 +37,123 @@ namespace {
 
 constexpr const char* kPatternType = "graft.Pattern";
 
-struct PatternBox {
-  Graph* graph;  // owned; deleted by __gc (the metatable is protected: scripts cannot call it)
+struct TracedPattern {
+  Pattern pattern;
+  std::vector<int> refs;  // registry refs of the predicates' Lua functions
 };
 
-Graph& check_pattern(lua_State* L, int index) {
-  auto* box = static_cast<PatternBox*>(luaL_checkudata(L, index, kPatternType));
-  if (box->graph == nullptr) luaL_error(L, "pattern already released");
-  return *box->graph;
-}
+struct PatternBox {
+  TracedPattern* traced;  // owned; deleted by __gc (the metatable is protected: scripts cannot call it)
+};
 
 int pattern_gc(lua_State* L) {
   auto* box = static_cast<PatternBox*>(luaL_testudata(L, 1, kPatternType));
-  if (box != nullptr) {
-    delete box->graph;
-    box->graph = nullptr;
+  if (box != nullptr && box->traced != nullptr) {
+    for (int ref : box->traced->refs) luaL_unref(L, LUA_REGISTRYINDEX, ref);
+    delete box->traced;
+    box->traced = nullptr;
   }
   return 0;
 }
 
+/// Calls a pattern predicate (a Lua function by registry ref) on graph node `n` of the graph
+/// being matched; an error is kept for the host to raise, and rejects the node.
+bool call_predicate(SandboxState& s, int ref, NodeId n) {
+  lua_State* L = s.callbacks.L;
+  if (L == nullptr || !s.callbacks.error.empty()) return false;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  push_node(L, s.callbacks.session, n);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    const char* msg = lua_tostring(L, -1);
+    s.callbacks.error = std::string("pattern predicate: ") + (msg ? msg : "error");
+    lua_pop(L, 1);
+    return false;
+  }
+  const bool ok = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return ok;
+}
+
+}  // namespace
+
+const Pattern& check_pattern(lua_State* L, int index) {
+  auto* box = static_cast<PatternBox*>(luaL_checkudata(L, index, kPatternType));
+  if (box->traced == nullptr) luaL_error(L, "pattern already released");
+  return box->traced->pattern;
+}
+
+Argument wildcard_argument(lua_State* L, int session) {
+  SandboxState& s = state_of(L);
+  if (s.tracing_pattern == nullptr || s.tracing_session != session)
+    luaL_error(L, "graft.any stands for an argument of a call recorded by graft.trace; it is not a value");
+  Graph& g = s.tracing_pattern->graph;
+  NodeId first_call = kNoNode;
+  for (NodeId n : g.nodes())
+    if (g.op(n) != OpKind::Placeholder) {
+      first_call = n;
+      break;
+    }
+  s.charge_host_memory(L, sizeof(NodeData) + 64);
+  InsertionScope at(g, first_call == kNoNode ? InsertPoint::at_end() : g.before(first_call));
+  const NodeId n = g.placeholder(g.unique_name("any"));
+  s.tracing_pattern->constrain(n).wildcard = true;
+  return Argument::node(n);
+}
+
+CallbackScope::CallbackScope(lua_State* L, int session) : s_(state_of(L)), saved_(s_.callbacks) {
+  s_.callbacks = SandboxState::Callbacks{L, session, {}};
+  GraphSession* gs = s_.session(session);
+  saved_read_only_ = gs->read_only;
+  gs->read_only = true;  // callbacks look; they do not edit the graph being matched
+  session_ = session;
+}
+
+CallbackScope::~CallbackScope() {
+  if (GraphSession* gs = s_.session(session_)) gs->read_only = saved_read_only_;
+  s_.callbacks = std::move(saved_);
+}
+
+void CallbackScope::raise_if_failed(lua_State* L, const char* what) {
+  if (s_.callbacks.error.empty()) return;
+  const std::string msg = fmt::format("{}: {}", what, s_.callbacks.error);
+  s_.callbacks.error.clear();
+  luaL_error(L, "%s", msg.c_str());
+}
+
+void push_match(lua_State* L, int session, const SubgraphMatcher& matcher, const SubgraphMatch& m) {
+  const Graph& p = matcher.pattern();
+  lua_createtable(L, 0, 3);
+  lua_createtable(L, static_cast<int>(m.returning_nodes.size()), 0);
+  lua_Integer k = 0;
+  for (NodeId r : m.returning_nodes) {
+    push_node(L, session, r);
+    lua_rawseti(L, -2, ++k);
+  }
+  lua_setfield(L, -2, "returning");
+  lua_createtable(L, static_cast<int>(m.placeholder_nodes.size()), 0);
+  k = 0;
+  for (const MatchValue& v : m.placeholder_nodes) {
+    if (v.node != kNoNode) push_node(L, session, v.node);
+    else if (v.literal) push_argument(L, *v.literal, session);
+    else lua_getfield(L, LUA_REGISTRYINDEX, "graft.none_value");
+    lua_rawseti(L, -2, ++k);
+  }
+  lua_setfield(L, -2, "inputs");
+  push_new_dict(L);
+  const int d = lua_gettop(L);
+  for (NodeId n : p.nodes()) {
+    if (m.nodes_map[n].node == kNoNode) continue;
+    lua_pushstring(L, p.name(n).c_str());
+    push_node(L, session, m.nodes_map[n].node);
+    dict_set(L, d);
+  }
+  lua_setfield(L, -2, "nodes");
+}
+
+namespace {
+
 int pattern_tostring(lua_State* L) {
-  const std::string text = tabular(check_pattern(L, 1));
+  const std::string text = tabular(check_pattern(L, 1).graph);
   lua_pushlstring(L, text.data(), text.size());
   return 1;
 }
@@ -62,17 +165,231 @@ int tracing_session(lua_State* L, const char* what) {
   return id;
 }
 
-/// Records a node in the traced pattern: op, target, then the Lua arguments from `first`.
-int record(lua_State* L, OpKind op, const std::string& target, int first) {
+constexpr const char* kKwargsType = "graft.Kwargs";
+constexpr const char* kOptionalType = "graft.Optional";
+constexpr const char* kAnyType = "graft.Any";
+constexpr const char* kCallableType = "graft.Callable";  // graft.one_of / graft.module results
+
+/// Records a node in the traced pattern: op, target, then the Lua arguments from `first`; a
+/// last argument made by graft.kw gives the keyword arguments. Returns the node (pushed).
+NodeId record(lua_State* L, OpKind op, const std::string& target, int first) {
   const int session = tracing_session(L, "recording a call");
-  Graph& g = *state_of(L).session(session)->graph;
+  SandboxState& s = state_of(L);
+  Graph& g = *s.session(session)->graph;
   std::vector<Argument> args;
-  const int top = lua_gettop(L);
+  Kwargs kwargs;
+  std::vector<std::string> optional;
+  int top = lua_gettop(L);
+  if (top >= first && luaL_testudata(L, top, kKwargsType) == nullptr && lua_istable(L, top) && lua_getmetatable(L, top)) {
+    luaL_getmetatable(L, kKwargsType);
+    const bool is_kw = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (is_kw) {
+      // Keyword arguments in name order: a Lua table has no order of its own.
+      std::vector<std::string> keys;
+      lua_pushnil(L);
+      while (lua_next(L, top) != 0) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "%s: graft.kw takes names = values", target.c_str());
+        keys.emplace_back(lua_tostring(L, -1));
+      }
+      std::sort(keys.begin(), keys.end());
+      for (const std::string& k : keys) {
+        lua_getfield(L, top, k.c_str());
+        if (lua_istable(L, -1) && lua_getmetatable(L, -1)) {
+          luaL_getmetatable(L, kOptionalType);
+          const bool is_optional = lua_rawequal(L, -1, -2);
+          lua_pop(L, 2);
+          if (is_optional) {
+            optional.push_back(k);
+            lua_getfield(L, -1, "value");
+            lua_replace(L, -2);
+          }
+        }
+        kwargs.emplace_back(k, to_argument(L, -1, session, fmt::format("{}: keyword '{}'", target, k)));
+        lua_pop(L, 1);
+      }
+      --top;
+    }
+  }
   for (int i = first; i <= top; ++i) args.push_back(to_argument(L, i, session, fmt::format("{}: argument {}", target, i - first + 1)));
-  state_of(L).charge_host_memory(L, sizeof(NodeData) + 64);
-  const NodeId n = g.create_node(op, target, std::move(args));
+  s.charge_host_memory(L, sizeof(NodeData) + 64);
+  const NodeId n = g.create_node(op, target, std::move(args), std::move(kwargs));
   if (n == kNoNode) luaL_error(L, "%s: an argument is not a value of this trace", target.c_str());
+  if (!optional.empty() && s.tracing_pattern != nullptr) s.tracing_pattern->constrain(n).optional_kwargs = optional;
   push_node(L, session, n);
+  return n;
+}
+
+// --- declarations: graft.kw, graft.optional, graft.any, graft.one_of, graft.module ---------
+
+int graft_kw(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  luaL_setmetatable(L, kKwargsType);
+  return 1;
+}
+
+int graft_optional(lua_State* L) {
+  luaL_checkany(L, 1);
+  lua_createtable(L, 0, 1);
+  lua_pushvalue(L, 1);
+  lua_setfield(L, -2, "value");
+  luaL_setmetatable(L, kOptionalType);
+  return 1;
+}
+
+/// The qualified name a target argument stands for: a namespace (F.relu) or a string.
+std::string target_name(lua_State* L, int index, const char* what) {
+  if (lua_type(L, index) == LUA_TSTRING) return lua_tostring(L, index);
+  if (lua_istable(L, index) && lua_getmetatable(L, index)) {
+    luaL_getmetatable(L, "graft.Namespace");
+    const bool is_ns = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (is_ns) {
+      lua_getfield(L, index, "__prefix");
+      std::string t = lua_tostring(L, -1) ? lua_tostring(L, -1) : "";
+      lua_pop(L, 1);
+      return t;
+    }
+  }
+  luaL_error(L, "%s: expected a qualified name or a namespace such as F.relu, got a %s", what, luaL_typename(L, index));
+  return {};
+}
+
+/// graft.one_of(F.relu, F.gelu, "torch.relu"): a callable recording a call_function that
+/// matches any of the targets.
+int graft_one_of(lua_State* L) {
+  const int n = lua_gettop(L);
+  if (n < 1) luaL_error(L, "graft.one_of: give at least one target");
+  lua_createtable(L, n, 1);
+  for (int i = 1; i <= n; ++i) {
+    const std::string t = target_name(L, i, "graft.one_of");
+    lua_pushlstring(L, t.data(), t.size());
+    lua_rawseti(L, -2, i);
+  }
+  lua_pushliteral(L, "one_of");
+  lua_setfield(L, -2, "__kind");
+  luaL_setmetatable(L, kCallableType);
+  return 1;
+}
+
+/// graft.module("torch.nn.Linear" [, "l0"]): a callable recording a call_module that matches
+/// any module of that class; `l0` is the pattern's name for it (a replacement reaches the
+/// matched module's parameters as `l0.weight`).
+int graft_module_call(lua_State* L) {
+  const char* cls = luaL_checkstring(L, 1);
+  std::string name;
+  if (lua_isnoneornil(L, 2)) {
+    const std::string_view c(cls);
+    const auto dot = c.rfind('.');
+    name = std::string(dot == std::string_view::npos ? c : c.substr(dot + 1));
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  } else {
+    name = luaL_checkstring(L, 2);
+  }
+  if (name.empty() || name.find('.') != std::string::npos)
+    luaL_error(L, "graft.module: the pattern's name for the module must be a plain name, got '%s'", name.c_str());
+  lua_createtable(L, 0, 3);
+  lua_pushstring(L, cls);
+  lua_setfield(L, -2, "__class");
+  lua_pushlstring(L, name.data(), name.size());
+  lua_setfield(L, -2, "__name");
+  lua_pushliteral(L, "module");
+  lua_setfield(L, -2, "__kind");
+  luaL_setmetatable(L, kCallableType);
+  return 1;
+}
+
+int callable_call(lua_State* L) {
+  lua_getfield(L, 1, "__kind");
+  const std::string kind = lua_tostring(L, -1) ? lua_tostring(L, -1) : "";
+  lua_pop(L, 1);
+  SandboxState& s = state_of(L);
+  if (kind == "module") {
+    lua_getfield(L, 1, "__class");
+    lua_getfield(L, 1, "__name");
+    const std::string cls = lua_tostring(L, -2), name = lua_tostring(L, -1);
+    lua_pop(L, 2);
+    const NodeId n = record(L, OpKind::CallModule, name, 2);
+    if (s.tracing_pattern != nullptr) {
+      // Two calls of the same pattern module name are the same module: not supported yet.
+      for (const auto& [other, c] : s.tracing_pattern->constraints)
+        if (other != n && c.module_class.size() && s.tracing_pattern->graph.target(other) == name)
+          luaL_error(L, "graft.module: the name '%s' is used for two module calls; give each its own name", name.c_str());
+      s.tracing_pattern->constrain(n).module_class = cls;
+    }
+    return 1;
+  }
+  std::vector<std::string> targets;
+  for (lua_Integer i = 1;; ++i) {
+    if (lua_rawgeti(L, 1, i) != LUA_TSTRING) {
+      lua_pop(L, 1);
+      break;
+    }
+    targets.emplace_back(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  if (targets.empty()) luaL_error(L, "graft.one_of: no targets");
+  const NodeId n = record(L, OpKind::CallFunction, targets.front(), 2);
+  if (s.tracing_pattern != nullptr)
+    s.tracing_pattern->constrain(n).alternatives.assign(targets.begin() + 1, targets.end());
+  return 1;
+}
+
+/// graft.constrain(v, {users = 1, commutative = true, where = function(node) ... end,
+/// name = "rank 4"}): constraints on the pattern node `v`; returns `v`.
+int graft_constrain(lua_State* L) {
+  const int session = tracing_session(L, "graft.constrain");
+  CheckedNode c = check_node(L, 1);
+  if (c.session_id != session) luaL_error(L, "graft.constrain: the value is not part of this trace");
+  luaL_checktype(L, 2, LUA_TTABLE);
+  SandboxState& s = state_of(L);
+  NodeConstraint& nc = s.tracing_pattern->constrain(c.id);
+  lua_pushnil(L);
+  while (lua_next(L, 2) != 0) {
+    lua_pop(L, 1);
+    const char* key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : nullptr;
+    const std::string k = key ? key : "";
+    if (k != "users" && k != "commutative" && k != "where" && k != "name")
+      luaL_error(L, "graft.constrain: unknown constraint '%s' (users, commutative, where, name)", key ? key : luaL_typename(L, -1));
+  }
+  lua_getfield(L, 2, "users");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0) luaL_error(L, "graft.constrain: users must be a count");
+    nc.users = static_cast<std::uint32_t>(lua_tointeger(L, -1));
+  }
+  lua_getfield(L, 2, "commutative");
+  nc.commutative = nc.commutative || lua_toboolean(L, -1);
+  lua_getfield(L, 2, "name");
+  if (!lua_isnil(L, -1)) nc.predicate_name = luaL_checkstring(L, -1);
+  lua_getfield(L, 2, "where");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_isfunction(L, -1)) luaL_error(L, "graft.constrain: 'where' must be a function(node)");
+    lua_pushvalue(L, -1);
+    const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    s.tracing_refs->push_back(ref);
+    SandboxState* state = &s;
+    nc.predicate = [state, ref](const Graph&, NodeId n) { return call_predicate(*state, ref, n); };
+    if (nc.predicate_name.empty()) nc.predicate_name = "where";
+  }
+  lua_settop(L, 1);
+  return 1;
+}
+
+/// graft.get_attr("lin.weight"): a get_attr node in the trace (a replacement reaching a
+/// parameter; a pattern's get_attr matches any get_attr, as FX's).
+int graft_get_attr(lua_State* L) {
+  const std::string target = luaL_checkstring(L, 1);
+  lua_settop(L, 1);
+  record(L, OpKind::GetAttr, target, 2);
+  return 1;
+}
+
+// --- graft.any -----------------------------------------------------------------------------
+
+int any_tostring(lua_State* L) {
+  lua_pushliteral(L, "graft.any");
   return 1;
 }
 
@@ -90,7 +407,8 @@ int ns_call(lua_State* L) {
   lua_getfield(L, 1, "__prefix");
   const std::string target = lua_tostring(L, -1) ? lua_tostring(L, -1) : "";
   lua_pop(L, 1);
-  return record(L, OpKind::CallFunction, target, 2);
+  record(L, OpKind::CallFunction, target, 2);
+  return 1;
 }
 
 int graft_ns(lua_State* L) {
@@ -102,7 +420,8 @@ int graft_ns(lua_State* L) {
 
 template <const char* Target>
 int arith(lua_State* L) {
-  return record(L, OpKind::CallFunction, Target, 1);
+  record(L, OpKind::CallFunction, Target, 1);
+  return 1;
 }
 constexpr char kAdd[] = "_operator.add", kSub[] = "_operator.sub", kMul[] = "_operator.mul",
                kTrueDiv[] = "_operator.truediv", kFloorDiv[] = "_operator.floordiv", kMod[] = "_operator.mod",
@@ -110,12 +429,14 @@ constexpr char kAdd[] = "_operator.add", kSub[] = "_operator.sub", kMul[] = "_op
 
 int unary_neg(lua_State* L) {
   lua_settop(L, 1);  // Lua passes the operand twice to __unm
-  return record(L, OpKind::CallFunction, kNeg, 1);
+  record(L, OpKind::CallFunction, kNeg, 1);
+  return 1;
 }
 
 int traced_method(lua_State* L) {
   const std::string name = lua_tostring(L, lua_upvalueindex(1));
-  return record(L, OpKind::CallMethod, name, 1);
+  record(L, OpKind::CallMethod, name, 1);
+  return 1;
 }
 
 // --- graft.trace ------------------------------------------------------------------------------
@@ -125,11 +446,12 @@ int graft_trace(lua_State* L) {
   SandboxState& s = state_of(L);
   if (s.tracing_session != 0) luaL_error(L, "graft.trace cannot run inside another graft.trace");
   auto* box = static_cast<PatternBox*>(lua_newuserdatauv(L, sizeof(PatternBox), 0));
-  box->graph = nullptr;
+  box->traced = nullptr;
   luaL_setmetatable(L, kPatternType);
-  box->graph = new Graph();
+  s.charge_host_memory(L, sizeof(TracedPattern));
+  box->traced = new TracedPattern();
   const int pattern_index = lua_gettop(L);
-  Graph& g = *box->graph;
+  Graph& g = box->traced->pattern.graph;
   const int session = s.open_session(g, nullptr, false);
   s.session(session)->tracing = true;
   struct Close {
@@ -137,10 +459,14 @@ int graft_trace(lua_State* L) {
     int session;
     ~Close() {
       s.tracing_session = 0;
+      s.tracing_pattern = nullptr;
+      s.tracing_refs = nullptr;
       s.close_session(session);
     }
   } close{s, session};
   s.tracing_session = session;
+  s.tracing_pattern = &box->traced->pattern;
+  s.tracing_refs = &box->traced->refs;
 
   // One input per parameter, named after it.
   lua_Debug ar;
@@ -164,6 +490,12 @@ int graft_trace(lua_State* L) {
     out = to_argument(L, -1, session, "the traced function's result");
   }
   lua_pop(L, 1);
+  bool returns_wildcard = false;
+  for_each_node_ref(out, [&](NodeId n) {
+    const NodeConstraint* c = box->traced->pattern.constraint(n);
+    returns_wildcard = returns_wildcard || (c != nullptr && c->wildcard);
+  });
+  if (returns_wildcard) luaL_error(L, "graft.trace: a pattern cannot return graft.any (it stands for an argument)");
   g.output(std::move(out));
   if (Status st = g.lint(); !st) luaL_error(L, "graft.trace: %s", st.message().c_str());
   lua_pushvalue(L, pattern_index);
@@ -193,66 +525,102 @@ MatchOptions read_options(lua_State* L, int index) {
 /// g:match(pattern [, options]): a list of {returning = {...}, inputs = {...}, nodes = dict}.
 int graph_match(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
-  const Graph& p = check_pattern(L, 2);
-  auto matcher = SubgraphMatcher::create(p, read_options(L, 3));
+  auto matcher = SubgraphMatcher::create(check_pattern(L, 2), read_options(L, 3));
   if (!matcher) luaL_error(L, "g:match: %s", matcher.status().message().c_str());
   const Graph& g = *cg.session->graph;
   state_of(L).charge_work(L, static_cast<double>(g.num_slots()));
-  std::vector<SubgraphMatch> found = matcher->match(g);
+  std::vector<SubgraphMatch> found;
+  {
+    CallbackScope scope(L, cg.session_id);
+    found = matcher->match(g, cg.session->modules);
+    scope.raise_if_failed(L, "g:match");
+  }
   lua_createtable(L, static_cast<int>(found.size()), 0);
   lua_Integer i = 0;
   for (const SubgraphMatch& m : found) {
+    push_match(L, cg.session_id, matcher.value(), m);
+    lua_rawseti(L, -2, ++i);
+  }
+  return 1;
+}
+
+/// g:explain(pattern [, node [, options]]): for each candidate of the pattern's first output
+/// (or `node`), {candidate = node, matches = bool, reason = "..."}.
+int graph_explain(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  auto matcher = SubgraphMatcher::create(check_pattern(L, 2), read_options(L, 4));
+  if (!matcher) luaL_error(L, "g:explain: %s", matcher.status().message().c_str());
+  const Graph& g = *cg.session->graph;
+  NodeId only = kNoNode;
+  if (!lua_isnoneornil(L, 3)) {
+    CheckedNode n = check_node(L, 3);
+    if (n.session_id != cg.session_id) luaL_error(L, "g:explain: the node belongs to another graph");
+    only = n.id;
+  }
+  state_of(L).charge_work(L, static_cast<double>(g.num_slots()));
+  std::vector<MatchExplanation> all;
+  {
+    CallbackScope scope(L, cg.session_id);
+    all = matcher->explain(g, only, cg.session->modules);
+    scope.raise_if_failed(L, "g:explain");
+  }
+  lua_createtable(L, static_cast<int>(all.size()), 0);
+  lua_Integer i = 0;
+  for (const MatchExplanation& e : all) {
     lua_createtable(L, 0, 3);
-    lua_createtable(L, static_cast<int>(m.returning_nodes.size()), 0);
-    lua_Integer k = 0;
-    for (NodeId r : m.returning_nodes) {
-      push_node(L, cg.session_id, r);
-      lua_rawseti(L, -2, ++k);
+    push_node(L, cg.session_id, e.candidate);
+    lua_setfield(L, -2, "candidate");
+    lua_pushboolean(L, e.failure.kind == MatchFailure::Kind::None);
+    lua_setfield(L, -2, "matches");
+    if (e.failure.kind != MatchFailure::Kind::None) {
+      const std::string why = describe_failure(e.failure, e.candidate, g, matcher.value(), cg.session->modules);
+      lua_pushlstring(L, why.data(), why.size());
+      lua_setfield(L, -2, "reason");
     }
-    lua_setfield(L, -2, "returning");
-    lua_createtable(L, static_cast<int>(m.placeholder_nodes.size()), 0);
-    k = 0;
-    for (const MatchValue& v : m.placeholder_nodes) {
-      if (v.node != kNoNode) push_node(L, cg.session_id, v.node);
-      else if (v.literal) push_argument(L, *v.literal, cg.session_id);
-      else lua_getfield(L, LUA_REGISTRYINDEX, "graft.none_value");
-      lua_rawseti(L, -2, ++k);
-    }
-    lua_setfield(L, -2, "inputs");
-    push_new_dict(L);
-    const int d = lua_gettop(L);
-    for (NodeId n : p.nodes()) {
-      if (m.nodes_map[n].node == kNoNode) continue;
-      lua_pushstring(L, p.name(n).c_str());
-      push_node(L, cg.session_id, m.nodes_map[n].node);
-      dict_set(L, d);
-    }
-    lua_setfield(L, -2, "nodes");
     lua_rawseti(L, -2, ++i);
   }
   return 1;
 }
 
 /// g:replace_pattern(pattern, replacement [, options]): replaces every match (FX's
-/// replace_pattern); returns how many. options: the matcher's, plus keep_meta.
+/// replace_pattern); returns how many. options: the matcher's, plus meta ("drop", "outputs",
+/// "all"; keep_meta = true is "outputs").
 int graph_replace_pattern(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   require_writable(L, *cg.session);
-  const Graph& p = check_pattern(L, 2);
-  const Graph& r = check_pattern(L, 3);
+  const Pattern& p = check_pattern(L, 2);
+  const Graph& r = check_pattern(L, 3).graph;
   ReplaceOptions options;
   options.match = read_options(L, 4);
-  if (lua_istable(L, 4)) {
-    lua_getfield(L, 4, "keep_meta");
-    options.keep_meta = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-  }
+  options.meta = read_meta_policy(L, 4, MetaPolicy::Drop, "g:replace_pattern");
+  auto matcher = SubgraphMatcher::create(p, options.match);
+  if (!matcher) luaL_error(L, "g:replace_pattern: %s", matcher.status().message().c_str());
   Graph& g = *cg.session->graph;
   state_of(L).charge_work(L, static_cast<double>(g.num_slots()));
-  auto done = replace_pattern(g, p, r, options);
+  Result<std::vector<ReplacedPattern>> done = Status::ok();
+  {
+    CallbackScope scope(L, cg.session_id);
+    done = replace_pattern(g, matcher.value(), r, options, cg.session->modules);
+    scope.raise_if_failed(L, "g:replace_pattern");
+  }
   if (!done) luaL_error(L, "g:replace_pattern: %s", done.status().message().c_str());
   lua_pushinteger(L, static_cast<lua_Integer>(done->size()));
   return 1;
+}
+
+MetaPolicy read_meta_policy(lua_State* L, int index, MetaPolicy fallback, const char* what) {
+  if (!lua_istable(L, index)) return fallback;
+  MetaPolicy policy = fallback;
+  lua_getfield(L, index, "keep_meta");
+  if (lua_toboolean(L, -1)) policy = MetaPolicy::Outputs;
+  lua_getfield(L, index, "meta");
+  if (!lua_isnil(L, -1)) {
+    Result<MetaPolicy> m = parse_meta_policy(luaL_checkstring(L, -1));
+    if (!m) luaL_error(L, "%s: %s", what, m.status().message().c_str());
+    policy = m.value();
+  }
+  lua_pop(L, 2);
+  return policy;
 }
 
 void push_namespace(lua_State* L, const std::string& prefix) {
@@ -284,6 +652,36 @@ void register_pattern_api(lua_State* L, int module) {
   lua_setfield(L, module, "trace");
   lua_pushcfunction(L, cfunction<graft_ns>);
   lua_setfield(L, module, "ns");
+  luaL_newmetatable(L, kKwargsType);
+  lua_pushliteral(L, "graft.Kwargs");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, kOptionalType);
+  lua_pushliteral(L, "graft.Optional");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, kCallableType);
+  lua_pushcfunction(L, cfunction<callable_call>);
+  lua_setfield(L, -2, "__call");
+  lua_pushliteral(L, "graft.Callable");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, kAnyType);
+  lua_pushcfunction(L, cfunction<any_tostring>);
+  lua_setfield(L, -2, "__tostring");
+  lua_pushliteral(L, "graft.Any");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  lua_newuserdatauv(L, 0, 0);
+  luaL_setmetatable(L, kAnyType);
+  lua_setfield(L, module, "any");
+  const luaL_Reg declarations[] = {{"kw", cfunction<graft_kw>},         {"optional", cfunction<graft_optional>},
+                                   {"one_of", cfunction<graft_one_of>}, {"module", cfunction<graft_module_call>},
+                                   {"constrain", cfunction<graft_constrain>}, {"get_attr", cfunction<graft_get_attr>},
+                                   {nullptr, nullptr}};
+  lua_pushvalue(L, module);
+  luaL_setfuncs(L, declarations, 0);
+  lua_pop(L, 1);
   push_namespace(L, "torch.ops");
   lua_setfield(L, module, "ops");
 }

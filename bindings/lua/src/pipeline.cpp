@@ -12,6 +12,7 @@
 #include "graft/lua/sandbox.hpp"
 #include "handles.hpp"
 #include "pipeline_spec.hpp"
+#include "rule_api.hpp"
 #include "sandbox_state.hpp"
 
 namespace graft::lua {
@@ -432,8 +433,13 @@ Status read_pipeline(SandboxState& s, PipelineSpec& spec) {
                    kind == "pass" || kind == "transformer" || kind == "builtin" || kind == "fixpoint") {
           spec.steps.emplace_back();
           read_step(L, main, spec.steps.back(), 0);
+        } else if (type == LUA_TUSERDATA &&
+                   (luaL_testudata(L, main, "graft.RuleSet") != nullptr || luaL_testudata(L, main, "graft.Rule") != nullptr)) {
+          push_rules_pass(L, main);  // a rule set alone: applied to a fixed point
+          spec.steps.emplace_back();
+          read_step(L, lua_gettop(L), spec.steps.back(), 0);
         } else {
-          luaL_error(L, "the script must return a pipeline (graft.pipeline{...}) or a pass; it returned %s",
+          luaL_error(L, "the script must return a pipeline (graft.pipeline{...}), a pass or a rule set; it returned %s",
                      type == LUA_TTABLE ? "a table that is neither" : luaL_typename(L, main));
         }
         if (spec.name.empty()) spec.name = s.script_name();

@@ -13,6 +13,7 @@
 #include <lua.hpp>
 
 #include "graft/lua/sandbox.hpp"
+#include "graft/match/pattern.hpp"
 #include "graft/status.hpp"
 
 namespace graft {
@@ -117,6 +118,19 @@ class SandboxState {
 
   /// The session of the pattern being traced (graft.trace), or 0.
   int tracing_session = 0;
+  /// The pattern being traced (its constraints), while tracing_session is set.
+  Pattern* tracing_pattern = nullptr;
+  std::vector<int>* tracing_refs = nullptr;  ///< registry refs the traced pattern owns (predicates)
+
+  /// While the host matches or rewrites for a script (g:match, g:apply): the thread that
+  /// asked, the graph's session, and the first error a pattern predicate or rule callback
+  /// raised (the host stops at it and raises it in the script).
+  struct Callbacks {
+    lua_State* L = nullptr;
+    int session = 0;
+    std::string error{};
+  };
+  Callbacks callbacks{};
 
   /// Stack depth of host-driven calls (nested protected_call from inside a Lua callback).
   int depth = 0;

@@ -1,6 +1,7 @@
 // Graph::Journal: what an open transaction saved (private to the IR's sources).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -22,6 +23,7 @@ struct Graph::Journal {
   std::vector<bool> touched;                       ///< indexed by slot, for slots < slot_count
   bool order_changed = false;                      ///< a move() or a whole-graph reorder happened
   std::vector<NodeId> order_at_begin;              ///< filled at the first order change
+  std::unique_ptr<Journal> outer;                  ///< the enclosing transaction, when nested
 };
 
 }  // namespace graft

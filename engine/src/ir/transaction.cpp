@@ -16,7 +16,13 @@ Graph::JournalHandle& Graph::JournalHandle::operator=(const JournalHandle&) {
 
 Status Graph::begin_transaction() {
   if (journal_.p) return Status::error("a transaction is already open on this graph");
+  begin_nested_transaction();
+  return Status::ok();
+}
+
+void Graph::begin_nested_transaction() {
   auto j = std::make_unique<Journal>();
+  j->outer = std::move(journal_.p);
   j->slot_count = slots_.size();
   j->head = head_;
   j->tail = tail_;
@@ -26,21 +32,27 @@ Status Graph::begin_transaction() {
   j->name_counters = name_counters_;
   j->touched.assign(slots_.size(), false);
   journal_.p = std::move(j);
-  return Status::ok();
 }
 
 void Graph::record(NodeId n) {
-  Journal& j = *journal_.p;
-  if (n >= j.slot_count || j.touched[n]) return;
-  j.touched[n] = true;
-  j.saved.emplace_back(n, slots_[n]);
+  // Every enclosing transaction that has not saved this slot yet needs its state now: nobody
+  // changed it since they began.
+  for (Journal* j = journal_.p.get(); j != nullptr; j = j->outer.get()) {
+    if (n >= j->slot_count || j->touched[n]) continue;
+    j->touched[n] = true;
+    j->saved.emplace_back(n, slots_[n]);
+  }
 }
 
 void Graph::note_moved(NodeId) { note_reordered(); }
 
 void Graph::note_reordered() {
-  Journal* j = journal_.p.get();
-  if (j == nullptr || j->order_changed) return;
+  for (Journal* j = journal_.p.get(); j != nullptr; j = j->outer.get()) note_reordered(j);
+}
+
+void Graph::note_reordered(Journal* jp) {
+  Journal* j = jp;
+  if (j->order_changed) return;
   // The order as it was at begin, rebuilt from the saved links (the list is about to be
   // relinked). Untouched nodes kept their links, so walking saved-or-current links from the
   // old head reproduces the old list. Once per transaction: O(n).
@@ -54,11 +66,14 @@ void Graph::note_reordered() {
   }
 }
 
-void Graph::commit_transaction() { journal_.p.reset(); }
+void Graph::commit_transaction() {
+  if (journal_.p) journal_.p = std::move(journal_.p->outer);
+}
 
 void Graph::rollback_transaction() {
   if (!journal_.p) return;
   std::unique_ptr<Journal> j = std::move(journal_.p);
+  journal_.p = std::move(j->outer);
   // Names: forget every current name of a touched or new slot, then restore the saved ones.
   for (NodeId n = static_cast<NodeId>(j->slot_count); n < slots_.size(); ++n)
     if (slots_[n].alive) by_name_.erase(slots_[n].name, n);

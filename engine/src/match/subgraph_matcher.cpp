@@ -1,8 +1,9 @@
 // SubgraphMatcher: FX's SubgraphMatcher semantics (fx_semantics.md §1.2) with an (op, target)
-// candidate index and a bounded convexity check.
+// candidate index, a bounded convexity check, and graft's pattern constraints.
 #include "graft/match/subgraph_matcher.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -12,11 +13,85 @@
 namespace graft {
 namespace {
 
+/// A schema default as a value, for the defaults TorchScript prints simply: None, True/False,
+/// integers, floats, quoted strings and int lists (`int[2] stride=1` means [1, 1]). Others
+/// (memory formats, dtypes) give nothing: an omitted one then matches only an omitted one.
+std::optional<Argument> parse_schema_default(const SchemaArgument& a) {
+  if (!a.default_value) return std::nullopt;
+  const std::string& text = *a.default_value;
+  auto number = [](std::string_view t) -> std::optional<Argument> {
+    if (t.empty()) return std::nullopt;
+    const std::string s(t);
+    char* end = nullptr;
+    if (s.find_first_of(".eE") == std::string::npos && s != "inf" && s != "-inf") {
+      const long long v = std::strtoll(s.c_str(), &end, 10);
+      if (end == s.c_str() + s.size()) return Argument(static_cast<std::int64_t>(v));
+      return std::nullopt;
+    }
+    const double v = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() + s.size()) return Argument(v);
+    return std::nullopt;
+  };
+  if (text == "None") return Argument{};
+  if (text == "True") return Argument(true);
+  if (text == "False") return Argument(false);
+  if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') && text.back() == text.front())
+    return Argument(text.substr(1, text.size() - 2));
+  const bool int_list = a.type.rfind("int[", 0) == 0 || a.type.rfind("SymInt[", 0) == 0;
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
+    std::vector<Argument> items;
+    std::string_view body = std::string_view(text).substr(1, text.size() - 2);
+    while (!body.empty()) {
+      const auto comma = body.find(',');
+      std::string_view item = body.substr(0, comma);
+      while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+      while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+      auto v = number(item);
+      if (!v) return std::nullopt;
+      items.push_back(*v);
+      if (comma == std::string_view::npos) break;
+      body.remove_prefix(comma + 1);
+    }
+    return Argument::list(std::move(items));
+  }
+  std::optional<Argument> v = number(text);
+  if (v && int_list) {
+    // `int[2] stride=1`: torch prints a list of equal items as one number
+    const auto open = a.type.find('['), close = a.type.find(']');
+    const std::string n = a.type.substr(open + 1, close - open - 1);
+    if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos || !v->holds<std::int64_t>())
+      return std::nullopt;
+    return Argument::list(std::vector<Argument>(static_cast<std::size_t>(std::stoul(n)), *v));
+  }
+  return v;
+}
+
 /// One attempt to extend a match; undone through `trail` when it fails.
 class Walk {
  public:
-  Walk(const Graph& p, const Graph& g, const MatchOptions& o)
-      : p_(p), g_(g), o_(o), p2g_(p.num_slots()), g2p_(g.num_slots(), kNoNode) {}
+  Walk(const Pattern& p, const Graph& g, const ModuleTable* modules, const MatchOptions& o)
+      : p_(p.graph), g_(g), modules_(modules), o_(o), cons_(p.graph.num_slots(), nullptr),
+        p2g_(p.graph.num_slots()), g2p_(g.num_slots(), kNoNode) {
+    for (const auto& [n, c] : p.constraints)
+      if (n < cons_.size()) cons_[n] = &c;
+  }
+
+  /// Operand orders of commutative nodes: 0 as written, 1 swapped, one entry per commutative
+  /// node met, in walk order. A failed walk moves to the next combination.
+  void use_choices(std::vector<std::uint8_t>* choices) {
+    choices_ = choices;
+    choice_pos_ = 0;
+  }
+  std::size_t choices_used() const { return choice_pos_; }
+  /// The next combination after one whose walk met `used` choice points; false when none is left.
+  static bool next_choices(std::vector<std::uint8_t>& choices, std::size_t used) {
+    choices.resize(std::min(used, choices.size()));
+    while (!choices.empty() && choices.back() == 1) choices.pop_back();
+    if (choices.empty()) return false;
+    choices.back() = 1;
+    return true;
+  }
+  const NodeConstraint* constraint(NodeId pn) const { return cons_[pn]; }
 
   std::size_t mark() const { return trail_.size(); }
   void undo(std::size_t mark) {
@@ -34,14 +109,20 @@ class Walk {
 
   /// FX's _match_nodes.
   bool nodes(NodeId pn, NodeId gn) {
+    const NodeConstraint* c = cons_[pn];
+    if (c != nullptr && c->wildcard) return true;
     const MatchValue& have = p2g_[pn];
     if (have.bound()) {
       if (have.node == gn) return true;
       return fail(MatchFailure::Kind::AlreadyBound, gn, pn, have.node);
     }
     if (g2p_[gn] != kNoNode && g2p_[gn] != pn) return fail(MatchFailure::Kind::NotInjective, gn, pn, g2p_[gn]);
+    if (c != nullptr && !c->module_class.empty() && p_.op(pn) == OpKind::CallModule && modules_ == nullptr)
+      return fail(MatchFailure::Kind::NoModules, gn, pn);
     if (!equal(pn, gn)) return fail(MatchFailure::Kind::WrongNode, gn, pn);
-    bind(pn, MatchValue{gn, std::nullopt});
+    if (c != nullptr && c->users && g_.users(gn).size() != *c->users) return fail(MatchFailure::Kind::Users, gn, pn);
+    if (c != nullptr && c->predicate && !c->predicate(g_, gn)) return fail(MatchFailure::Kind::Predicate, gn, pn);
+    bind(pn, MatchValue{gn, nullptr});
     if (p_.op(pn) == OpKind::Placeholder) return true;
     return arguments(pn, gn);
   }
@@ -68,19 +149,92 @@ class Walk {
       case OpKind::Placeholder: return !o_.match_placeholder || g_.op(gn) == OpKind::Placeholder;
       case OpKind::Output: return g_.op(gn) == OpKind::Output;
       case OpKind::GetAttr: return g_.op(gn) == OpKind::GetAttr;  // tensors match whatever their name
-      default: return g_.op(gn) == pop && g_.target(gn) == p_.target(pn);
+      default: break;
     }
+    if (g_.op(gn) != pop) return false;
+    const NodeConstraint* c = cons_[pn];
+    if (c == nullptr) return g_.target(gn) == p_.target(pn);
+    if (pop == OpKind::CallModule && !c->module_class.empty()) {
+      const ModuleInfo* m = modules_->find(g_.target(gn));
+      return m != nullptr && module_class_matches(c->module_class, m->class_name);
+    }
+    const std::string& t = g_.target(gn);
+    if (t == p_.target(pn)) return true;
+    return std::find(c->alternatives.begin(), c->alternatives.end(), t) != c->alternatives.end();
+  }
+
+  bool next_choice() {
+    if (choices_ == nullptr) return false;
+    if (choice_pos_ == choices_->size()) choices_->push_back(0);
+    return (*choices_)[choice_pos_++] != 0;
+  }
+
+  /// The pattern's keyword arguments for this graph node: those the constraint lets the graph
+  /// omit are dropped when the graph has no such keyword, and a pattern input given only there
+  /// binds None.
+  bool drop_omitted_kwargs(const NodeConstraint& c, const Kwargs& gk, Kwargs& pk) {
+    Kwargs kept;
+    for (auto& [k, v] : pk) {
+      const bool optional = std::find(c.optional_kwargs.begin(), c.optional_kwargs.end(), k) != c.optional_kwargs.end();
+      const bool given = std::any_of(gk.begin(), gk.end(), [&](const auto& kv) { return kv.first == k; });
+      if (!optional || given) {
+        kept.emplace_back(k, v);
+        continue;
+      }
+      // Omitted: the keyword's value is its schema default (None without a schema).
+      std::optional<Argument> omitted = Argument{};
+      if (const OpSchema* schema = OpSchemaRegistry::builtin().find(p_.target(pn_now_))) {
+        for (const SchemaArgument& sa : schema->arguments)
+          if (sa.name == k) omitted = parse_schema_default(sa);
+      }
+      if (v.is_node()) {
+        const NodeConstraint* vc = cons_[v.node_id()];
+        if (vc != nullptr && vc->wildcard) continue;
+      }
+      if (!omitted) return fail(MatchFailure::Kind::ArgumentShape, where_node_, pn_now_);
+      Where at(*this, where_node_, "keyword '" + k + "' (left out)");
+      if (!values(v, *omitted)) return false;
+    }
+    pk = std::move(kept);
+    return true;
   }
 
   /// Pattern args and kwargs against the graph node's, by position, or through the operator
   /// schema when they are spelled differently (positional vs keyword vs default).
   bool arguments(NodeId pn, NodeId gn) {
-    const auto& pa = p_.args(pn);
+    const NodeConstraint* c = cons_[pn];
+    std::vector<Argument> swapped;
+    Kwargs filtered;
+    const std::vector<Argument>* pa_ptr = &p_.args(pn);
+    const Kwargs* pk_ptr = &p_.kwargs(pn);
     const auto& ga = g_.args(gn);
-    const auto& pk = p_.kwargs(pn);
     const auto& gk = g_.kwargs(gn);
+    if (c != nullptr && c->commutative && pa_ptr->size() >= 2 && next_choice()) {
+      swapped = *pa_ptr;
+      std::swap(swapped[0], swapped[1]);
+      pa_ptr = &swapped;
+    }
+    if (c != nullptr && !c->optional_kwargs.empty()) {
+      pn_now_ = pn;
+      where_node_ = gn;
+      filtered = *pk_ptr;
+      if (!drop_omitted_kwargs(*c, gk, filtered)) return false;
+      pk_ptr = &filtered;
+    }
+    const auto& pa = *pa_ptr;
+    const auto& pk = *pk_ptr;
+    // Keyword arguments compare by name (torch 1.13 compares the key sets).
     bool same_shape = pa.size() == ga.size() && pk.size() == gk.size();
-    for (std::size_t i = 0; same_shape && i < pk.size(); ++i) same_shape = pk[i].first == gk[i].first;
+    std::vector<std::size_t> gk_of(pk.size(), 0);
+    for (std::size_t i = 0; same_shape && i < pk.size(); ++i) {
+      if (i < gk.size() && gk[i].first == pk[i].first) {
+        gk_of[i] = i;
+        continue;
+      }
+      auto it = std::find_if(gk.begin(), gk.end(), [&](const auto& kv) { return kv.first == pk[i].first; });
+      same_shape = it != gk.end();
+      if (same_shape) gk_of[i] = static_cast<std::size_t>(it - gk.begin());
+    }
     if (same_shape) {
       for (std::size_t i = 0; i < pa.size(); ++i) {
         Where at(*this, gn, "argument " + std::to_string(i));
@@ -88,7 +242,7 @@ class Walk {
       }
       for (std::size_t i = 0; i < pk.size(); ++i) {
         Where at(*this, gn, "keyword '" + pk[i].first + "'");
-        if (!values(pk[i].second, gk[i].second)) return false;
+        if (!values(pk[i].second, gk[gk_of[i]].second)) return false;
       }
       return true;
     }
@@ -99,6 +253,9 @@ class Walk {
       return fail(MatchFailure::Kind::ArgumentShape, gn, pn);
     for (std::size_t i = 0; i < pn_norm.size(); ++i) {
       Where at(*this, gn, "argument '" + schema->arguments[i].name + "'");
+      // An argument one side omits takes the schema's default, as FX's normalisation does.
+      for (auto* side : {&pn_norm[i], &gn_norm[i]})
+        if (!side->has_value()) *side = parse_schema_default(schema->arguments[i]);
       if (pn_norm[i].has_value() != gn_norm[i].has_value()) return fail(MatchFailure::Kind::ArgumentShape, gn, pn);
       if (pn_norm[i] && !values(*pn_norm[i], *gn_norm[i])) return false;
     }
@@ -106,8 +263,7 @@ class Walk {
   }
 
   /// Each schema argument: the keyword, else the positional value (unless keyword-only).
-  /// Defaults are not evaluated (they are TorchScript text): an omitted argument on one side
-  /// matches an omitted one on the other, or the same spelled default.
+  /// Omitted arguments stay empty here; the comparison fills in the schema defaults it can read.
   static bool normalize(const OpSchema& s, const std::vector<Argument>& args, const Kwargs& kwargs,
                         std::vector<std::optional<Argument>>& out) {
     out.assign(s.arguments.size(), std::nullopt);
@@ -144,14 +300,18 @@ class Walk {
   bool values(const Argument& a, const Argument& b) {
     if (a.is_node()) {
       const NodeId pn = a.node_id();
+      if (cons_[pn] != nullptr && cons_[pn]->wildcard) return true;
       if (b.is_node()) return nodes(pn, b.node_id());
-      if (p_.op(pn) == OpKind::Placeholder && !o_.match_placeholder) {
+      // A placeholder binds a graph literal even with match_placeholder (FX checks that
+      // option only when comparing nodes).
+      if (p_.op(pn) == OpKind::Placeholder) {
         const MatchValue& have = p2g_[pn];
         if (have.bound()) {
-          if (have.literal.has_value() && *have.literal == b) return true;
-          return fail(MatchFailure::Kind::AlreadyBound, where_node_, pn, have.node, have.literal, b);
+          if (have.literal != nullptr && *have.literal == b) return true;
+          return fail(MatchFailure::Kind::AlreadyBound, where_node_, pn, have.node,
+                      have.literal ? std::optional<Argument>(*have.literal) : std::nullopt, b);
         }
-        bind(pn, MatchValue{kNoNode, b});  // literals are not injective: no reverse entry
+        bind(pn, MatchValue{kNoNode, std::make_shared<const Argument>(b)});  // literals are not injective: no reverse entry
         return true;
       }
       return o_.ignore_literals || fail(MatchFailure::Kind::NodeVsLiteral, where_node_, pn, kNoNode, std::nullopt, b);
@@ -177,47 +337,24 @@ class Walk {
   MatchFailure* failure_ = nullptr;
   std::string where_;
   NodeId where_node_ = kNoNode;
+  std::vector<std::uint8_t>* choices_ = nullptr;
+  std::size_t choice_pos_ = 0;
+  NodeId pn_now_ = kNoNode;  ///< the pattern node whose omitted keywords are being compared
   const Graph& p_;
   const Graph& g_;
+  const ModuleTable* modules_;
   const MatchOptions& o_;
+  std::vector<const NodeConstraint*> cons_;  ///< by pattern slot
   std::vector<MatchValue> p2g_;
   std::vector<NodeId> g2p_;  ///< graph node -> pattern node (kNoNode: unbound), by slot
   std::vector<NodeId> trail_;
 };
 
-/// Graph nodes by (op, target), in graph order: an anchor's candidates without a scan.
-class CandidateIndex {
- public:
-  explicit CandidateIndex(const Graph& g) {
-    for (NodeId n : g.nodes()) by_key_[key(g.op(n), g.target_symbol(n))].push_back(n);
-    all_ = g.node_list();
-    for (NodeId n : all_)
-      if (g.op(n) == OpKind::GetAttr) get_attrs_.push_back(n);
-  }
-  const std::vector<NodeId>& find(const Graph& pattern, NodeId p, const Graph& g) const {
-    static const std::vector<NodeId> none;
-    switch (pattern.op(p)) {
-      case OpKind::Placeholder: return all_;
-      case OpKind::GetAttr: return get_attrs_;
-      default: break;
-    }
-    const Symbol s = g.symbols().find(pattern.target(p));
-    if (s == SymbolTable::kMissing) return none;
-    auto it = by_key_.find(key(pattern.op(p), s));
-    return it == by_key_.end() ? none : it->second;
-  }
-
- private:
-  static std::uint64_t key(OpKind op, Symbol s) { return (static_cast<std::uint64_t>(op) << 32) | s; }
-  std::unordered_map<std::uint64_t, std::vector<NodeId>> by_key_;
-  std::vector<NodeId> all_;
-  std::vector<NodeId> get_attrs_;
-};
-
 /// Containment (inner nodes used only inside) and convexity of a completed walk.
 MatchFailure check_contained(const Graph& p, const Graph& g, const Walk& walk, const std::vector<NodeId>& returned) {
   const auto& b = walk.bindings();
-  std::vector<NodeId> compute;
+  thread_local std::vector<NodeId> compute;  // reused: a match is checked once per candidate
+  compute.clear();
   for (NodeId n : p.nodes()) {
     if (p.op(n) == OpKind::Placeholder || p.op(n) == OpKind::Output) continue;
     const NodeId gn = b[n].node;
@@ -236,18 +373,32 @@ MatchFailure check_contained(const Graph& p, const Graph& g, const Walk& walk, c
 
 }  // namespace
 
-SubgraphMatcher::SubgraphMatcher(const Graph& pattern, MatchOptions options) : pattern_(pattern), options_(options) {}
+SubgraphMatcher::SubgraphMatcher(Pattern pattern, MatchOptions options)
+    : pattern_(std::move(pattern)), options_(options) {}
 
 Result<SubgraphMatcher> SubgraphMatcher::create(const Graph& pattern, MatchOptions options) {
-  SubgraphMatcher m(pattern, options);
-  const Graph& p = m.pattern_;
+  return create(Pattern(pattern), options);
+}
+
+Result<SubgraphMatcher> SubgraphMatcher::create(Pattern pattern, MatchOptions options) {
+  SubgraphMatcher m(std::move(pattern), options);
+  const Graph& p = m.pattern_.graph;
   if (p.size() == 0) return Status::error("the pattern is empty");
   m.output_ = p.output_node();
   if (m.output_ == kNoNode) return Status::error("the pattern has no output node");
+  for (const auto& [n, c] : m.pattern_.constraints) {
+    if (!p.is_alive(n)) return Status::error("a constraint names a node the pattern does not have");
+    if (c.wildcard && p.op(n) != OpKind::Placeholder) return Status::node_error(p.name(n), "only a pattern input can be a wildcard");
+    if (!c.module_class.empty() && p.op(n) != OpKind::CallModule)
+      return Status::node_error(p.name(n), "a module class constrains call_module nodes only");
+  }
   for (NodeId n : p.nodes()) {
-    if (p.op(n) == OpKind::Placeholder) m.placeholders_.push_back(n);
-    else if (p.op(n) != OpKind::Output && p.users(n).empty())
+    if (p.op(n) == OpKind::Placeholder) {
+      const NodeConstraint* c = m.pattern_.constraint(n);
+      if (c == nullptr || !c->wildcard) m.placeholders_.push_back(n);
+    } else if (p.op(n) != OpKind::Output && p.users(n).empty()) {
       return Status::node_error(p.name(n), "the pattern has dead code: nothing uses this node");
+    }
   }
   for (NodeId n : p.inputs(m.output_))
     if (std::find(m.returned_.begin(), m.returned_.end(), n) == m.returned_.end()) m.returned_.push_back(n);
@@ -261,69 +412,81 @@ Result<SubgraphMatcher> SubgraphMatcher::create(const Graph& pattern, MatchOptio
   return m;
 }
 
-std::vector<SubgraphMatch> SubgraphMatcher::match(const Graph& g) const {
-  std::vector<SubgraphMatch> found;
-  const Graph& p = pattern_;
-  CandidateIndex index(g);
+/// Backtracking over the anchors' candidates (`first`: only these for anchor 0); each try is
+/// a walk, retried over the operand orders of commutative nodes until one succeeds. Calls
+/// `visit(match)` for each complete match; `visit` returns false to stop the search.
+template <class Visit>
+void SubgraphMatcher::search(const CandidateIndex& index, const std::vector<NodeId>* first, Visit&& visit) const {
+  const Graph& p = pattern_.graph;
+  const Graph& g = index.graph();
   std::vector<const std::vector<NodeId>*> candidates;
-  for (NodeId a : anchors_) {
-    candidates.push_back(&index.find(p, a, g));
-    if (candidates.back()->empty()) return found;  // an anchor that cannot match: no match at all
+  for (std::size_t i = 0; i < anchors_.size(); ++i) {
+    const NodeId a = anchors_[i];
+    candidates.push_back(i == 0 && first != nullptr ? first : &index.find(p, a, pattern_.constraint(a)));
+    if (candidates.back()->empty()) return;  // an anchor that cannot match: no match at all
   }
-  Walk walk(p, g, options_);
-  found.reserve(candidates.front()->size());  // at most one match per first-anchor candidate, usually
+  Walk walk(pattern_, g, index.modules(), options_);
+  bool stop = false;
 
-  auto accept = [&]() {
+  auto complete = [&]() -> bool {
     // Every pattern node must be bound (an unused placeholder may stay unbound).
     const auto& b = walk.bindings();
     for (NodeId n : p.nodes()) {
       if (n == output_ && !options_.match_output) continue;
-      if (!b[n].bound() && p.op(n) != OpKind::Placeholder) return;
+      if (!b[n].bound() && p.op(n) != OpKind::Placeholder) return false;
     }
+    if (check_contained(p, g, walk, returned_).kind != MatchFailure::Kind::None) return false;
     SubgraphMatch m;
     m.anchors = anchors_;
     m.nodes_map = b;
     if (!options_.match_output) m.nodes_map[output_] = MatchValue{};
+    m.placeholder_nodes.reserve(placeholders_.size());
     for (NodeId ph : placeholders_) m.placeholder_nodes.push_back(b[ph]);
+    m.returning_nodes.reserve(returned_.size());
     for (NodeId r : returned_) m.returning_nodes.push_back(b[r].node);
-    if (check_contained(p, g, walk, returned_).kind != MatchFailure::Kind::None) return;
-    found.push_back(std::move(m));
+    stop = !visit(std::move(m));
+    return true;
   };
 
-  // Backtracking over the anchors' candidates; each try is a deterministic walk.
-  std::vector<std::size_t> choice(anchors_.size(), 0);
-  std::vector<std::size_t> marks(anchors_.size(), 0);
-  std::size_t level = 0;
-  while (true) {
-    if (level == anchors_.size()) {
-      accept();
-      if (level == 0) break;
-      --level;
-      walk.undo(marks[level]);
-      ++choice[level];
-      continue;
-    }
-    const auto& cand = *candidates[level];
-    bool advanced = false;
-    while (choice[level] < cand.size()) {
-      marks[level] = walk.mark();
-      if (walk.nodes(anchors_[level], cand[choice[level]])) {
-        advanced = true;
-        break;
+  // level: which anchor; returns how many matches were completed below it.
+  std::vector<std::vector<std::uint8_t>> choices(anchors_.size());
+  auto level_search = [&](auto& self, std::size_t level) -> std::size_t {
+    std::size_t found = 0;
+    for (NodeId c : *candidates[level]) {
+      if (stop) break;
+      if (!g.is_alive(c)) continue;
+      std::vector<std::uint8_t>& ch = choices[level];
+      ch.clear();
+      while (true) {
+        const std::size_t mark = walk.mark();
+        walk.use_choices(&ch);
+        const bool ok = walk.nodes(anchors_[level], c);
+        const std::size_t used = walk.choices_used();
+        std::size_t got = 0;
+        if (ok) got = level + 1 == anchors_.size() ? (complete() ? 1 : 0) : self(self, level + 1);
+        walk.undo(mark);
+        found += got;
+        if (got > 0 || stop || !Walk::next_choices(ch, used)) break;
       }
-      walk.undo(marks[level]);
-      ++choice[level];
     }
-    if (advanced) {
-      ++level;
-      if (level < anchors_.size()) choice[level] = 0;
-      continue;
-    }
-    if (level == 0) break;
-    --level;
-    walk.undo(marks[level]);
-    ++choice[level];
-  }
+    return found;
+  };
+  level_search(level_search, 0);
+}
+
+std::vector<SubgraphMatch> SubgraphMatcher::match(const Graph& g, const ModuleTable* modules) const {
+  return match(CandidateIndex(g, modules));
+}
+
+std::vector<SubgraphMatch> SubgraphMatcher::match(const CandidateIndex& index) const {
+  const Graph& p = pattern_.graph;
+  const Graph& g = index.graph();
+  std::vector<SubgraphMatch> found;
+  found.reserve(index.find(p, anchors_.front(), pattern_.constraint(anchors_.front())).size());
+  search(index, nullptr, [&](SubgraphMatch&& m) {
+    found.push_back(std::move(m));
+    return true;
+  });
 
   if (!options_.remove_overlapping_matches) return found;
   // Earliest anchor wins: keep a match only if none of its compute nodes is already claimed.
@@ -346,20 +509,41 @@ std::vector<SubgraphMatch> SubgraphMatcher::match(const Graph& g) const {
   return found;
 }
 
-std::vector<MatchExplanation> SubgraphMatcher::explain(const Graph& g, NodeId node) const {
+std::optional<SubgraphMatch> SubgraphMatcher::match_at(const CandidateIndex& index, NodeId node) const {
+  std::optional<SubgraphMatch> out;
+  const std::vector<NodeId> first{node};
+  search(index, &first, [&](SubgraphMatch&& m) {
+    out = std::move(m);
+    return false;
+  });
+  return out;
+}
+
+std::vector<MatchExplanation> SubgraphMatcher::explain(const Graph& g, NodeId node, const ModuleTable* modules) const {
   std::vector<MatchExplanation> out;
-  const Graph& p = pattern_;
-  CandidateIndex index(g);
-  std::vector<NodeId> candidates = node != kNoNode ? std::vector<NodeId>{node} : index.find(p, anchors_.front(), g);
+  const Graph& p = pattern_.graph;
+  CandidateIndex index(g, modules);
+  std::vector<NodeId> candidates =
+      node != kNoNode ? std::vector<NodeId>{node} : index.find(p, anchors_.front(), pattern_.constraint(anchors_.front()));
   for (NodeId c : candidates) {
     if (!g.is_alive(c)) continue;
-    Walk walk(p, g, options_);
     MatchExplanation e;
     e.candidate = c;
-    walk.record_failures(&e.failure);
-    if (walk.nodes(anchors_.front(), c)) {
-      if (anchors_.size() > 1) e.failure = MatchFailure{MatchFailure::Kind::OtherAnchors, c, anchors_.front(), kNoNode, {}, {}, {}};
-      else e.failure = check_contained(p, g, walk, returned_);
+    // The first operand order explains; a later one that matches turns it into a match.
+    std::vector<std::uint8_t> choices;
+    bool first_try = true;
+    while (true) {
+      Walk walk(pattern_, g, modules, options_);
+      MatchFailure failure;
+      walk.record_failures(&failure);
+      walk.use_choices(&choices);
+      if (walk.nodes(anchors_.front(), c)) {
+        if (anchors_.size() > 1) failure = MatchFailure{MatchFailure::Kind::OtherAnchors, c, anchors_.front(), kNoNode, {}, {}, {}};
+        else failure = check_contained(p, g, walk, returned_);
+      }
+      if (first_try || failure.kind == MatchFailure::Kind::None) e.failure = failure;
+      first_try = false;
+      if (failure.kind == MatchFailure::Kind::None || !Walk::next_choices(choices, walk.choices_used())) break;
     }
     out.push_back(std::move(e));
   }

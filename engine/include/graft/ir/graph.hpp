@@ -193,11 +193,15 @@ class Graph {
   // While a transaction is open, every edit first saves the slots it is about to change (once
   // per slot), so rollback puts the graph back exactly, and both cost O(nodes touched) rather
   // than a copy of the whole graph. A copy of a Graph never carries an open transaction.
-  /// Starts recording. Fails if a transaction is already open (they do not nest).
+  /// Starts recording. Fails if a transaction is already open (use begin_nested_transaction).
   Status begin_transaction();
-  /// Keeps every edit since begin_transaction and stops recording.
+  /// Starts recording inside whatever transaction is open (or as the first one): commit and
+  /// rollback then end this inner one only, and the outer one still covers its edits. A
+  /// rewrite inside a pass uses it, so that a failed rewrite a script catches undoes itself.
+  void begin_nested_transaction();
+  /// Keeps every edit since the innermost begin and stops that transaction.
   void commit_transaction();
-  /// Undoes every edit since begin_transaction and stops recording.
+  /// Undoes every edit since the innermost begin and stops that transaction.
   void rollback_transaction();
   bool in_transaction() const { return static_cast<bool>(journal_.p); }
   /// What the open transaction changed so far (GraphDiff's definitions). O(nodes touched),
@@ -223,6 +227,7 @@ class Graph {
   void record(NodeId n);
   void note_moved(NodeId n);
   void note_reordered();
+  void note_reordered(Journal* j);
 
   InsertPoint point(InsertPoint::Where where, NodeId n) const {
     if (!is_alive(n)) return {where, kNoNode, 0};

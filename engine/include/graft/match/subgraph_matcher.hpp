@@ -7,15 +7,23 @@
 // earliest anchor.
 //
 // Where FX raises KeyError (an anchor with no candidate, an unused pattern input), this
-// matcher returns no match, or binds nothing to the unused input.
+// matcher returns no match, or binds nothing to the unused input. Keyword arguments are
+// compared by name, as torch 1.13 does (main compares them in order).
+//
+// A Pattern adds constraints FX cannot express (graft/match/pattern.hpp). Commutative nodes
+// are the only choice points: a walk that fails is retried with the next combination of
+// operand orders, so a match is found whenever one exists.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "graft/ir/argument.hpp"
 #include "graft/ir/graph.hpp"
+#include "graft/match/candidate_index.hpp"
+#include "graft/match/pattern.hpp"
 #include "graft/status.hpp"
 
 namespace graft {
@@ -27,12 +35,16 @@ struct MatchOptions {
   bool ignore_literals = false;    ///< literals in the pattern match anything
 };
 
-/// What a pattern node is bound to: a graph node, or (for a placeholder) a literal.
+/// What a pattern node is bound to: a graph node, or (for a placeholder) a literal. Literals
+/// are rare and shared, which keeps a match small (matches are made by the million).
 struct MatchValue {
   NodeId node = kNoNode;
-  std::optional<Argument> literal{};
-  bool bound() const { return node != kNoNode || literal.has_value(); }
-  friend bool operator==(const MatchValue&, const MatchValue&) = default;
+  std::shared_ptr<const Argument> literal{};
+  bool bound() const { return node != kNoNode || literal != nullptr; }
+  friend bool operator==(const MatchValue& a, const MatchValue& b) {
+    if (a.node != b.node || (a.literal == nullptr) != (b.literal == nullptr)) return false;
+    return a.literal == nullptr || *a.literal == *b.literal;
+  }
 };
 
 /// One match, as FX's InternalMatch.
@@ -62,6 +74,9 @@ struct MatchFailure {
     UsedOutside,      ///< an inner node is used by a node outside the match
     Cycle,            ///< fusing the match would create a cycle
     OtherAnchors,     ///< anchor 0 matched; the other anchors of a multi-output pattern failed
+    Users,            ///< the graph node has another number of users than the constraint asks
+    Predicate,        ///< the pattern node's predicate rejected the graph node
+    NoModules,        ///< the pattern matches modules by class, and no module table was given
   };
   Kind kind = Kind::None;
   NodeId graph_node = kNoNode;    ///< the graph node where it failed
@@ -83,26 +98,37 @@ class SubgraphMatcher {
   /// Fails (naming the node) for an empty pattern, a pattern without an output, or dead code
   /// (a non-input node nobody uses). Unused pattern inputs are allowed.
   static Result<SubgraphMatcher> create(const Graph& pattern, MatchOptions options = {});
+  static Result<SubgraphMatcher> create(Pattern pattern, MatchOptions options = {});
 
   /// Every match in `g`, in the order of their anchors in `g`, overlaps removed if asked.
-  std::vector<SubgraphMatch> match(const Graph& g) const;
+  /// `modules` is g's module table, needed by patterns that match modules by class.
+  std::vector<SubgraphMatch> match(const Graph& g, const ModuleTable* modules = nullptr) const;
+  std::vector<SubgraphMatch> match(const CandidateIndex& index) const;
+
+  /// The match whose first anchor is graph node `node`, if there is one (overlaps are not
+  /// considered; further anchors come from `index`). What a worklist driver asks.
+  std::optional<SubgraphMatch> match_at(const CandidateIndex& index, NodeId node) const;
 
   /// For each candidate of the first anchor (every graph node with its op and target, in
   /// graph order) or only `node`: whether it matches, or the first reason it does not.
   /// Overlaps with other matches are not considered.
-  std::vector<MatchExplanation> explain(const Graph& g, NodeId node = kNoNode) const;
+  std::vector<MatchExplanation> explain(const Graph& g, NodeId node = kNoNode, const ModuleTable* modules = nullptr) const;
 
-  const Graph& pattern() const { return pattern_; }
+  const Graph& pattern() const { return pattern_.graph; }
+  const Pattern& constrained_pattern() const { return pattern_; }
+  const NodeConstraint* constraint(NodeId p) const { return pattern_.constraint(p); }
   const MatchOptions& options() const { return options_; }
   const std::vector<NodeId>& anchors() const { return anchors_; }
   const std::vector<NodeId>& placeholders() const { return placeholders_; }
   const std::vector<NodeId>& returned() const { return returned_; }
 
  private:
-  SubgraphMatcher(const Graph& pattern, MatchOptions options);
-  Graph pattern_;
+  SubgraphMatcher(Pattern pattern, MatchOptions options);
+  template <class Visit>
+  void search(const CandidateIndex& index, const std::vector<NodeId>* first, Visit&& visit) const;
+  Pattern pattern_;
   MatchOptions options_;
-  std::vector<NodeId> placeholders_;  ///< pattern inputs, in order
+  std::vector<NodeId> placeholders_;  ///< pattern inputs, in order (wildcards are not inputs)
   std::vector<NodeId> returned_;      ///< distinct nodes the pattern's output uses, in order
   std::vector<NodeId> anchors_;
   NodeId output_ = kNoNode;

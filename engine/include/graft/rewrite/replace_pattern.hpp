@@ -5,9 +5,9 @@
 // copied in before the first user of the match's returned nodes, the returned nodes' uses
 // move to the replacement's outputs by position, and the matched nodes are erased.
 //
-// Unlike FX, the whole rewrite is one transaction: an error (a count mismatch, a replacement
-// using an input the pattern never bound) leaves the graph exactly as it was. Inside a
-// transaction the caller already holds (a pipeline pass), undoing is left to the caller.
+// Unlike FX, the whole rewrite is one transaction (nested in the caller's, if any): an error
+// (a count mismatch, a replacement using an input the pattern never bound) leaves the graph
+// exactly as it was.
 #pragma once
 
 #include <functional>
@@ -15,16 +15,10 @@
 
 #include "graft/ir/graph.hpp"
 #include "graft/match/subgraph_matcher.hpp"
+#include "graft/rewrite/rewrite_match.hpp"
 #include "graft/status.hpp"
 
 namespace graft {
-
-/// One replacement, as FX's ReplacedPatterns.
-struct ReplacedPattern {
-  NodeId anchor = kNoNode;               ///< the pattern node the match was found from
-  std::vector<MatchValue> nodes_map;     ///< pattern node -> graph value (erased nodes included)
-  std::vector<NodeId> replacements;      ///< nodes copied into the graph, in replacement order
-};
 
 /// Decides, per match, whether to replace it (FX's match_filters; all must agree).
 using MatchFilter = std::function<bool(const SubgraphMatch&, const Graph& g, const Graph& pattern)>;
@@ -32,14 +26,17 @@ using MatchFilter = std::function<bool(const SubgraphMatch&, const Graph& g, con
 struct ReplaceOptions {
   MatchOptions match{};
   std::vector<MatchFilter> filters{};
-  /// Copy the metadata of the matched node a replacement output stands for onto that output
-  /// (FX drops it; most users want it).
-  bool keep_meta = false;
+  /// What replacement nodes inherit from the matched ones (FX drops it; most users want it).
+  MetaPolicy meta = MetaPolicy::Drop;
 };
 
 /// Replaces every match of `pattern` in `g` by `replacement`. Both are graphs with
 /// placeholders and an output; the replacement returns as many values as the pattern.
 Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const Graph& pattern, const Graph& replacement,
                                                      const ReplaceOptions& options = {});
+/// The same with a matcher built already (a Pattern with constraints; `options.match` is then
+/// the matcher's), and g's module table for patterns that match modules by class.
+Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const SubgraphMatcher& matcher, const Graph& replacement,
+                                                     const ReplaceOptions& options = {}, const ModuleTable* modules = nullptr);
 
 }  // namespace graft

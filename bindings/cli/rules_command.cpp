@@ -1,0 +1,151 @@
+// The rule-script forms of `graft match` and `graft explain`, and `graft pattern`.
+#include "rules_command.hpp"
+
+#include <fmt/core.h>
+
+#include "graft/io/render.hpp"
+#include "graft/lua/rules.hpp"
+#include "match_command.hpp"
+
+namespace graft::cli {
+namespace {
+
+int fail(const std::string& message) {
+  fmt::print(stderr, "graft: error: {}\n", message);
+  return 1;
+}
+
+/// The rules `o.rule` selects: that one, or (when empty) every enabled one; an unknown name
+/// is an error listing the names there are.
+Result<std::vector<const lua::RuleView*>> select(const std::vector<lua::RuleView>& rules, const RulesCommandOptions& o,
+                                                 bool only_one) {
+  std::vector<const lua::RuleView*> out;
+  std::string names;
+  for (const lua::RuleView& r : rules) {
+    names += (names.empty() ? "" : ", ") + r.name;
+    if (o.rule.empty() ? r.enabled : r.name == o.rule) out.push_back(&r);
+  }
+  if (!o.rule.empty() && out.empty())
+    return Status::error(fmt::format("{}: no rule named '{}' (rules: {})", o.script.pipeline, o.rule, names));
+  if (only_one && o.rule.empty() && rules.size() != 1)
+    return Status::error(fmt::format("{} has {} rules; say which with --rule NAME (rules: {})", o.script.pipeline,
+                                     rules.size(), names));
+  if (only_one && o.rule.empty()) out = {&rules.front()};
+  return out;
+}
+
+/// Loads the script and (unless `graph_path` is empty) the graph, then runs `body` inside the
+/// script's sandbox.
+int with_script(const RulesCommandOptions& o, bool needs_graph,
+                const std::function<Status(const std::vector<lua::RuleView>&, const GraphModule*)>& body) {
+  std::optional<GraphModule> gm;
+  if (needs_graph) {
+    Result<GraphModule> loaded = load_graph_file(o.script.graph);
+    if (!loaded) return fail(loaded.status().message());
+    gm = std::move(loaded).value();
+  }
+  auto sandbox = lua::Sandbox::create(sandbox_options(o.script));
+  if (!sandbox) return fail(sandbox.status().message());
+  if (Status s = sandbox.value()->load_file(o.script.pipeline); !s) return fail(s.message());
+  Status s = lua::with_rules(*sandbox.value(), gm ? &*gm : nullptr,
+                             [&](const std::vector<lua::RuleView>& rules) { return body(rules, gm ? &*gm : nullptr); });
+  return s ? 0 : fail(s.message());
+}
+
+std::string constraint_text(const Graph& p, NodeId n, const NodeConstraint& c) {
+  std::vector<std::string> parts;
+  if (c.wildcard) parts.push_back("wildcard (any argument)");
+  if (!c.module_class.empty()) parts.push_back("any module of class " + c.module_class);
+  if (!c.alternatives.empty()) {
+    std::string alts = p.target(n);
+    for (const std::string& a : c.alternatives) alts += ", " + a;
+    parts.push_back("one of " + alts);
+  }
+  if (c.commutative) parts.push_back("commutative");
+  if (c.users) parts.push_back(fmt::format("exactly {} user{}", *c.users, *c.users == 1 ? "" : "s"));
+  if (!c.optional_kwargs.empty()) {
+    std::string kws;
+    for (const std::string& k : c.optional_kwargs) kws += (kws.empty() ? "" : ", ") + k;
+    parts.push_back("may omit " + kws);
+  }
+  if (c.predicate) parts.push_back("predicate '" + (c.predicate_name.empty() ? std::string("where") : c.predicate_name) + "'");
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : "; ") + part;
+  return text;
+}
+
+}  // namespace
+
+int cmd_match_rules(const RulesCommandOptions& o) {
+  return with_script(o, true, [&](const std::vector<lua::RuleView>& rules, const GraphModule* gm) -> Status {
+    Result<std::vector<const lua::RuleView*>> chosen = select(rules, o, false);
+    if (!chosen) return chosen.status();
+    Json j;
+    j["rules_script"] = o.script.pipeline;
+    j["graph"] = o.script.graph;
+    Json& list = j["rules"] = Json::array();
+    for (const lua::RuleView* r : chosen.value()) {
+      std::vector<SubgraphMatch> matches = r->matcher->match(gm->graph, &gm->modules);
+      if (o.json) {
+        Json e;
+        e["name"] = r->name;
+        e["priority"] = r->priority;
+        e["count"] = matches.size();
+        e["matches"] = matches_json(*r->matcher, gm->graph, matches);
+        if (o.log) e["candidates"] = explanations_json(*r->matcher, *gm, r->matcher->explain(gm->graph, kNoNode, &gm->modules));
+        list.push_back(std::move(e));
+        continue;
+      }
+      fmt::print("rule {}: {} match{}\n", r->name, matches.size(), matches.size() == 1 ? "" : "es");
+      print_matches(*r->matcher, gm->graph, matches);
+      if (o.log) print_explanations(*r->matcher, *gm, r->matcher->explain(gm->graph, kNoNode, &gm->modules), o.script.graph, "    ");
+    }
+    if (o.json) fmt::print("{}\n", j.dump(2));
+    return Status::ok();
+  });
+}
+
+int cmd_explain_rules(const RulesCommandOptions& o) {
+  return with_script(o, true, [&](const std::vector<lua::RuleView>& rules, const GraphModule* gm) -> Status {
+    Result<std::vector<const lua::RuleView*>> chosen = select(rules, o, true);
+    if (!chosen) return chosen.status();
+    const lua::RuleView& r = *chosen.value().front();
+    NodeId only = kNoNode;
+    if (!o.node.empty()) {
+      only = gm->graph.find(o.node);
+      if (only == kNoNode) return Status::error(fmt::format("{}: no node named '{}'", o.script.graph, o.node));
+    }
+    std::vector<MatchExplanation> all = r.matcher->explain(gm->graph, only, &gm->modules);
+    if (o.json) {
+      Json j;
+      j["rule"] = r.name;
+      j["candidates"] = explanations_json(*r.matcher, *gm, all);
+      fmt::print("{}\n", j.dump(2));
+      return Status::ok();
+    }
+    fmt::print("rule {}:\n", r.name);
+    print_explanations(*r.matcher, *gm, all, o.script.graph, "  ");
+    return Status::ok();
+  });
+}
+
+int cmd_pattern(const RulesCommandOptions& o) {
+  return with_script(o, false, [&](const std::vector<lua::RuleView>& rules, const GraphModule*) -> Status {
+    Result<std::vector<const lua::RuleView*>> chosen = select(rules, o, false);
+    if (!chosen) return chosen.status();
+    if (o.rule.empty()) {  // every rule, disabled ones too
+      chosen.value().clear();
+      for (const lua::RuleView& r : rules) chosen.value().push_back(&r);
+    }
+    for (const lua::RuleView* r : chosen.value()) {
+      const Graph& p = r->matcher->pattern();
+      fmt::print("rule {} (priority {}{})\n", r->name, r->priority, r->enabled ? "" : ", disabled");
+      fmt::print("{}", tabular(p));
+      for (const auto& [n, c] : r->matcher->constrained_pattern().constraints)
+        if (c.any()) fmt::print("  {}: {}\n", p.name(n), constraint_text(p, n, c));
+    }
+    return Status::ok();
+  });
+}
+
+}  // namespace graft::cli

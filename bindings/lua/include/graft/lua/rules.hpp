@@ -1,0 +1,29 @@
+// Rule scripts seen from the host: a script whose main value is a rule set (graft.rules{...})
+// or one rule (graft.rule{...}). `graft match|explain|pattern RULES.lua` use this.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "graft/io/graph_json.hpp"
+#include "graft/lua/sandbox.hpp"
+#include "graft/match/subgraph_matcher.hpp"
+#include "graft/status.hpp"
+
+namespace graft::lua {
+
+/// One rule of the script, valid only inside with_rules' callback.
+struct RuleView {
+  std::string name;
+  int priority = 0;
+  bool enabled = true;
+  const SubgraphMatcher* matcher = nullptr;
+};
+
+/// Runs `body` inside the sandbox with the script's rules, in the order the script gives them,
+/// and with `gm` (may be null) open read-only so that pattern predicates can look at it. An
+/// error a predicate raises comes back as the Status, naming the script.
+Status with_rules(Sandbox& sandbox, const GraphModule* gm, const std::function<Status(const std::vector<RuleView>&)>& body);
+
+}  // namespace graft::lua

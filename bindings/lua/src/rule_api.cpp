@@ -1,0 +1,597 @@
+// Rules in Lua: graft.rule{...}, graft.rules{...}, g:apply(rules [, options]) and rs:pass{...},
+// over the engine's rule driver (graft/rewrite/rule_set.hpp).
+//
+//   local rules = graft.rules{
+//     graft.rule{ name = "add_to_mul", pattern = p, replacement = r, priority = 1 },
+//     graft.rule{ name = "fuse", pattern = q, replacement = function(m) return graft.trace(...) end,
+//                 filter = function(m) return m.inputs[1].meta.tensor_meta ~= nil end },
+//   }
+//   return graft.pipeline{ rules:pass{ mode = "fixpoint", max_iterations = 5 } }
+#include "rule_api.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "graft/lua/rules.hpp"
+#include "graft/rewrite/rule_set.hpp"
+#include "handles.hpp"
+#include "lua_values.hpp"
+#include "pattern_api.hpp"
+#include "sandbox_state.hpp"
+#include "trampoline.hpp"
+
+namespace graft::lua::detail {
+namespace {
+
+constexpr const char* kRuleType = "graft.Rule";
+constexpr const char* kRuleSetType = "graft.RuleSet";
+
+/// A rule as Lua holds it. Lua values it needs (pattern, replacement, callbacks) live in
+/// the userdata's user value, which keeps them alive as long as the rule.
+struct RuleData {
+  Rule rule;
+  int filter_ref = LUA_NOREF;
+  int build_ref = LUA_NOREF;
+};
+struct RuleBox {
+  RuleData* data;
+};
+struct RuleSetBox {
+  std::vector<bool>* enabled;  // per rule, in order; the rules themselves are in the user value
+};
+
+RuleData& check_rule(lua_State* L, int index) {
+  auto* box = static_cast<RuleBox*>(luaL_checkudata(L, index, kRuleType));
+  if (box->data == nullptr) luaL_error(L, "rule already released");
+  return *box->data;
+}
+
+int rule_gc(lua_State* L) {
+  auto* box = static_cast<RuleBox*>(luaL_testudata(L, 1, kRuleType));
+  if (box != nullptr && box->data != nullptr) {
+    luaL_unref(L, LUA_REGISTRYINDEX, box->data->filter_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, box->data->build_ref);
+    delete box->data;
+    box->data = nullptr;
+  }
+  return 0;
+}
+
+int ruleset_gc(lua_State* L) {
+  auto* box = static_cast<RuleSetBox*>(luaL_testudata(L, 1, kRuleSetType));
+  if (box != nullptr) {
+    delete box->enabled;
+    box->enabled = nullptr;
+  }
+  return 0;
+}
+
+/// Calls the Lua function `ref` with the match; leaves its one result on the stack. False
+/// (and the error kept) when it raised.
+bool call_with_match(SandboxState& s, int ref, const SubgraphMatcher& matcher, const SubgraphMatch& m) {
+  lua_State* L = s.callbacks.L;
+  if (L == nullptr || !s.callbacks.error.empty()) return false;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  push_match(L, s.callbacks.session, matcher, m);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    const char* msg = lua_tostring(L, -1);
+    s.callbacks.error = msg ? msg : "error";
+    lua_pop(L, 1);
+    return false;
+  }
+  return true;
+}
+
+/// graft.rule{name =, pattern =, replacement =, priority =, filter =, meta =, enabled =}
+int graft_rule(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  SandboxState& s = state_of(L);
+  lua_pushnil(L);
+  while (lua_next(L, 1) != 0) {
+    lua_pop(L, 1);
+    const std::string k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    if (k != "name" && k != "pattern" && k != "replacement" && k != "priority" && k != "filter" && k != "meta" &&
+        k != "keep_meta" && k != "enabled")
+      luaL_error(L, "graft.rule: unknown field '%s' (name, pattern, replacement, priority, filter, meta, keep_meta, enabled)",
+                 k.empty() ? luaL_typename(L, -1) : k.c_str());
+  }
+  lua_getfield(L, 1, "name");
+  if (lua_type(L, -1) != LUA_TSTRING || lua_rawlen(L, -1) == 0) luaL_error(L, "graft.rule: 'name' must be a non-empty string");
+  const std::string name = lua_tostring(L, -1);
+  lua_pop(L, 1);
+
+  auto* box = static_cast<RuleBox*>(lua_newuserdatauv(L, sizeof(RuleBox), 1));
+  box->data = nullptr;
+  luaL_setmetatable(L, kRuleType);
+  const int rule_index = lua_gettop(L);
+  s.charge_host_memory(L, sizeof(RuleData));
+  box->data = new RuleData();
+  RuleData& d = *box->data;
+  Rule& r = d.rule;
+  r.name = name;
+  lua_createtable(L, 0, 3);  // the user value: pattern, replacement
+  const int keep = lua_gettop(L);
+
+  lua_getfield(L, 1, "pattern");
+  if (lua_isnil(L, -1)) luaL_error(L, "graft.rule '%s': 'pattern' is missing (a graft.trace result)", name.c_str());
+  if (luaL_testudata(L, -1, "graft.Pattern") == nullptr)
+    luaL_error(L, "graft.rule '%s': 'pattern' must be a graft.trace result, not a %s", name.c_str(), luaL_typename(L, -1));
+  const Pattern& pattern = check_pattern(L, -1);
+  auto matcher = SubgraphMatcher::create(pattern);
+  if (!matcher) luaL_error(L, "graft.rule '%s': the pattern: %s", name.c_str(), matcher.status().message().c_str());
+  r.matcher = std::make_shared<const SubgraphMatcher>(std::move(matcher).value());
+  lua_setfield(L, keep, "pattern");
+
+  lua_getfield(L, 1, "replacement");
+  if (lua_isfunction(L, -1)) {
+    lua_pushvalue(L, -1);
+    d.build_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    SandboxState* state = &s;
+    const int ref = d.build_ref;
+    auto m_ptr = r.matcher;
+    const std::string rule_name = name;
+    r.build = [state, ref, m_ptr, rule_name](const Graph&, const SubgraphMatch& m) -> Result<Graph> {
+      if (!call_with_match(*state, ref, *m_ptr, m)) return Status::error("replacement: " + state->callbacks.error);
+      lua_State* CL = state->callbacks.L;
+      Result<Graph> out = Status::error("the replacement function must return a graft.trace result");
+      if (luaL_testudata(CL, -1, "graft.Pattern") != nullptr) out = Graph(check_pattern(CL, -1).graph);
+      lua_pop(CL, 1);
+      return out;
+    };
+  } else if (!lua_isnil(L, -1)) {
+    if (luaL_testudata(L, -1, "graft.Pattern") == nullptr)
+      luaL_error(L, "graft.rule '%s': 'replacement' must be a graft.trace result or a function(match), not a %s",
+                 name.c_str(), luaL_typename(L, -1));
+    r.replacement = std::make_shared<const Graph>(check_pattern(L, -1).graph);
+  } else {
+    luaL_error(L, "graft.rule '%s': 'replacement' is missing (a graft.trace result or a function(match))", name.c_str());
+  }
+  lua_setfield(L, keep, "replacement");
+
+  lua_getfield(L, 1, "priority");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_isinteger(L, -1)) luaL_error(L, "graft.rule '%s': 'priority' must be an integer", name.c_str());
+    r.priority = static_cast<int>(lua_tointeger(L, -1));
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, 1, "enabled");
+  if (!lua_isnil(L, -1)) r.enabled = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  r.meta = read_meta_policy(L, 1, MetaPolicy::Outputs, ("graft.rule '" + name + "'").c_str());
+  lua_getfield(L, 1, "filter");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_isfunction(L, -1)) luaL_error(L, "graft.rule '%s': 'filter' must be a function(match)", name.c_str());
+    d.filter_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    SandboxState* state = &s;
+    const int ref = d.filter_ref;
+    auto m_ptr = r.matcher;
+    r.filter = [state, ref, m_ptr](const SubgraphMatch& m, const Graph&, const Graph&) {
+      if (!call_with_match(*state, ref, *m_ptr, m)) return false;
+      const bool keep_it = lua_toboolean(state->callbacks.L, -1);
+      lua_pop(state->callbacks.L, 1);
+      return keep_it;
+    };
+  } else {
+    lua_pop(L, 1);
+  }
+  // A replacement that uses an input the pattern never binds fails now, at load time.
+  if (Status st = check_rules({r}); !st) luaL_error(L, "graft.rule: %s", st.message().c_str());
+  lua_settop(L, keep);
+  lua_setiuservalue(L, rule_index, 1);
+  return 1;
+}
+
+int rule_index(lua_State* L) {
+  const RuleData& d = check_rule(L, 1);
+  const std::string key = luaL_checkstring(L, 2);
+  if (key == "name") lua_pushstring(L, d.rule.name.c_str());
+  else if (key == "priority") lua_pushinteger(L, d.rule.priority);
+  else if (key == "enabled") lua_pushboolean(L, d.rule.enabled);
+  else if (key == "pattern" || key == "replacement") {
+    lua_getiuservalue(L, 1, 1);
+    lua_getfield(L, -1, key.c_str());
+  } else luaL_error(L, "a rule has no field '%s' (name, priority, enabled, pattern, replacement)", key.c_str());
+  return 1;
+}
+
+int rule_tostring(lua_State* L) {
+  const RuleData& d = check_rule(L, 1);
+  lua_pushfstring(L, "graft.rule '%s'", d.rule.name.c_str());
+  return 1;
+}
+
+/// graft.rules{rule, rule, ...}
+int graft_rules(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, 1));
+  std::vector<std::string> names;
+  auto* box = static_cast<RuleSetBox*>(lua_newuserdatauv(L, sizeof(RuleSetBox), 1));
+  box->enabled = nullptr;
+  luaL_setmetatable(L, kRuleSetType);
+  const int set_index = lua_gettop(L);
+  lua_createtable(L, static_cast<int>(n), 0);
+  std::vector<bool> enabled;
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, 1, i);
+    if (luaL_testudata(L, -1, kRuleType) == nullptr)
+      luaL_error(L, "graft.rules: item %d is a %s, not a graft.rule", static_cast<int>(i), luaL_typename(L, -1));
+    const RuleData& d = check_rule(L, -1);
+    for (const std::string& other : names)
+      if (other == d.rule.name) luaL_error(L, "graft.rules: two rules are named '%s'", other.c_str());
+    names.push_back(d.rule.name);
+    enabled.push_back(d.rule.enabled);
+    lua_rawseti(L, -2, i);
+  }
+  // Only the sequence is read: other keys would be silently ignored, so they are refused.
+  lua_pushnil(L);
+  while (lua_next(L, 1) != 0) {
+    lua_pop(L, 1);
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > n)
+      luaL_error(L, "graft.rules: expected a list of graft.rule values, found the key '%s'", luaL_tolstring(L, -1, nullptr));
+  }
+  lua_setiuservalue(L, set_index, 1);
+  state_of(L).charge_host_memory(L, sizeof(std::vector<bool>) + enabled.size());
+  box->enabled = new std::vector<bool>(std::move(enabled));
+  return 1;
+}
+
+RuleSetBox& check_rule_set(lua_State* L, int index) {
+  auto* box = static_cast<RuleSetBox*>(luaL_checkudata(L, index, kRuleSetType));
+  if (box->enabled == nullptr) luaL_error(L, "rule set already released");
+  return *box;
+}
+
+/// The position of rule `name` in the set at `index` (1-based), or raises.
+int rule_position(lua_State* L, int index, const char* name) {
+  lua_getiuservalue(L, index, 1);
+  const int n = static_cast<int>(lua_rawlen(L, -1));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -1, i);
+    const bool same = check_rule(L, -1).rule.name == name;
+    lua_pop(L, 1);
+    if (same) {
+      lua_pop(L, 1);
+      return i;
+    }
+  }
+  lua_pop(L, 1);
+  luaL_error(L, "the rule set has no rule named '%s'", name);
+  return 0;
+}
+
+int ruleset_enable(lua_State* L) {
+  RuleSetBox& box = check_rule_set(L, 1);
+  (*box.enabled)[static_cast<std::size_t>(rule_position(L, 1, luaL_checkstring(L, 2)) - 1)] = true;
+  lua_settop(L, 1);
+  return 1;
+}
+int ruleset_disable(lua_State* L) {
+  RuleSetBox& box = check_rule_set(L, 1);
+  (*box.enabled)[static_cast<std::size_t>(rule_position(L, 1, luaL_checkstring(L, 2)) - 1)] = false;
+  lua_settop(L, 1);
+  return 1;
+}
+int ruleset_names(lua_State* L) {
+  check_rule_set(L, 1);
+  lua_getiuservalue(L, 1, 1);
+  const int n = static_cast<int>(lua_rawlen(L, -1));
+  lua_createtable(L, n, 0);
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -2, i);
+    lua_pushstring(L, check_rule(L, -1).rule.name.c_str());
+    lua_rawseti(L, -3, i);
+    lua_pop(L, 1);
+  }
+  return 1;
+}
+int ruleset_rule(lua_State* L) {
+  check_rule_set(L, 1);
+  const int i = rule_position(L, 1, luaL_checkstring(L, 2));
+  lua_getiuservalue(L, 1, 1);
+  lua_rawgeti(L, -1, i);
+  return 1;
+}
+int ruleset_len(lua_State* L) {
+  lua_pushinteger(L, static_cast<lua_Integer>(check_rule_set(L, 1).enabled->size()));
+  return 1;
+}
+int ruleset_tostring(lua_State* L) {
+  lua_pushfstring(L, "graft.rules (%d rules)", static_cast<int>(check_rule_set(L, 1).enabled->size()));
+  return 1;
+}
+
+}  // namespace
+
+std::vector<Rule> rules_of(lua_State* L, int index) {
+  std::vector<Rule> out;
+  if (luaL_testudata(L, index, kRuleType) != nullptr) {
+    out.push_back(check_rule(L, index).rule);
+    return out;
+  }
+  if (luaL_testudata(L, index, kRuleSetType) == nullptr)
+    luaL_error(L, "g:apply: expected a rule set (graft.rules) or a rule (graft.rule), got a %s", luaL_typename(L, index));
+  RuleSetBox& box = check_rule_set(L, index);
+  lua_getiuservalue(L, index, 1);
+  const int n = static_cast<int>(lua_rawlen(L, -1));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -1, i);
+    out.push_back(check_rule(L, -1).rule);
+    out.back().enabled = (*box.enabled)[static_cast<std::size_t>(i - 1)];
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
+namespace {
+
+DriveOptions read_drive_options(lua_State* L, int index, std::vector<Rule>& rules, int& log_ref) {
+  DriveOptions o;
+  log_ref = LUA_NOREF;
+  if (lua_isnoneornil(L, index)) return o;
+  luaL_checktype(L, index, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    lua_pop(L, 1);
+    const std::string k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    if (k != "mode" && k != "max_iterations" && k != "max_rewrites" && k != "enable" && k != "disable" && k != "log" && k != "name")
+      luaL_error(L, "g:apply: unknown option '%s' (mode, max_iterations, max_rewrites, enable, disable, log, name)",
+                 k.empty() ? luaL_typename(L, -1) : k.c_str());
+  }
+  lua_getfield(L, index, "mode");
+  if (!lua_isnil(L, -1)) {
+    const std::string mode = luaL_checkstring(L, -1);
+    if (mode == "once") o.mode = DriveMode::Once;
+    else if (mode == "fixpoint") o.mode = DriveMode::Fixpoint;
+    else luaL_error(L, "g:apply: mode must be \"once\" or \"fixpoint\", not '%s'", mode.c_str());
+  }
+  auto count = [&](const char* key, std::size_t& out) {
+    lua_getfield(L, index, key);
+    if (!lua_isnil(L, -1)) {
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1) luaL_error(L, "g:apply: %s must be a positive integer", key);
+      out = static_cast<std::size_t>(lua_tointeger(L, -1));
+    }
+    lua_pop(L, 1);
+  };
+  count("max_iterations", o.max_iterations);
+  count("max_rewrites", o.max_rewrites);
+  auto names = [&](const char* key, bool value) {
+    lua_getfield(L, index, key);
+    if (!lua_isnil(L, -1)) {
+      luaL_checktype(L, -1, LUA_TTABLE);
+      const int n = static_cast<int>(lua_rawlen(L, -1));
+      for (int i = 1; i <= n; ++i) {
+        lua_rawgeti(L, -1, i);
+        const std::string name = luaL_checkstring(L, -1);
+        lua_pop(L, 1);
+        bool found = false;
+        for (Rule& r : rules)
+          if (r.name == name) {
+            r.enabled = value;
+            found = true;
+          }
+        if (!found) luaL_error(L, "g:apply: %s: no rule named '%s'", key, name.c_str());
+      }
+    }
+    lua_pop(L, 1);
+  };
+  names("enable", true);
+  names("disable", false);
+  lua_getfield(L, index, "log");
+  if (lua_isfunction(L, -1)) log_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  else if (!lua_isnil(L, -1)) luaL_error(L, "g:apply: log must be a function(line)");
+  else lua_pop(L, 1);
+  return o;
+}
+
+const char* stop_name(DriveReport::Stop s) {
+  switch (s) {
+    case DriveReport::Stop::Converged: return "converged";
+    case DriveReport::Stop::Completed: return "completed";
+    case DriveReport::Stop::IterationLimit: return "iteration limit";
+    case DriveReport::Stop::RewriteLimit: return "rewrite limit";
+    case DriveReport::Stop::Cycle: return "cycle";
+  }
+  return "?";
+}
+
+/// g:apply(rules [, options]) with the graph at 1, the rules at 2, the options at 3.
+int apply_rules_here(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  require_writable(L, *cg.session);
+  std::vector<Rule> rules = rules_of(L, 2);
+  int log_ref = LUA_NOREF;
+  DriveOptions o = read_drive_options(L, 3, rules, log_ref);
+  struct Unref {
+    lua_State* L;
+    int ref;
+    ~Unref() { luaL_unref(L, LUA_REGISTRYINDEX, ref); }
+  } unref{L, log_ref};
+  SandboxState& s = state_of(L);
+  Graph& g = *cg.session->graph;
+  o.modules = cg.session->modules;
+  s.charge_work(L, static_cast<double>(g.num_slots()));
+  std::size_t attempts = 0;
+  o.interrupt = [&]() -> Status {
+    // Work the script cannot see from inside the host: one unit per match attempt.
+    if (++attempts % 1024 == 0 && s.budget().instruction_limit != 0) {
+      s.budget().instructions += 1024;
+      if (s.budget().instructions > s.budget().instruction_limit)
+        return Status::error("the instruction budget is exhausted (matching)");
+    }
+    if (!s.callbacks.error.empty()) return Status::error(s.callbacks.error);
+    return Status::ok();
+  };
+  if (log_ref != LUA_NOREF) {
+    o.log = [&](const std::string& line) {
+      if (!s.callbacks.error.empty()) return;
+      lua_rawgeti(L, LUA_REGISTRYINDEX, log_ref);
+      lua_pushlstring(L, line.data(), line.size());
+      if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+        s.callbacks.error = std::string("log: ") + (lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+        lua_pop(L, 1);
+      }
+    };
+  }
+  Result<DriveReport> done = Status::ok();
+  {
+    CallbackScope scope(L, cg.session_id);
+    done = apply_rules(g, rules, o);
+  }
+  if (!done) luaL_error(L, "g:apply: %s", done.status().message().c_str());
+  const DriveReport& r = done.value();
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, static_cast<lua_Integer>(r.rewrites));
+  lua_setfield(L, -2, "rewrites");
+  lua_pushinteger(L, static_cast<lua_Integer>(r.iterations));
+  lua_setfield(L, -2, "iterations");
+  lua_pushstring(L, stop_name(r.stop));
+  lua_setfield(L, -2, "stop");
+  const std::string reason = r.stop_reason(o);
+  lua_pushlstring(L, reason.data(), reason.size());
+  lua_setfield(L, -2, "reason");
+  lua_createtable(L, static_cast<int>(r.cycle.size()), 0);
+  for (std::size_t i = 0; i < r.cycle.size(); ++i) {
+    lua_pushstring(L, r.cycle[i].c_str());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "cycle");
+  lua_createtable(L, static_cast<int>(r.rules.size()), 0);
+  for (std::size_t i = 0; i < r.rules.size(); ++i) {
+    const RuleStats& st = r.rules[i];
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, st.name.c_str());
+    lua_setfield(L, -2, "name");
+    lua_pushinteger(L, static_cast<lua_Integer>(st.matches));
+    lua_setfield(L, -2, "matches");
+    lua_pushinteger(L, static_cast<lua_Integer>(st.filtered));
+    lua_setfield(L, -2, "filtered");
+    lua_pushinteger(L, static_cast<lua_Integer>(st.rewrites));
+    lua_setfield(L, -2, "rewrites");
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "rules");
+  return 1;
+}
+
+/// The run function of rs:pass{...}: upvalues are the rules and the options.
+int rules_pass_run(lua_State* L) {
+  lua_settop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, lua_upvalueindex(2));
+  return apply_rules_here(L);
+}
+
+/// rs:pass{name =, mode =, ...}: a pipeline pass that applies the rules (graft.pass).
+int ruleset_pass(lua_State* L) {
+  if (luaL_testudata(L, 1, kRuleSetType) == nullptr && luaL_testudata(L, 1, kRuleType) == nullptr)
+    luaL_error(L, "pass: call it as rules:pass{...}");
+  if (lua_isnoneornil(L, 2)) {
+    lua_settop(L, 1);
+    lua_newtable(L);
+  }
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_getfield(L, 2, "name");
+  std::string name = lua_isnil(L, -1) ? std::string("rules") : luaL_checkstring(L, -1);
+  lua_pop(L, 1);
+  {  // the options are checked now, where the script builds the pass, not when it runs
+    std::vector<Rule> rules = rules_of(L, 1);
+    int log_ref = LUA_NOREF;
+    (void)read_drive_options(L, 2, rules, log_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, log_ref);
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, "graft.module");
+  lua_getfield(L, -1, "pass");
+  lua_createtable(L, 0, 2);
+  lua_pushlstring(L, name.data(), name.size());
+  lua_setfield(L, -2, "name");
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_pushcclosure(L, cfunction<rules_pass_run>, 2);
+  lua_setfield(L, -2, "run");
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+}  // namespace
+
+void push_rules_pass(lua_State* L, int index) {
+  index = lua_absindex(L, index);
+  lua_pushcfunction(L, cfunction<ruleset_pass>);
+  lua_pushvalue(L, index);
+  lua_call(L, 1, 1);
+}
+
+int graph_apply(lua_State* L) {
+  lua_settop(L, 3);
+  return apply_rules_here(L);
+}
+
+void register_rule_api(lua_State* L, int module) {
+  module = lua_absindex(L, module);
+  lua_pushvalue(L, module);
+  lua_setfield(L, LUA_REGISTRYINDEX, "graft.module");
+  luaL_newmetatable(L, kRuleType);
+  const luaL_Reg rule_meta[] = {{"__gc", cfunction<rule_gc>}, {"__index", cfunction<rule_index>},
+                                {"__tostring", cfunction<rule_tostring>}, {nullptr, nullptr}};
+  luaL_setfuncs(L, rule_meta, 0);
+  lua_pushstring(L, kRuleType);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, kRuleSetType);
+  const luaL_Reg set_meta[] = {{"__gc", cfunction<ruleset_gc>}, {"__len", cfunction<ruleset_len>},
+                               {"__tostring", cfunction<ruleset_tostring>}, {nullptr, nullptr}};
+  luaL_setfuncs(L, set_meta, 0);
+  lua_createtable(L, 0, 6);
+  const luaL_Reg set_methods[] = {{"enable", cfunction<ruleset_enable>}, {"disable", cfunction<ruleset_disable>},
+                                  {"names", cfunction<ruleset_names>},   {"rule", cfunction<ruleset_rule>},
+                                  {"pass", cfunction<ruleset_pass>},     {nullptr, nullptr}};
+  luaL_setfuncs(L, set_methods, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pushstring(L, kRuleSetType);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  const luaL_Reg fns[] = {{"rule", cfunction<graft_rule>}, {"rules", cfunction<graft_rules>}, {nullptr, nullptr}};
+  lua_pushvalue(L, module);
+  luaL_setfuncs(L, fns, 0);
+  lua_pop(L, 1);
+}
+
+}  // namespace graft::lua::detail
+
+namespace graft::lua {
+
+Status with_rules(Sandbox& sandbox, const GraphModule* gm, const std::function<Status(const std::vector<RuleView>&)>& body) {
+  detail::SandboxState& s = sandbox.state();
+  Status result;
+  Graph empty;
+  Graph& g = gm != nullptr ? const_cast<Graph&>(gm->graph) : empty;  // opened read-only
+  Status st = s.protected_call(
+      [&](lua_State* L) {
+        const int session = s.open_session(g, gm != nullptr ? &gm->modules : nullptr, true);
+        struct Close {
+          detail::SandboxState& s;
+          int id;
+          ~Close() { s.close_session(id); }
+        } close{s, session};
+        s.push_main(L);
+        const int main = lua_gettop(L);
+        if (luaL_testudata(L, main, "graft.Rule") == nullptr && luaL_testudata(L, main, "graft.RuleSet") == nullptr)
+          luaL_error(L, "the script must return a rule set (graft.rules{...}) or a rule (graft.rule{...}), not a %s",
+                     luaL_typename(L, main));
+        std::vector<Rule> rules = detail::rules_of(L, main);
+        std::vector<RuleView> views;
+        for (const Rule& r : rules) views.push_back(RuleView{r.name, r.priority, r.enabled, r.matcher.get()});
+        detail::CallbackScope scope(L, session);
+        result = body(views);
+        scope.raise_if_failed(L, "pattern");
+      },
+      false);
+  if (!st) return st;
+  return result;
+}
+
+}  // namespace graft::lua

@@ -1,0 +1,47 @@
+// CandidateIndex: the graph nodes a pattern node could match, without scanning the graph.
+// Nodes are kept by (op, target) in graph order; lists for module classes and target
+// alternatives are derived on demand. A rewrite driver adds the nodes it creates; erased
+// nodes are skipped by the callers (Graph::is_alive).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graft/ir/graph.hpp"
+#include "graft/ir/module_table.hpp"
+
+namespace graft {
+
+struct NodeConstraint;
+
+class CandidateIndex {
+ public:
+  explicit CandidateIndex(const Graph& g, const ModuleTable* modules = nullptr);
+
+  /// A node created after the index was built (it goes last in its list).
+  void add(NodeId n);
+
+  /// Graph nodes that pattern node `p` of `pattern` may match, judged by op, target, module
+  /// class and alternatives only. May contain erased nodes when the graph changed.
+  const std::vector<NodeId>& find(const Graph& pattern, NodeId p, const NodeConstraint* c) const;
+
+  const Graph& graph() const { return g_; }
+  const ModuleTable* modules() const { return modules_; }
+
+ private:
+  static std::uint64_t key(OpKind op, Symbol s) { return (static_cast<std::uint64_t>(op) << 32) | s; }
+  const std::vector<NodeId>& by_target(OpKind op, const std::string& target) const;
+
+  const Graph& g_;
+  const ModuleTable* modules_;
+  std::unordered_map<std::uint64_t, std::vector<NodeId>> by_key_;
+  std::vector<NodeId> all_;
+  std::vector<NodeId> get_attrs_;
+  std::vector<NodeId> call_modules_;
+  mutable std::map<std::string, std::vector<NodeId>> derived_;  ///< by class or alternatives; cleared by add()
+};
+
+}  // namespace graft

@@ -1,0 +1,46 @@
+// rewrite_match: replaces one match by a replacement graph, as FX's rewriter does for each
+// match (fx_semantics.md §1.4 step 4), shared by replace_pattern and the rule driver.
+//
+// Beyond FX: a replacement may name the modules a class-matched pattern node bound, by the
+// pattern's own name for them (`l0.weight`, or calling `l0`), and they resolve to the matched
+// module's path (seed 000's custom-module failure); nested values of a bound list follow
+// earlier replacements too; metadata is carried over as the policy says.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "graft/ir/graph.hpp"
+#include "graft/match/subgraph_matcher.hpp"
+#include "graft/status.hpp"
+
+namespace graft {
+
+/// What the replacement's nodes inherit from the matched nodes. FX drops everything.
+enum class MetaPolicy {
+  Drop,     ///< FX: replacement nodes keep the (usually empty) metadata of the replacement graph
+  Outputs,  ///< each replacement output takes the metadata of the node it replaces
+  All,      ///< as Outputs, and every other new node takes the free-form metadata (stack trace,
+            ///< module stack) of the first replaced output
+};
+
+/// Parses `drop`, `outputs`, `all`.
+Result<MetaPolicy> parse_meta_policy(std::string_view text);
+
+/// One replacement, as FX's ReplacedPatterns.
+struct ReplacedPattern {
+  NodeId anchor = kNoNode;               ///< the pattern node the match was found from
+  std::vector<MatchValue> nodes_map;     ///< pattern node -> graph value (erased nodes included)
+  std::vector<NodeId> replacements;      ///< nodes copied into the graph, in replacement order
+};
+
+/// Returned node -> the node that replaced it, so that later matches bound to a replaced value
+/// use its replacement (FX's match_changed_node).
+using ReplacedValues = std::unordered_map<NodeId, NodeId>;
+
+/// Replaces match `m` of `matcher` in `g` by `replacement`. On error the graph may be half
+/// edited: callers run it inside a transaction.
+Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMatch& m, const Graph& replacement,
+                     MetaPolicy meta, ReplacedValues& replaced, ReplacedPattern& result);
+
+}  // namespace graft

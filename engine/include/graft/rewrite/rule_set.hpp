@@ -1,0 +1,83 @@
+// Rule sets and the driver that applies them. A rule is a name, a pattern (its matcher), a
+// replacement (a graph, or a callback that builds one per match), a priority and an optional
+// filter. A set runs
+//  - once, FX style: rule by rule in priority order, every match found first, then replaced;
+//  - to a fixed point, MLIR style: a worklist of nodes, each tried as the first anchor of each
+//    rule that could start there (highest priority first); a rewrite queues the new nodes and
+//    their users; sweeps repeat until one changes nothing, under limits on sweeps and rewrites.
+// Rules that undo each other are caught: when a rule fires again with the same inputs at the
+// same place, the graph is fingerprinted, and if it comes back to an earlier state the run
+// stops and names the rules of the cycle.
+//
+// The whole run is one transaction, nested in the caller's if there is one (a pass): an error
+// (a failing replacement, an interrupt) leaves the graph as it was before the run.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graft/ir/graph.hpp"
+#include "graft/match/subgraph_matcher.hpp"
+#include "graft/rewrite/replace_pattern.hpp"
+#include "graft/rewrite/rewrite_match.hpp"
+#include "graft/status.hpp"
+
+namespace graft {
+
+struct Rule {
+  std::string name;
+  std::shared_ptr<const SubgraphMatcher> matcher;
+  std::shared_ptr<const Graph> replacement{};  ///< used when `build` is empty
+  /// Builds the replacement for one match (as FX's replacement_callback).
+  std::function<Result<Graph>(const Graph& g, const SubgraphMatch& m)> build{};
+  int priority = 0;          ///< higher first; equal priorities keep the order given
+  MatchFilter filter{};      ///< false: leave this match alone
+  bool enabled = true;
+  MetaPolicy meta = MetaPolicy::Outputs;
+};
+
+enum class DriveMode { Once, Fixpoint };
+
+struct DriveOptions {
+  DriveMode mode = DriveMode::Fixpoint;
+  std::size_t max_iterations = 10;     ///< sweeps over the whole graph (fixpoint)
+  std::size_t max_rewrites = 1000000;  ///< rewrites in the whole run
+  const ModuleTable* modules = nullptr;  ///< the graph's, for rules that match modules by class
+  /// Polled after every match and rewrite; an error stops the run and undoes it (a script
+  /// callback that failed, a budget overrun).
+  std::function<Status()> interrupt{};
+  /// The matcher's decisions, one line each (seed 000: "no log for the matching process").
+  std::function<void(const std::string&)> log{};
+};
+
+struct RuleStats {
+  std::string name;
+  std::size_t matches = 0;   ///< matches found (filtered ones included)
+  std::size_t filtered = 0;  ///< matches the filter refused
+  std::size_t rewrites = 0;
+};
+
+struct DriveReport {
+  /// Completed: a `once` run went through every rule. Converged: a fixed point was reached.
+  enum class Stop { Converged, Completed, IterationLimit, RewriteLimit, Cycle };
+  Stop stop = Stop::Converged;
+  std::size_t iterations = 0;
+  std::size_t rewrites = 0;
+  std::vector<RuleStats> rules;      ///< one per rule, in the order given
+  std::vector<std::string> cycle{};  ///< Stop::Cycle: the rules that fired in the cycle, each once, in order
+  std::string cycle_node{};          ///< Stop::Cycle: where the cycle was seen (a graph node)
+  /// `converged`, `completed`, `iteration limit (10)`, `rewrite limit (1000)`,
+  /// `cycle: a -> b -> a (the rules undo each other) at add_3`.
+  std::string stop_reason(const DriveOptions& o) const;
+};
+
+/// Checks a rule set: names present and unique, a matcher, a replacement or a builder.
+Status check_rules(const std::vector<Rule>& rules);
+
+/// Applies the enabled rules to `g`.
+Result<DriveReport> apply_rules(Graph& g, const std::vector<Rule>& rules, const DriveOptions& options = {});
+
+}  // namespace graft

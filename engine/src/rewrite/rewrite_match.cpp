@@ -1,0 +1,146 @@
+// rewrite_match: FX's per-match rewrite step, plus module names and metadata policy.
+#include "graft/rewrite/rewrite_match.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <string>
+
+namespace graft {
+namespace {
+
+/// The values a graph's output returns, flattened (a tuple or list of nodes, or one node).
+std::vector<Argument> returned_values(const Graph& g) {
+  const NodeId out = g.output_node();
+  const Argument& value = g.args(out).front();
+  if (value.kind() == ArgKind::Tuple || value.kind() == ArgKind::List) return *value.items();
+  return {value};
+}
+
+/// The module path a replacement's get_attr / call_module target stands for: a target whose
+/// first component is the name of a class-matched pattern module is moved onto the module
+/// that match bound.
+std::string resolve_module_target(const Graph& g, const SubgraphMatcher& matcher, const SubgraphMatch& m,
+                                  const std::string& target) {
+  const Graph& p = matcher.pattern();
+  const std::size_t dot = target.find('.');
+  const std::string_view head = std::string_view(target).substr(0, dot);
+  for (const auto& [pn, c] : matcher.constrained_pattern().constraints) {
+    if (c.module_class.empty() || p.target(pn) != head) continue;
+    const NodeId gn = m.graph_node(pn);
+    if (gn == kNoNode) continue;
+    return dot == std::string::npos ? g.target(gn) : g.target(gn) + target.substr(dot);
+  }
+  return target;
+}
+
+}  // namespace
+
+Result<MetaPolicy> parse_meta_policy(std::string_view text) {
+  if (text == "drop") return MetaPolicy::Drop;
+  if (text == "outputs") return MetaPolicy::Outputs;
+  if (text == "all") return MetaPolicy::All;
+  return Status::error("unknown metadata policy '" + std::string(text) + "' (drop, outputs or all)");
+}
+
+Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMatch& m, const Graph& replacement,
+                     MetaPolicy meta, ReplacedValues& replaced, ReplacedPattern& result) {
+  const Graph& pattern = matcher.pattern();
+  result.anchor = m.anchors.front();
+  result.nodes_map = m.nodes_map;
+  if (replacement.output_node() == kNoNode) return Status::error("the replacement has no output node");
+  // Inputs: replacement placeholders bind to the match's inputs by position.
+  std::vector<NodeId> rep_inputs;
+  for (NodeId n : replacement.nodes())
+    if (replacement.op(n) == OpKind::Placeholder) rep_inputs.push_back(n);
+  if (rep_inputs.size() != m.placeholder_nodes.size())
+    return Status::error("placeholder count mismatch: the pattern has " + std::to_string(m.placeholder_nodes.size()) +
+                         " inputs, the replacement " + std::to_string(rep_inputs.size()));
+  auto follow = [&](NodeId n) {  // a value an earlier replacement replaced: its new node
+    for (auto it = replaced.find(n); it != replaced.end(); it = replaced.find(n)) n = it->second;
+    return n;
+  };
+  // A bound list may hold nodes an earlier replacement replaced (FX does not remap those:
+  // issue #159613, back-to-back `cat`).
+  auto follow_nested = [&](Argument a) {
+    map_node_refs(a, follow);
+    return a;
+  };
+  std::unordered_map<NodeId, Argument> env;  // replacement node -> value in g
+  for (std::size_t i = 0; i < rep_inputs.size(); ++i) {
+    const MatchValue& v = m.placeholder_nodes[i];
+    if (v.node != kNoNode) env[rep_inputs[i]] = Argument::node(follow(v.node));
+    else if (v.literal) env[rep_inputs[i]] = follow_nested(*v.literal);
+    else if (!replacement.users(rep_inputs[i]).empty())
+      return Status::node_error(replacement.name(rep_inputs[i]),
+                                "the replacement uses input '" + pattern.name(matcher.placeholders()[i]) +
+                                    "', which the pattern never uses, so no match binds it");
+  }
+  // Where: before the first user of a returned node, else right after the last returned node.
+  std::vector<NodeId> returning;
+  for (NodeId r : m.returning_nodes) returning.push_back(follow(r));
+  // (FX counts users inside the match too: a returned node the pattern also uses.)
+  NodeId first_user = kNoNode;
+  for (NodeId r : returning)
+    for (NodeId u : g.users(r))
+      if (first_user == kNoNode || g.comes_before(u, first_user)) first_user = u;
+  NodeId last_returned = returning.empty() ? kNoNode : returning.front();
+  for (NodeId r : returning)
+    if (g.comes_before(last_returned, r)) last_returned = r;
+  InsertionScope scope(g, first_user != kNoNode ? g.before(first_user) : g.after(last_returned));
+
+  // Copy the replacement's nodes.
+  std::function<Argument(const Argument&)> deep = [&](const Argument& a) -> Argument {
+    if (a.is_node()) return env.at(a.node_id());
+    Argument copy = a;
+    if (auto* items = copy.items())
+      for (std::size_t i = 0; i < items->size(); ++i) (*items)[i] = deep((*a.items())[i]);
+    return copy;
+  };
+  // Copied, not referenced: creating nodes may move the graph's storage.
+  const bool inherit = meta == MetaPolicy::All && !returning.empty();
+  const auto free_meta = inherit ? g.meta(returning.front()).extra : decltype(NodeMeta::extra){};
+  for (NodeId n : replacement.nodes()) {
+    const OpKind op = replacement.op(n);
+    if (op == OpKind::Placeholder || op == OpKind::Output) continue;
+    std::vector<Argument> args;
+    for (const Argument& a : replacement.args(n)) args.push_back(deep(a));
+    Kwargs kwargs;
+    for (const auto& [k, v] : replacement.kwargs(n)) kwargs.emplace_back(k, deep(v));
+    const std::string target = op == OpKind::GetAttr || op == OpKind::CallModule
+                                   ? resolve_module_target(g, matcher, m, replacement.target(n))
+                                   : replacement.target(n);
+    const NodeId created = g.create_node(op, target, std::move(args), std::move(kwargs), replacement.name(n));
+    if (created == kNoNode) return Status::node_error(replacement.name(n), "cannot copy the replacement node");
+    if (inherit && g.meta(created).extra.empty()) g.meta(created).extra = free_meta;
+    env[n] = Argument::node(created);
+    result.replacements.push_back(created);
+  }
+  // Outputs: positionally onto the returned nodes.
+  std::vector<Argument> outs = returned_values(replacement);
+  if (outs.size() != returning.size())
+    return Status::error("returning nodes count mismatch: the pattern returns " + std::to_string(returning.size()) +
+                         " values, the replacement " + std::to_string(outs.size()));
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    const Argument value = deep(outs[i]);
+    if (!value.is_node()) return Status::error("the replacement returns a constant; return a node or an input");
+    const NodeId to = value.node_id();
+    if (meta != MetaPolicy::Drop && to != returning[i]) {
+      const bool is_new = std::find(result.replacements.begin(), result.replacements.end(), to) != result.replacements.end();
+      if (is_new) g.meta(to) = g.meta(returning[i]);  // an input returned as is keeps its own
+    }
+    g.replace_all_uses_with(returning[i], to);
+    replaced[returning[i]] = to;
+  }
+  // Erase the matched nodes, users first.
+  std::vector<NodeId> matched;
+  for (NodeId p : pattern.nodes())
+    if (pattern.op(p) != OpKind::Placeholder && pattern.op(p) != OpKind::Output) matched.push_back(m.nodes_map[p].node);
+  std::sort(matched.begin(), matched.end(), [&](NodeId a, NodeId b) { return g.comes_before(b, a); });
+  for (NodeId n : matched) {
+    if (std::find(result.replacements.begin(), result.replacements.end(), n) != result.replacements.end()) continue;
+    if (Status s = g.erase_node(n); !s) return s;
+  }
+  return Status::ok();
+}
+
+}  // namespace graft

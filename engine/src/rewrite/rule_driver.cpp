@@ -1,0 +1,374 @@
+// The rule driver: once (FX) or to a fixed point over a worklist (MLIR), with cycle detection.
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/core.h>
+
+#include "graft/match/describe_failure.hpp"
+#include "graft/rewrite/rule_set.hpp"
+
+namespace graft {
+namespace {
+
+constexpr std::uint64_t kFnvOffset = 1469598103934665603ull;
+
+void mix(std::uint64_t& h, std::uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+}
+std::uint64_t text_hash(std::string_view s) {
+  std::uint64_t h = kFnvOffset;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+/// A value, with node references replaced by `ref(node)`: names never enter a fingerprint.
+template <class Ref>
+void mix_argument(std::uint64_t& h, const Argument& a, const Ref& ref) {
+  mix(h, static_cast<std::uint64_t>(a.kind()));
+  switch (a.kind()) {
+    case ArgKind::None: return;
+    case ArgKind::Bool: mix(h, a.get<bool>() ? 1 : 0); return;
+    case ArgKind::Int: mix(h, static_cast<std::uint64_t>(a.get<std::int64_t>())); return;
+    case ArgKind::Float: mix(h, std::bit_cast<std::uint64_t>(a.get<double>())); return;
+    case ArgKind::String: mix(h, text_hash(a.get<std::string>())); return;
+    case ArgKind::Node: mix(h, ref(a.node_id())); return;
+    case ArgKind::DType: mix(h, text_hash(a.get<DType>().name)); return;
+    case ArgKind::Device: mix(h, text_hash(a.get<Device>().name)); return;
+    case ArgKind::Layout: mix(h, text_hash(a.get<Layout>().name)); return;
+    case ArgKind::MemoryFormat: mix(h, text_hash(a.get<MemoryFormat>().name)); return;
+    case ArgKind::List: case ArgKind::Tuple: case ArgKind::Dict: case ArgKind::Slice:
+      mix(h, a.items()->size());
+      for (const Argument& item : *a.items()) mix_argument(h, item, ref);
+      return;
+  }
+}
+
+/// The graph's structure in order, without names: equal for two states that differ only in
+/// the names rewrites gave to new nodes.
+std::uint64_t fingerprint(const Graph& g) {
+  std::vector<std::uint32_t> pos(g.num_slots(), 0);
+  std::uint32_t i = 0;
+  for (NodeId n : g.nodes()) pos[n] = ++i;
+  auto ref = [&](NodeId n) { return static_cast<std::uint64_t>(pos[n]); };
+  std::uint64_t h = kFnvOffset;
+  for (NodeId n : g.nodes()) {
+    mix(h, static_cast<std::uint64_t>(g.op(n)));
+    mix(h, text_hash(g.target(n)));
+    mix(h, g.args(n).size());
+    for (const Argument& a : g.args(n)) mix_argument(h, a, ref);
+    for (const auto& [k, v] : g.kwargs(n)) {
+      mix(h, text_hash(k));
+      mix_argument(h, v, ref);
+    }
+  }
+  return h;
+}
+
+/// A rewrite's place: the rule, what its inputs bound, and who uses what it returns. The same
+/// signature twice is a suspicion of a cycle, confirmed by fingerprints.
+std::uint64_t signature(std::size_t rule, const SubgraphMatch& m, const Graph& g) {
+  std::uint64_t h = kFnvOffset;
+  mix(h, rule);
+  auto ref = [](NodeId n) { return static_cast<std::uint64_t>(n); };
+  for (const MatchValue& v : m.placeholder_nodes) {
+    if (v.node != kNoNode) mix(h, v.node);
+    else if (v.literal) mix_argument(h, *v.literal, ref);
+    else mix(h, 0xffffffffull);
+  }
+  for (NodeId r : m.returning_nodes)
+    for (NodeId u : g.users(r)) mix(h, u);
+  return h;
+}
+
+/// Which rules could have their first anchor at a node: by (op, target), by module class, or
+/// anywhere (placeholder and get_attr anchors). Lists hold ranks (priority order).
+class Dispatch {
+ public:
+  Dispatch(const std::vector<Rule>& rules, const std::vector<std::size_t>& order) {
+    for (std::size_t rank = 0; rank < order.size(); ++rank) {
+      const SubgraphMatcher& m = *rules[order[rank]].matcher;
+      const Graph& p = m.pattern();
+      const NodeId a = m.anchors().front();
+      const NodeConstraint* c = m.constraint(a);
+      const OpKind op = p.op(a);
+      if (op == OpKind::CallModule && c != nullptr && !c->module_class.empty()) {
+        by_class_.push_back(rank);
+      } else if (op == OpKind::CallFunction || op == OpKind::CallMethod || op == OpKind::CallModule || op == OpKind::Output) {
+        by_target_[key(op, p.target(a))].push_back(rank);
+        if (c != nullptr)
+          for (const std::string& t : c->alternatives) by_target_[key(op, t)].push_back(rank);
+      } else {
+        anywhere_.push_back(rank);
+      }
+    }
+  }
+  void ranks_for(const Graph& g, NodeId n, std::vector<std::size_t>& out) const {
+    out.clear();
+    if (auto it = by_target_.find(key(g.op(n), g.target(n))); it != by_target_.end()) out = it->second;
+    if (g.op(n) == OpKind::CallModule) out.insert(out.end(), by_class_.begin(), by_class_.end());
+    out.insert(out.end(), anywhere_.begin(), anywhere_.end());
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
+
+ private:
+  static std::string key(OpKind op, std::string_view target) {
+    std::string k(1, static_cast<char>('0' + static_cast<int>(op)));
+    k += target;
+    return k;
+  }
+  std::unordered_map<std::string, std::vector<std::size_t>> by_target_;
+  std::vector<std::size_t> by_class_;
+  std::vector<std::size_t> anywhere_;
+};
+
+class Driver {
+ public:
+  Driver(Graph& g, const std::vector<Rule>& rules, const DriveOptions& o) : g_(g), rules_(rules), o_(o) {
+    for (std::size_t i = 0; i < rules.size(); ++i)
+      if (rules[i].enabled) order_.push_back(i);
+    std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) { return rules[a].priority > rules[b].priority; });
+    for (const Rule& r : rules) report_.rules.push_back(RuleStats{r.name});
+  }
+
+  Status run() {
+    if (o_.mode == DriveMode::Once) return once();
+    return fixpoint();
+  }
+  DriveReport& report() { return report_; }
+
+ private:
+  void log(const std::string& line) const {
+    if (o_.log) o_.log(line);
+  }
+  Status interrupted() const { return o_.interrupt ? o_.interrupt() : Status::ok(); }
+
+  Status with_rule(const Rule& r, NodeId at, Status s) const {
+    if (s) return s;
+    std::string where = at != kNoNode && g_.is_alive(at) ? " at " + g_.name(at) : std::string();
+    return Status::error("rule '" + r.name + "'" + where + ": " + s.message());
+  }
+
+  /// Filters, builds the replacement and rewrites one match. Returns whether it rewrote.
+  Result<bool> apply(std::size_t rule_index, const SubgraphMatch& m, NodeId at, ReplacedValues& replaced,
+                     std::vector<NodeId>* created) {
+    const Rule& r = rules_[rule_index];
+    RuleStats& stats = report_.rules[rule_index];
+    ++stats.matches;
+    if (r.filter && !r.filter(m, g_, r.matcher->pattern())) {
+      ++stats.filtered;
+      log(fmt::format("rule {} at {}: matched, refused by its filter", r.name, g_.name(at)));
+      if (Status s = interrupted(); !s) return with_rule(r, at, s);
+      return false;
+    }
+    if (Status s = interrupted(); !s) return with_rule(r, at, s);
+    std::optional<Graph> built;
+    const Graph* replacement = r.replacement.get();
+    if (r.build) {
+      Result<Graph> b = r.build(g_, m);
+      if (!b) return with_rule(r, at, b.status());
+      built = std::move(b).value();
+      replacement = &*built;
+    }
+    if (replacement == nullptr) return with_rule(r, at, Status::error("the rule has no replacement"));
+    const std::string at_name = g_.name(at);
+    ReplacedPattern done;
+    if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done); !s) return with_rule(r, at, s);
+    ++stats.rewrites;
+    ++report_.rewrites;
+    fired_.push_back(rule_index);
+    log(fmt::format("rule {} at {}: rewritten, {} new node{}", r.name, at_name, done.replacements.size(),
+                    done.replacements.size() == 1 ? "" : "s"));
+    if (created != nullptr) *created = std::move(done.replacements);
+    return true;
+  }
+
+  Status once() {
+    report_.iterations = 1;
+    report_.stop = DriveReport::Stop::Completed;
+    for (std::size_t i : order_) {
+      const Rule& r = rules_[i];
+      std::vector<SubgraphMatch> matches = r.matcher->match(CandidateIndex(g_, o_.modules));
+      log(fmt::format("rule {}: {} match{}", r.name, matches.size(), matches.size() == 1 ? "" : "es"));
+      ReplacedValues replaced;
+      for (const SubgraphMatch& m : matches) {
+        if (report_.rewrites >= o_.max_rewrites) {
+          report_.stop = DriveReport::Stop::RewriteLimit;
+          return Status::ok();
+        }
+        const NodeId at = m.graph_node(m.anchors.front());
+        Result<bool> done = apply(i, m, at, replaced, nullptr);
+        if (!done) return done.status();
+      }
+    }
+    return Status::ok();
+  }
+
+  /// Before rewriting: is this the same rewrite at the same place as before, with the graph
+  /// back in a state it was in? Then the rules cycle.
+  bool cycles(std::size_t rule_index, const SubgraphMatch& m, NodeId at) {
+    const std::uint64_t sig = signature(rule_index, m, g_);
+    auto [it, fresh] = seen_.try_emplace(sig);
+    if (fresh) return false;
+    const std::uint64_t fp = fingerprint(g_);
+    if (it->second.fingerprint && *it->second.fingerprint == fp) {
+      // The rules that fired since the graph was last in this state, each named once.
+      for (std::size_t k = it->second.rewrite_index; k < fired_.size(); ++k) {
+        const std::string& name = rules_[fired_[k]].name;
+        if (std::find(report_.cycle.begin(), report_.cycle.end(), name) == report_.cycle.end()) report_.cycle.push_back(name);
+      }
+      report_.cycle_node = g_.name(at);
+      report_.stop = DriveReport::Stop::Cycle;
+      log(fmt::format("rule {} at {}: the graph is back in an earlier state: the rules cycle", rules_[rule_index].name, g_.name(at)));
+      return true;
+    }
+    it->second.fingerprint = fp;
+    it->second.rewrite_index = fired_.size();
+    return false;
+  }
+
+  Status fixpoint() {
+    const Dispatch dispatch(rules_, order_);
+    std::vector<std::size_t> ranks;
+    while (true) {
+      if (report_.iterations == o_.max_iterations) {
+        report_.stop = DriveReport::Stop::IterationLimit;
+        return Status::ok();
+      }
+      ++report_.iterations;
+      bool changed = false;
+      CandidateIndex index(g_, o_.modules);
+      std::deque<NodeId> work;
+      std::vector<bool> queued(g_.num_slots(), false);
+      for (NodeId n : g_.nodes()) {
+        work.push_back(n);
+        queued[n] = true;
+      }
+      auto enqueue = [&](NodeId n) {
+        if (n >= queued.size()) queued.resize(g_.num_slots(), false);
+        if (!queued[n]) {
+          queued[n] = true;
+          work.push_back(n);
+        }
+      };
+      while (!work.empty()) {
+        const NodeId n = work.front();
+        work.pop_front();
+        queued[n] = false;
+        if (!g_.is_alive(n)) continue;
+        dispatch.ranks_for(g_, n, ranks);
+        for (std::size_t rank : ranks) {
+          const std::size_t i = order_[rank];
+          const Rule& r = rules_[i];
+          std::optional<SubgraphMatch> m = r.matcher->match_at(index, n);
+          if (!m) {
+            if (o_.log) {
+              auto why = r.matcher->explain(g_, n, o_.modules);
+              if (!why.empty()) log(fmt::format("rule {} at {}: no match: {}", r.name, g_.name(n),
+                                                describe_failure(why.front().failure, n, g_, *r.matcher, o_.modules)));
+            }
+            if (Status s = interrupted(); !s) return with_rule(r, n, s);
+            continue;
+          }
+          if (report_.rewrites >= o_.max_rewrites) {
+            report_.stop = DriveReport::Stop::RewriteLimit;
+            return Status::ok();
+          }
+          if (cycles(i, *m, n)) return Status::ok();
+          ReplacedValues replaced;  // one match at a time: nothing to follow across matches
+          std::vector<NodeId> created;
+          Result<bool> done = apply(i, *m, n, replaced, &created);
+          if (!done) return done.status();
+          if (!done.value()) continue;
+          changed = true;
+          for (NodeId c : created) {
+            index.add(c);
+            enqueue(c);
+          }
+          for (NodeId c : created)
+            for (NodeId u : g_.users(c)) enqueue(u);
+          break;  // `n` is usually gone; its replacement is queued
+        }
+      }
+      if (!changed) return Status::ok();
+    }
+  }
+
+  struct Seen {
+    std::optional<std::uint64_t> fingerprint;
+    std::size_t rewrite_index = 0;
+  };
+  Graph& g_;
+  const std::vector<Rule>& rules_;
+  const DriveOptions& o_;
+  std::vector<std::size_t> order_;  ///< enabled rules, highest priority first
+  DriveReport report_;
+  std::vector<std::size_t> fired_;  ///< the rule of each rewrite, in order
+  std::unordered_map<std::uint64_t, Seen> seen_;
+};
+
+}  // namespace
+
+std::string DriveReport::stop_reason(const DriveOptions& o) const {
+  switch (stop) {
+    case Stop::Converged: return "converged";
+    case Stop::Completed: return "completed";
+    case Stop::IterationLimit: return fmt::format("iteration limit ({})", o.max_iterations);
+    case Stop::RewriteLimit: return fmt::format("rewrite limit ({})", o.max_rewrites);
+    case Stop::Cycle: {
+      std::string chain;
+      for (const std::string& r : cycle) chain += r + " -> ";
+      chain += cycle.empty() ? "?" : cycle.front();
+      return fmt::format("cycle: {} (the rules undo each other) at {}", chain, cycle_node);
+    }
+  }
+  return "?";
+}
+
+Status check_rules(const std::vector<Rule>& rules) {
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const Rule& r = rules[i];
+    if (r.name.empty()) return Status::error(fmt::format("rule {} has no name", i + 1));
+    for (std::size_t j = 0; j < i; ++j)
+      if (rules[j].name == r.name) return Status::error("two rules are named '" + r.name + "'");
+    if (r.matcher == nullptr) return Status::error("rule '" + r.name + "' has no pattern");
+    if (r.replacement == nullptr && !r.build) return Status::error("rule '" + r.name + "' has no replacement");
+    if (r.replacement != nullptr) {
+      // A replacement input the pattern never binds is an error now, not at the first match.
+      std::vector<NodeId> inputs;
+      for (NodeId n : r.replacement->nodes())
+        if (r.replacement->op(n) == OpKind::Placeholder) inputs.push_back(n);
+      const auto& pattern_inputs = r.matcher->placeholders();
+      if (inputs.size() != pattern_inputs.size())
+        return Status::error(fmt::format("rule '{}': placeholder count mismatch: the pattern has {} inputs, the replacement {}",
+                                         r.name, pattern_inputs.size(), inputs.size()));
+      const Graph& p = r.matcher->pattern();
+      for (std::size_t k = 0; k < inputs.size(); ++k)
+        if (p.users(pattern_inputs[k]).empty() && !r.replacement->users(inputs[k]).empty())
+          return Status::error(fmt::format("rule '{}': the replacement uses input '{}', which the pattern never uses, so no "
+                                           "match binds it",
+                                           r.name, p.name(pattern_inputs[k])));
+    }
+  }
+  return Status::ok();
+}
+
+Result<DriveReport> apply_rules(Graph& g, const std::vector<Rule>& rules, const DriveOptions& options) {
+  if (Status s = check_rules(rules); !s) return s;
+  g.begin_nested_transaction();  // inside a pass's transaction too: a failure undoes this run only
+  Driver driver(g, rules, options);
+  Status s = driver.run();
+  if (!s) {
+    g.rollback_transaction();
+    return s;
+  }
+  g.commit_transaction();
+  return std::move(driver.report());
+}
+
+}  // namespace graft

@@ -1,0 +1,216 @@
+// Declarative patterns and rule sets in Lua: graft.any, graft.one_of, graft.kw/optional,
+// graft.constrain, graft.module, graft.rule(s), g:apply, rs:pass, g:explain.
+#include <doctest/doctest.h>
+
+#include "lua_test_support.hpp"
+
+using namespace graft;
+using namespace graft::test;
+
+namespace {
+
+std::string node_line(const char* name, const char* op, const char* target, const char* args, const char* kwargs = "{}") {
+  return std::string(R"({"name":")") + name + R"(","op":")" + op + R"(","target":")" + target + R"(","args":)" + args +
+         R"(,"kwargs":)" + kwargs + R"(,"meta":{}})";
+}
+
+// x, y -> add(x, y) -> relu -> add_1(y, relu) -> gelu -> out
+std::string chain_graph() {
+  return graph_doc(node_line("x", "placeholder", "x", "[]") + ",\n" + node_line("y", "placeholder", "y", "[]") + ",\n" +
+                   node_line("add", "call_function", "torch.add", R"([{"node":"x"},{"node":"y"}])") + ",\n" +
+                   node_line("relu", "call_function", "torch.relu", R"([{"node":"add"}])") + ",\n" +
+                   node_line("add_1", "call_function", "torch.add", R"([{"node":"y"},{"node":"relu"}])") + ",\n" +
+                   node_line("gelu", "call_function", "torch.nn.functional.gelu", R"([{"node":"add_1"}])",
+                             R"({"approximate":"none"})") +
+                   ",\n" + R"({"name":"output","op":"output","target":"output","args":[{"node":"gelu"}],"kwargs":{},"meta":{}})");
+}
+
+std::string load_error(const std::string& script) {
+  auto sb = lua::Sandbox::create();
+  REQUIRE(sb.is_ok());
+  Status st = sb.value()->load_string(script, "rules.lua");
+  REQUIRE_FALSE(st.is_ok());
+  return st.message();
+}
+
+std::string run_error(const std::string& script, GraphModule& gm) {
+  lua::PipelineReport r = run_on(script, gm);
+  REQUIRE_FALSE(r.ok());
+  return r.error->message;
+}
+
+}  // namespace
+
+TEST_CASE("lua rules: declarative patterns say what tracing cannot") {
+  GraphModule gm = parse(chain_graph());
+  lua::PipelineReport r = run_on(R"(
+      local torch, F = graft.ns("torch"), graft.ns("torch.nn.functional")
+      -- FX: add(a, b) -> relu matches once; with any activation and either operand order, twice.
+      local strict = graft.trace(function(a, b) return torch.relu(torch.add(a, b)) end)
+      local loose = graft.trace(function(a, b)
+        local s = graft.constrain(torch.add(a, b), { commutative = true, users = 1 })
+        return graft.one_of(torch.relu, F.gelu)(s, graft.kw{ approximate = graft.optional(graft.any) })
+      end)
+      return function(g)
+        assert(#g:match(strict) == 1)
+        local found = g:match(loose)
+        assert(#found == 2, #found)
+        assert(found[2].returning[1].name == "gelu")
+        -- both operand orders fit add_1(y, relu): the order as written wins
+        assert(found[2].inputs[1].name == "y" and found[2].inputs[2].name == "relu")
+        -- a predicate on the graph node
+        local only_gelu = graft.trace(function(a)
+          return graft.constrain(graft.one_of(torch.relu, F.gelu)(a, graft.kw{ approximate = graft.optional(graft.any) }),
+                                 { where = function(n) return n.name == "gelu" end, name = "is gelu" })
+        end)
+        assert(#g:match(only_gelu) == 1)
+        local why = g:explain(only_gelu)
+        assert(#why == 2 and why[1].matches == false and why[2].matches == true)
+        assert(why[1].reason == "relu: the pattern's 'relu' predicate 'is gelu' is false for it", why[1].reason)
+      end)",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+}
+
+TEST_CASE("lua rules: a rule set to a fixed point, with priorities, filters, per-match replacements and a report") {
+  GraphModule gm = parse(chain_graph());
+  lua::PipelineReport r = run_on(R"(
+      local torch, F = graft.ns("torch"), graft.ns("torch.nn.functional")
+      local seen = {}
+      local rules = graft.rules{
+        graft.rule{ name = "relu_to_sigmoid", priority = 1,
+                    pattern = graft.trace(function(a) return torch.relu(a) end),
+                    replacement = graft.trace(function(a) return torch.sigmoid(a) end) },
+        graft.rule{ name = "relu_to_tanh", priority = 5,
+                    pattern = graft.trace(function(a) return torch.relu(a) end),
+                    replacement = function(m)
+                      seen[#seen + 1] = m.returning[1].name
+                      return graft.trace(function(a) return torch.tanh(a) end)
+                    end },
+        graft.rule{ name = "add_to_sub",
+                    pattern = graft.trace(function(a, b) return torch.add(a, b) end),
+                    replacement = graft.trace(function(a, b) return torch.sub(a, b) end),
+                    filter = function(m) return m.inputs[1].name == "x" end },
+      }
+      assert(#rules == 3 and rules:names()[2] == "relu_to_tanh")
+      return function(g)
+        local report = g:apply(rules)
+        assert(report.stop == "converged" and report.reason == "converged", report.reason)
+        assert(report.rewrites == 2, report.rewrites)
+        assert(report.rules[1].rewrites == 0 and report.rules[2].rewrites == 1)
+        -- add_1 (y + ...) matches in both sweeps and is refused both times
+        assert(report.iterations == 2)
+        assert(report.rules[3].matches == 3 and report.rules[3].filtered == 2 and report.rules[3].rewrites == 1)
+        assert(seen[1] == "relu")
+      end)",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  const std::string text = save(gm);
+  CHECK(text.find("\"torch.tanh\"") != std::string::npos);
+  CHECK(text.find("\"torch.sigmoid\"") == std::string::npos);
+  CHECK(text.find("\"torch.sub\"") != std::string::npos);
+  CHECK(text.find("\"torch.add\"") != std::string::npos);  // add_1 starts with y: filtered out
+}
+
+TEST_CASE("lua rules: cycles are named, rules can be switched off, rs:pass runs in a pipeline") {
+  GraphModule gm = parse(chain_graph());
+  lua::PipelineReport r = run_on(R"(
+      local torch = graft.ns("torch")
+      local rules = graft.rules{
+        graft.rule{ name = "there", pattern = graft.trace(function(a) return torch.relu(a) end),
+                    replacement = graft.trace(function(a) return torch.sigmoid(a) end) },
+        graft.rule{ name = "back", pattern = graft.trace(function(a) return torch.sigmoid(a) end),
+                    replacement = graft.trace(function(a) return torch.relu(a) end) },
+      }
+      return graft.pipeline{ passes = {
+        graft.pass{ name = "cycle", run = function(g)
+          local report = g:apply(rules)
+          assert(report.stop == "cycle", report.reason)
+          assert(report.cycle[1] == "there" and report.cycle[2] == "back")
+          assert(report.reason:find("cycle: there %-> back %-> there") == 1, report.reason)
+          local once = g:apply(rules, { mode = "once", disable = { "back" } })
+          assert(once.rewrites == 1 and once.iterations == 1)
+        end },
+        rules:pass{ name = "sigmoid_back", disable = { "there" } },
+        graft.pass{ name = "switched", run = function(g)
+          assert(rules:disable("back") == rules)
+          rules:disable("there")
+          assert(g:apply(rules).rewrites == 0)  -- nothing enabled
+          rules:enable("there")
+          assert(g:apply(rules, { mode = "once" }).rewrites == 1)  -- the relu the last pass left
+          rules:disable("there"):enable("back")
+          assert(g:apply(rules).rewrites == 1)
+        end },
+      } })",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  REQUIRE(r.passes.size() == 3);
+  CHECK(r.passes[1].name == "sigmoid_back");
+  CHECK(save(gm).find("\"torch.sigmoid\"") == std::string::npos);
+}
+
+TEST_CASE("lua rules: modules matched by class; the replacement reaches their parameters by the pattern's name") {
+  GraphModule gm = parse(graph_doc(
+      node_line("x", "placeholder", "x", "[]") + ",\n" +
+          node_line("blocks_0_proj", "call_module", "blocks.0.proj", R"([{"node":"x"}])") + ",\n" +
+          node_line("relu", "call_function", "torch.relu", R"([{"node":"blocks_0_proj"}])") + ",\n" +
+          R"({"name":"output","op":"output","target":"output","args":[{"node":"relu"}],"kwargs":{},"meta":{}})",
+      R"([{"path":"","class":"M","parameters":[],"buffers":[]},
+{"path":"blocks.0.proj","class":"torch.nn.modules.linear.Linear","parameters":[{"name":"weight","shape":[4,4],"dtype":"float32"},{"name":"bias","shape":[4],"dtype":"float32"}],"buffers":[]}])"));
+  lua::PipelineReport r = run_on(R"(
+      local torch, F = graft.ns("torch"), graft.ns("torch.nn.functional")
+      local rules = graft.rules{ graft.rule{
+        name = "linear_relu",
+        pattern = graft.trace(function(x) return torch.relu(graft.module("torch.nn.Linear", "lin")(x)) end),
+        replacement = graft.trace(function(x)
+          return F.relu(F.linear(x, graft.get_attr("lin.weight"), graft.get_attr("lin.bias")))
+        end),
+      } }
+      return rules:pass{ name = "fuse" })",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  const std::string text = save(gm);
+  CHECK(text.find("\"target\":\"blocks.0.proj.weight\"") != std::string::npos);
+  CHECK(text.find("\"target\":\"blocks.0.proj.bias\"") != std::string::npos);
+  CHECK(text.find("\"op\":\"call_module\"") == std::string::npos);
+}
+
+TEST_CASE("lua rules: errors name the rule and leave the graph as it was") {
+  GraphModule gm = parse(chain_graph());
+  const std::string before = save(gm);
+  CHECK(load_error(R"(
+      local torch = graft.ns("torch")
+      return graft.rules{ graft.rule{ name = "bad", pattern = graft.trace(function(a, unused) return torch.relu(a) end),
+        replacement = graft.trace(function(a, unused) return torch.add(a, unused) end) } })") ==
+        "rules.lua:3: graft.rule: rule 'bad': the replacement uses input 'unused', which the pattern never uses, so no "
+        "match binds it");
+  const std::string filter_error = run_error(R"(
+      local torch = graft.ns("torch")
+      local rules = graft.rules{ graft.rule{ name = "boom", pattern = graft.trace(function(a) return torch.relu(a) end),
+        replacement = graft.trace(function(a) return torch.tanh(a) end),
+        filter = function(m) error("no filter today") end } }
+      return function(g) g:apply(rules) end)",
+                                             gm);
+  CHECK(filter_error.find("g:apply: rule 'boom' at relu: ") != std::string::npos);
+  CHECK(filter_error.find("no filter today") != std::string::npos);
+  CHECK(save(gm) == before);
+  CHECK(run_error(R"(return function(g) g:apply(graft.rules{}, { mode = "sometimes" }) end)", gm).find(
+            "mode must be \"once\" or \"fixpoint\"") != std::string::npos);
+  CHECK(run_error(R"(return function(g) return graft.any + 1 end)", gm).find("attempt to perform arithmetic") != std::string::npos);
+}
+
+TEST_CASE("lua rules: the log shows the matcher's decisions") {
+  GraphModule gm = parse(chain_graph());
+  lua::PipelineReport r = run_on(R"(
+      local torch = graft.ns("torch")
+      local lines = {}
+      local rules = graft.rules{ graft.rule{ name = "add_relu",
+        pattern = graft.trace(function(a, b) return torch.relu(torch.add(a, b)) end),
+        replacement = graft.trace(function(a, b) return torch.relu(torch.sub(a, b)) end) } }
+      return function(g)
+        g:apply(rules, { log = function(line) lines[#lines + 1] = line end })
+        assert(lines[1] == "rule add_relu at relu: rewritten, 2 new nodes", lines[1])
+      end)",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+}

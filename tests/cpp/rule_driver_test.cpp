@@ -1,0 +1,223 @@
+// Rule sets and the driver (graft/rewrite/rule_set.hpp): once vs fixed point, priorities,
+// enable/disable, limits, cycles named, errors that leave the graph unchanged, modules by class.
+#include <doctest/doctest.h>
+
+#include "graft/io/graph_json.hpp"
+#include "graft/rewrite/rule_set.hpp"
+#include "test_graphs.hpp"
+
+using namespace graft;
+using namespace graft::test;
+
+namespace {
+
+constexpr const char* kRelu = "torch.relu";
+constexpr const char* kGelu = "torch.nn.functional.gelu";
+
+std::shared_ptr<const SubgraphMatcher> matcher_of(Pattern p) {
+  auto m = SubgraphMatcher::create(std::move(p), {});
+  REQUIRE_MESSAGE(m.is_ok(), m.status().message());
+  return std::make_shared<const SubgraphMatcher>(std::move(m).value());
+}
+
+/// f(x) for one call_function target.
+Graph unary(const char* target) {
+  return graph_of(lines({ph("x"), call("y", target, R"([{"node":"x"}])"), out(R"({"node":"y"})")}));
+}
+Graph twice(const char* target) {
+  return graph_of(lines({ph("x"), call("y", target, R"([{"node":"x"}])"), call("z", target, R"([{"node":"y"}])"),
+                         out(R"({"node":"z"})")}));
+}
+Rule rule(std::string name, Graph pattern, Graph replacement, int priority = 0) {
+  Rule r;
+  r.name = std::move(name);
+  r.matcher = matcher_of(Pattern(std::move(pattern)));
+  r.replacement = std::make_shared<const Graph>(std::move(replacement));
+  r.priority = priority;
+  return r;
+}
+
+/// x -> relu -> relu -> ... (n times) -> output
+GraphModule relu_chain(int n) {
+  std::string nodes = ph("x");
+  std::string prev = "x";
+  for (int i = 0; i < n; ++i) {
+    const std::string name = "r" + std::to_string(i);
+    nodes += ",\n" + call(name.c_str(), kRelu, R"([{"node":")" + prev + R"("}])");
+    prev = name;
+  }
+  nodes += ",\n" + out(R"([{"node":")" + prev + R"("}])");
+  return module_of(nodes);
+}
+
+std::size_t count(const Graph& g, const char* target) {
+  std::size_t c = 0;
+  for (NodeId n : g.nodes()) c += g.target(n) == target ? 1 : 0;
+  return c;
+}
+
+std::string text(const GraphModule& gm) {
+  Result<std::string> r = to_graph_json(gm);
+  REQUIRE(r.is_ok());
+  return r.value();
+}
+
+}  // namespace
+
+TEST_CASE("rules: once finds all matches first (FX); a fixed point keeps going") {
+  std::vector<Rule> rules{rule("collapse", twice(kRelu), unary(kRelu))};
+  GraphModule a = relu_chain(5);
+  DriveOptions once;
+  once.mode = DriveMode::Once;
+  auto r = apply_rules(a.graph, rules, once);
+  REQUIRE(r.is_ok());
+  CHECK(r->rewrites == 2);  // (r0 r1) and (r2 r3); overlaps removed
+  CHECK(r->stop == DriveReport::Stop::Completed);
+  CHECK(r->stop_reason(once) == "completed");
+  CHECK(count(a.graph, kRelu) == 3);
+  CHECK(a.graph.lint().is_ok());
+
+  GraphModule b = relu_chain(5);
+  auto f = apply_rules(b.graph, rules);
+  REQUIRE(f.is_ok());
+  CHECK(count(b.graph, kRelu) == 1);
+  CHECK(f->rewrites == 4);
+  CHECK(f->stop == DriveReport::Stop::Converged);
+  CHECK(f->rules[0].rewrites == 4);
+  CHECK(b.graph.lint().is_ok());
+}
+
+TEST_CASE("rules: the higher priority wins a node; disabled rules never fire") {
+  std::vector<Rule> rules{rule("to_gelu", unary(kRelu), unary(kGelu), 1),
+                          rule("to_sigmoid", unary(kRelu), unary("torch.sigmoid"), 5)};
+  GraphModule a = relu_chain(2);
+  auto r = apply_rules(a.graph, rules);
+  REQUIRE(r.is_ok());
+  CHECK(count(a.graph, "torch.sigmoid") == 2);
+  CHECK(r->rules[0].rewrites == 0);
+  CHECK(r->rules[1].rewrites == 2);
+
+  rules[1].enabled = false;
+  GraphModule b = relu_chain(2);
+  REQUIRE(apply_rules(b.graph, rules).is_ok());
+  CHECK(count(b.graph, kGelu) == 2);
+}
+
+TEST_CASE("rules: rules that undo each other stop the run and are named") {
+  std::vector<Rule> rules{rule("relu_to_gelu", unary(kRelu), unary(kGelu)), rule("gelu_to_relu", unary(kGelu), unary(kRelu))};
+  GraphModule a = relu_chain(1);
+  auto r = apply_rules(a.graph, rules);
+  REQUIRE(r.is_ok());
+  CHECK(r->stop == DriveReport::Stop::Cycle);
+  CHECK(r->cycle == std::vector<std::string>{"relu_to_gelu", "gelu_to_relu"});
+  CHECK(r->stop_reason({}).find("cycle: relu_to_gelu -> gelu_to_relu -> relu_to_gelu") == 0);
+  CHECK(a.graph.lint().is_ok());
+
+  // Two separate relus of the same input are two places, not a cycle.
+  GraphModule b = module_of(lines({ph("x"), call("r0", kRelu, R"([{"node":"x"}])"), call("r1", kRelu, R"([{"node":"x"}])"),
+                                   out(R"([{"node":"r0"},{"node":"r1"}])")}));
+  std::vector<Rule> one{rule("relu_to_gelu", unary(kRelu), unary(kGelu))};
+  auto s = apply_rules(b.graph, one);
+  REQUIRE(s.is_ok());
+  CHECK(s->stop == DriveReport::Stop::Converged);
+  CHECK(count(b.graph, kGelu) == 2);
+}
+
+TEST_CASE("rules: limits on rewrites and sweeps are the reason the run stopped") {
+  std::vector<Rule> rules{rule("collapse", twice(kRelu), unary(kRelu))};
+  GraphModule a = relu_chain(6);
+  DriveOptions o;
+  o.max_rewrites = 2;
+  auto r = apply_rules(a.graph, rules, o);
+  REQUIRE(r.is_ok());
+  CHECK(r->stop == DriveReport::Stop::RewriteLimit);
+  CHECK(r->rewrites == 2);
+  CHECK(count(a.graph, kRelu) == 4);
+  CHECK(r->stop_reason(o) == "rewrite limit (2)");
+
+  GraphModule b = relu_chain(6);
+  DriveOptions one_sweep;
+  one_sweep.max_iterations = 1;
+  auto s = apply_rules(b.graph, rules, one_sweep);
+  REQUIRE(s.is_ok());
+  CHECK(s->stop == DriveReport::Stop::IterationLimit);  // the sweep changed the graph; no second one to confirm
+}
+
+TEST_CASE("rules: a failing replacement leaves the graph exactly as it was, naming rule and node") {
+  GraphModule a = relu_chain(3);
+  const std::string before = text(a);
+  Rule bad;
+  bad.name = "broken";
+  bad.matcher = matcher_of(Pattern(unary(kRelu)));
+  int calls = 0;
+  bad.build = [&](const Graph&, const SubgraphMatch&) -> Result<Graph> {
+    if (++calls == 2) return Status::error("no replacement for this one");
+    return unary(kGelu);
+  };
+  auto r = apply_rules(a.graph, {bad});
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.status().message() == "rule 'broken' at r1: no replacement for this one");
+  CHECK(text(a) == before);
+
+  // An interrupt (a script error, a budget) does the same.
+  GraphModule b = relu_chain(3);
+  DriveOptions o;
+  o.interrupt = [] { return Status::error("instruction budget exceeded"); };
+  auto s = apply_rules(b.graph, {rule("to_gelu", unary(kRelu), unary(kGelu))}, o);
+  REQUIRE_FALSE(s.is_ok());
+  CHECK(s.status().message() == "rule 'to_gelu' at r0: instruction budget exceeded");
+  CHECK(text(b) == text(relu_chain(3)));
+}
+
+TEST_CASE("rules: a replacement using an input the pattern never binds is refused before anything runs") {
+  Graph pattern = graph_of(lines({ph("x"), ph("unused"), call("y", kRelu, R"([{"node":"x"}])"), out(R"({"node":"y"})")}));
+  Graph replacement = graph_of(lines({ph("x"), ph("unused"), call("y", "torch.add", R"([{"node":"x"},{"node":"unused"}])"),
+                                      out(R"({"node":"y"})")}));
+  GraphModule a = relu_chain(1);
+  auto r = apply_rules(a.graph, {rule("uses_unbound", std::move(pattern), std::move(replacement))});
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.status().message() ==
+        "rule 'uses_unbound': the replacement uses input 'unused', which the pattern never uses, so no match binds it");
+  std::vector<Rule> twin{rule("same", unary(kRelu), unary(kGelu)), rule("same", unary(kGelu), unary(kRelu))};
+  CHECK(apply_rules(a.graph, twin).status().message() == "two rules are named 'same'");
+}
+
+TEST_CASE("rules: a module matched by class is reachable from the replacement by the pattern's name for it") {
+  const std::string modules =
+      R"({"path":"","class":"M","parameters":[],"buffers":[]},)"
+      R"({"path":"layers.0.l0","class":"__main__.CustomLinearModule","parameters":[{"name":"weight","shape":[4,4],"dtype":"float32"}],"buffers":[]})";
+  GraphModule gm = module_of(lines({ph("x"), node("call_module", "layers_0_l0", "layers.0.l0", R"([{"node":"x"}])"),
+                                    out(R"([{"node":"layers_0_l0"}])")}),
+                             modules);
+  Pattern p(graph_of(lines({ph("x"), node("call_module", "l0", "l0", R"([{"node":"x"}])"), out(R"({"node":"l0"})")})));
+  p.constrain(p.graph.find("l0")).module_class = "CustomLinearModule";
+  Rule r;
+  r.name = "linear_to_function";
+  r.matcher = matcher_of(std::move(p));
+  r.replacement = std::make_shared<const Graph>(graph_of(lines({ph("x"), node("get_attr", "w", "l0.weight", "[]"),
+                                                                call("y", "torch.nn.functional.linear", R"([{"node":"x"},{"node":"w"}])"),
+                                                                out(R"({"node":"y"})")})));
+  DriveOptions o;
+  o.modules = &gm.modules;
+  auto done = apply_rules(gm.graph, {r}, o);
+  REQUIRE_MESSAGE(done.is_ok(), done.status().message());
+  CHECK(done->rewrites == 1);
+  const NodeId w = gm.graph.find("w");
+  REQUIRE(w != kNoNode);
+  CHECK(gm.graph.target(w) == "layers.0.l0.weight");
+  CHECK(gm.graph.lint(&gm.modules).is_ok());
+}
+
+TEST_CASE("rules: the log says what the matcher decided") {
+  std::vector<std::string> lines_seen;
+  DriveOptions o;
+  o.log = [&](const std::string& l) { lines_seen.push_back(l); };
+  GraphModule a = module_of(lines({ph("x"), call("r0", kRelu, R"([{"node":"x"}])"), call("r1", kRelu, R"([{"node":"r0"}])"),
+                                   call("s", "torch.sigmoid", R"([{"node":"r0"}])"), out(R"([{"node":"r1"},{"node":"s"}])")}));
+  auto r = apply_rules(a.graph, {rule("collapse", twice(kRelu), unary(kRelu))}, o);
+  REQUIRE(r.is_ok());
+  CHECK(r->rewrites == 0);
+  bool said_why = false;
+  for (const auto& l : lines_seen) said_why = said_why || l == "rule collapse at r1: no match: r0 is used by s outside the match";
+  CHECK(said_why);
+}

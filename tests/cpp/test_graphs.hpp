@@ -1,0 +1,43 @@
+// Small graphs for tests, written as canonical JSON node lines (docs/FORMAT.md).
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <initializer_list>
+#include <string>
+
+#include "graft/io/graph_json.hpp"
+
+namespace graft::test {
+
+/// A graph module from node lines and, optionally, module lines.
+inline GraphModule module_of(const std::string& nodes, const std::string& modules = "") {
+  const std::string doc = "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {},\n\"modules\": [" + modules +
+                          "],\n\"nodes\": [\n" + nodes + "\n]\n}\n";
+  Result<GraphModule> r = parse_graph_json(doc, "test.json");
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  return std::move(r).value();
+}
+inline Graph graph_of(const std::string& nodes) { return std::move(module_of(nodes).graph); }
+
+inline std::string ph(const char* name) {
+  return std::string(R"({"name":")") + name + R"(","op":"placeholder","target":")" + name + R"(","args":[],"kwargs":{},"meta":{}})";
+}
+inline std::string node(const char* op, const char* name, const char* target, const std::string& args,
+                        const std::string& kwargs = "{}") {
+  return std::string(R"({"name":")") + name + R"(","op":")" + op + R"(","target":")" + target + R"(","args":)" + args +
+         R"(,"kwargs":)" + kwargs + R"(,"meta":{}})";
+}
+inline std::string call(const char* name, const char* target, const std::string& args, const std::string& kwargs = "{}") {
+  return node("call_function", name, target, args, kwargs);
+}
+inline std::string out(const std::string& args) {
+  return R"({"name":"output","op":"output","target":"output","args":[)" + args + R"(],"kwargs":{},"meta":{}})";
+}
+inline std::string lines(std::initializer_list<std::string> items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ",\n") + i;
+  return s;
+}
+
+}  // namespace graft::test

@@ -1,0 +1,1112 @@
+"""Golden cases for every behaviour of reference/fx_semantics.md §1.2 (SubgraphMatcher) and
+§1.4 (subgraph rewriter, replace_pattern), run through `graft match` / `graft rewrite`.
+
+Each test names the §1.2 / §1.4 bullet it covers (tests/golden/fx_semantics/COVERAGE.md maps
+every bullet to its test). Two kinds of test:
+
+* **vs torch.fx**: the graph, pattern (and replacement) are built in PyTorch, run through torch.fx
+  1.13 (SubgraphMatcher / subgraph_rewriter.replace_pattern) and, after export with graft_fx,
+  through graft. Matches are compared field by field (anchors, returning_nodes,
+  placeholder_nodes, nodes_map); rewritten graphs structurally (ops, targets, arguments in order,
+  node references as positions, names ignored) and by running graft's result, imported back
+  into PyTorch, against the torch.fx-rewritten module on a random input (torch.equal). Each also
+  pins the expected match / replacement count, so both sides being wrong the same way fails too.
+* **graft-only golden**: where torch 1.13 is buggy or lacks the feature (§1.2 lists: nested
+  arguments flattened, KeyError for anchors without candidates, unused pattern inputs refused,
+  no ATen schema normalisation, no ignore_literals, get_attr compared by name; §1.4: assertion
+  when the returned nodes have no users, no transaction), the expected result is written down
+  from the spec's description of main / graft, and the comment says why PyTorch is not compared.
+
+Cases already covered by test_match_vs_fx.py / test_rewrite_vs_fx.py are not repeated here.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import torch
+import torch.fx
+from torch.fx import subgraph_rewriter
+from torch.fx.node import Node, _get_qualified_name
+from torch.fx.passes.shape_prop import ShapeProp
+from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
+
+from graft_fx import export_graph_module
+from graft_fx import format as fmt
+from graft_fx.importer import import_graph
+from helpers import graft_bin
+
+aten = torch.ops.aten
+trace = torch.fx.symbolic_trace
+
+
+def build(make):
+    """A GraphModule from a function that fills a fresh torch.fx.Graph (for graphs that Python
+    tracing cannot spell: ATen overloads, lists of placeholders, a placeholder as a list)."""
+    g = torch.fx.Graph()
+    make(g)
+    return torch.fx.GraphModule(torch.nn.Module(), g)
+
+
+def structure(gm):
+    """Nodes as (op, target, args, kwargs) with node references as positions, so graphs compare
+    across namings; literals keep their type (1, 1.0 and True differ) and lists stay distinct
+    from tuples."""
+    index = {n: i for i, n in enumerate(gm.graph.nodes)}
+
+    def arg(a):
+        if isinstance(a, Node):
+            return ("node", index[a])
+        if isinstance(a, tuple):
+            return ("tuple", tuple(arg(x) for x in a))
+        if isinstance(a, list):
+            return ("list", tuple(arg(x) for x in a))
+        if isinstance(a, dict):
+            return ("dict", tuple((k, arg(v)) for k, v in a.items()))
+        return (type(a).__name__, a)
+
+    def target(n):
+        return _get_qualified_name(n.target) if n.op == "call_function" else str(n.target)
+
+    return [(n.op, target(n), tuple(arg(a) for a in n.args), tuple((k, arg(v)) for k, v in n.kwargs.items()))
+            for n in gm.graph.nodes]
+
+
+def value_text(v):
+    """A bound value as `graft match --json` spells it: a node's name, else Python's repr."""
+    return v.name if isinstance(v, Node) else repr(v)
+
+
+def fx_matches(g, p, **options):
+    """torch.fx 1.13's matches in the shape of `graft match --json`'s (anchors as the graph nodes
+    bound to the pattern's anchors)."""
+    out = []
+    for m in SubgraphMatcher(p.graph, **options).match(g.graph):
+        out.append({"anchors": [value_text(m.nodes_map[a]) for a in m.anchors],
+                    "returning_nodes": [value_text(n) for n in m.returning_nodes],
+                    "placeholder_nodes": [value_text(n) for n in m.placeholder_nodes],
+                    "nodes_map": {pn.name: value_text(gn) for pn, gn in m.nodes_map.items()}})
+    return out
+
+
+MATCH_FLAGS = {"match_output": "--match-output", "match_placeholder": "--match-placeholder",
+               "ignore_literals": "--ignore-literals"}
+
+
+class FxSemantics(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="graft_fx_semantics_")
+        cls.counter = 0
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        torch.manual_seed(0)
+
+    # --- plumbing ------------------------------------------------------------------------------
+
+    def path(self, stem):
+        type(self).counter += 1
+        return os.path.join(self.tmp, f"{type(self).counter:03d}_{stem}.json")
+
+    def write(self, gm, stem, **kwargs):
+        path = self.path(stem)
+        fmt.write(export_graph_module(gm, **kwargs), path)
+        return path
+
+    def graft(self, *args):
+        return subprocess.run([graft_bin(self), *args], capture_output=True, text=True, timeout=60)
+
+    def graft_match(self, g, p, **options):
+        """`graft match --json` of pattern `p` in graph `g` (GraphModules): (returncode, result)
+        where result is the parsed JSON on success, stderr otherwise."""
+        args = ["match", "--pattern", self.write(p, "pattern"), self.write(g, "graph"), "--json"]
+        args += [MATCH_FLAGS[k] for k, v in options.items() if v and k in MATCH_FLAGS]
+        if options.get("remove_overlapping_matches") is False:
+            args.append("--keep-overlapping")
+        proc = self.graft(*args)
+        if proc.returncode != 0:
+            return proc.returncode, proc.stderr
+        return 0, json.loads(proc.stdout)
+
+    def graft_matches(self, g, p, **options):
+        code, result = self.graft_match(g, p, **options)
+        self.assertEqual(code, 0, result)
+        self.assertEqual(result["count"], len(result["matches"]))
+        return result["matches"]
+
+    def assert_same_matches(self, g, p, count, **options):
+        """torch.fx and graft find the same `count` matches, field by field."""
+        fx = fx_matches(g, p, **options)
+        ours = self.graft_matches(g, p, **options)
+        self.assertEqual(len(fx), count, f"torch.fx found {fx}")
+        self.assertEqual(ours, fx)
+        return ours
+
+    def assert_both_refuse_pattern(self, g, p, fx_error, graft_message):
+        """torch.fx refuses the pattern with `fx_error`; graft exits 1 with `graft_message`."""
+        with self.assertRaises(fx_error):
+            SubgraphMatcher(p.graph).match(g.graph)
+        code, err = self.graft_match(g, p)
+        self.assertEqual(code, 1)
+        self.assertIn(graft_message, err)
+
+    def graft_rewrite(self, g, p, r, stem="out"):
+        g_path = self.write(g, "graph")
+        out = self.path(stem)
+        proc = self.graft("rewrite", "--pattern", self.write(p, "pattern"), "--replacement", self.write(r, "replacement"),
+                          g_path, "-o", out)
+        return proc, g_path, out
+
+    def run_both(self, a, b, inputs):
+        ya, yb = a(*inputs), b(*inputs)
+        if isinstance(ya, torch.Tensor):
+            ya, yb = (ya,), (yb,)
+        self.assertEqual(len(ya), len(yb))
+        for u, v in zip(ya, yb):
+            self.assertTrue(torch.equal(u, v), f"{u}\n!=\n{v}")
+
+    def assert_same_rewrite(self, model, pattern, replacement, count, inputs=1):
+        """torch.fx's replace_pattern and `graft rewrite` make the same graph with `count`
+        replacements, and graft's graph computes what torch.fx's does."""
+        original = trace(model)
+        expected = trace(model)
+        fx = subgraph_rewriter.replace_pattern(expected, pattern, replacement)
+        self.assertEqual(len(fx), count)
+        proc, _, out = self.graft_rewrite(original, trace(pattern), trace(replacement))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(proc.stdout.startswith(f"{count} replacement"), proc.stdout)
+        root = model if isinstance(model, torch.nn.Module) else torch.nn.Module()
+        got = import_graph(out, root)
+        self.assertEqual(structure(got), structure(expected))
+        if count:
+            self.assertNotEqual(structure(got), structure(original), "the rewrite changed nothing")
+        self.run_both(got, expected, [torch.randn(4, 4) for _ in range(inputs)])
+        return got, out
+
+    def assert_both_refuse_rewrite(self, model, pattern, replacement, graft_message):
+        """torch.fx's replace_pattern raises AssertionError; graft exits 1 naming the problem
+        and writes nothing."""
+        with self.assertRaises(AssertionError):
+            subgraph_rewriter.replace_pattern(trace(model), pattern, replacement)
+        proc, _, out = self.graft_rewrite(trace(model), trace(pattern), trace(replacement))
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        self.assertIn(graft_message, proc.stderr)
+        self.assertFalse(os.path.exists(out))
+
+
+# --- §1.2 SubgraphMatcher ---------------------------------------------------------------------
+
+def relu_sigmoid(x):
+    return torch.sigmoid(torch.relu(x))
+
+
+class MatcherConstruction(FxSemantics):
+    def test_empty_pattern_is_refused(self):
+        """§1.2 `pattern` row: an empty pattern -> ValueError (graft: an error naming it)."""
+        empty = torch.fx.GraphModule(torch.nn.Module(), torch.fx.Graph())
+        with self.assertRaisesRegex(ValueError, "empty pattern"):
+            SubgraphMatcher(empty.graph)
+        code, err = self.graft_match(trace(relu_sigmoid), empty)
+        self.assertEqual(code, 1)
+        self.assertIn("the pattern is empty", err)
+
+    def test_dead_code_in_pattern_is_refused(self):
+        """§1.2 `pattern` row: a non-output node without users -> AssertionError "dead code"
+        (graft names the node)."""
+        def pattern(a):
+            torch.relu(a)
+            return torch.sigmoid(a)
+        self.assert_both_refuse_pattern(trace(relu_sigmoid), trace(pattern), AssertionError,
+                                        "node 'relu': the pattern has dead code")
+
+    def test_trailing_inplace_op_is_dead_code(self):
+        """§1.2 `pattern` row, impure ops: a trailing in-place op with no users. 1.13 (and graft)
+        refuse it as dead code; only the newest main accepts it and then silently never matches
+        it, so graft's refusal is the 1.13 behaviour compared here."""
+        def pattern(a):
+            b = torch.relu(a)
+            b.add_(1)
+            return b
+        self.assert_both_refuse_pattern(trace(relu_sigmoid), trace(pattern), AssertionError,
+                                        "node 'add_': the pattern has dead code")
+
+    def test_unused_pattern_placeholder_is_allowed(self):
+        """§1.2 `pattern` row, unused placeholder. graft-only: 1.13 refuses the pattern as dead
+        code and the newest main raises KeyError in match(); graft allows it and leaves the
+        input unbound (a match binds only the used inputs)."""
+        def pattern(a, b):
+            return torch.relu(a)
+        with self.assertRaises(AssertionError):  # why torch.fx is not compared
+            SubgraphMatcher(trace(pattern).graph)
+        self.assertEqual(self.graft_matches(trace(relu_sigmoid), trace(pattern)),
+                         [{"anchors": ["relu"], "returning_nodes": ["relu"], "placeholder_nodes": ["x", "(unbound)"],
+                           "nodes_map": {"a": "x", "relu": "relu"}}])
+
+
+def two_results(x):
+    return torch.relu(x), torch.sigmoid(x)
+
+
+class MatcherOptions(FxSemantics):
+    def test_match_output_needs_same_returned_structure(self):
+        """§1.2 `match_output`: the anchor is the output node; the pattern must reach the end of
+        the graph and return the same values in the same order."""
+        def same(a):
+            return torch.relu(a), torch.sigmoid(a)
+
+        def swapped(a):
+            return torch.sigmoid(a), torch.relu(a)
+
+        def one(a):
+            return torch.relu(a)
+        g = trace(two_results)
+        with self.subTest("same values, same order"):
+            ours = self.assert_same_matches(g, trace(same), 1, match_output=True)
+            self.assertEqual(ours[0]["nodes_map"]["output"], "output")
+        with self.subTest("same values, swapped"):
+            self.assert_same_matches(g, trace(swapped), 0, match_output=True)
+        with self.subTest("a prefix of the returned values"):
+            self.assert_same_matches(g, trace(one), 0, match_output=True)
+        with self.subTest("without match_output the swapped pattern matches"):
+            self.assert_same_matches(g, trace(swapped), 1)
+
+    def test_match_placeholder_needs_graph_placeholders(self):
+        """§1.2 `match_placeholder` and node equality (placeholder, match_placeholder=True): a
+        pattern input then matches only a graph input (names ignored), so `sigmoid(a)` does not
+        match `sigmoid(relu(x))`; without the option it does."""
+        def pattern(a):
+            return torch.sigmoid(a)
+        g = trace(relu_sigmoid)
+        self.assert_same_matches(g, trace(pattern), 0, match_placeholder=True)
+        self.assert_same_matches(g, trace(pattern), 1)
+
+    def test_overlap_on_inputs_only_is_not_an_overlap(self):
+        """§1.2 `remove_overlapping_matches` / algorithm step 6: only non-placeholder graph nodes
+        count as shared, so two matches that share an input are both kept."""
+        def model(x):
+            return torch.relu(x) + torch.relu(x) * x
+
+        def pattern(a):
+            return torch.relu(a)
+        self.assert_same_matches(trace(model), trace(pattern), 2)
+
+    def test_ignore_literals(self):
+        """§1.2 `ignore_literals` (not in 1.13, so graft-only): a literal pair that differs, and a
+        pattern literal against a graph node, are treated as matching; without the option both
+        fail (that part is compared with torch.fx)."""
+        def pattern(a):
+            return torch.mul(a, 2)
+
+        def mul_3(x):
+            return torch.mul(x, 3)
+
+        def mul_node(x, y):
+            return torch.mul(x, y)
+        for name, model in (("literal vs literal", mul_3), ("literal vs node", mul_node)):
+            with self.subTest(name):
+                self.assert_same_matches(trace(model), trace(pattern), 0)
+                self.assertEqual(self.graft_matches(trace(model), trace(pattern), ignore_literals=True),
+                                 [{"anchors": ["mul"], "returning_nodes": ["mul"], "placeholder_nodes": ["x"],
+                                   "nodes_map": {"a": "x", "mul": "mul"}}])
+
+    def test_ignore_literals_does_not_bind_a_compute_node_to_a_literal(self):
+        """§1.2 `ignore_literals` corner case (the "false match" family, issue #104775): main lets a
+        pattern compute node "match" a graph literal without binding it, and its rewriter then
+        fails with KeyError. A match maps every pattern compute node to a graph node (§1.2
+        nodes_map), so graft reports no match. graft-only: 1.13 has no ignore_literals."""
+        def model(x, y):
+            return torch.add(x, 1), torch.relu(y)
+
+        def pattern(a, b):
+            return torch.add(a, torch.relu(b))
+        self.assertEqual(self.graft_matches(trace(model), trace(pattern), ignore_literals=True), [])
+
+
+class MatcherFields(FxSemantics):
+    def test_anchors_and_nodes_map_of_a_multi_output_pattern(self):
+        """§1.2 InternalMatch `anchors` (one per returned sink, in return order), `nodes_map`
+        (placeholders and compute nodes, no output) and algorithm step 1 (anchors)."""
+        def pattern(a):
+            return torch.sigmoid(a), torch.relu(a)
+        ours = self.assert_same_matches(trace(two_results), trace(pattern), 1)
+        self.assertEqual(ours[0]["anchors"], ["sigmoid", "relu"])
+        self.assertEqual(ours[0]["nodes_map"], {"a": "x", "sigmoid": "sigmoid", "relu": "relu"})
+
+    def test_returning_nodes_order_and_duplicates(self):
+        """§1.2 `returning_nodes`: in the order of the pattern's output, a duplicated return value
+        once; step 1: a returned node also used inside the pattern is not an anchor."""
+        def model(x, y):
+            s = torch.add(x, y)
+            return torch.relu(s) * s
+
+        def pattern(a, b):
+            s = torch.add(a, b)
+            r = torch.relu(s)
+            return s, r, s
+        ours = self.assert_same_matches(trace(model), trace(pattern), 1)
+        self.assertEqual(ours[0]["returning_nodes"], ["add", "relu"])
+        self.assertEqual(ours[0]["anchors"], ["relu"])
+
+    def test_placeholder_nodes_hold_literals(self):
+        """§1.2 `placeholder_nodes` / `nodes_map`: a placeholder bound to a constant holds the
+        literal (here a dtype)."""
+        def model(x):
+            return x.to(torch.float16)
+
+        def pattern(a, d):
+            return a.to(d)
+        ours = self.assert_same_matches(trace(model), trace(pattern), 1)
+        self.assertEqual(ours[0]["placeholder_nodes"], ["x", "torch.float16"])
+
+
+class MatcherAlgorithm(FxSemantics):
+    def test_anchor_without_candidates(self):
+        """§1.2 step 2: no anchor has a candidate. graft-only: main returns [] and so does graft;
+        1.13 runs the completion step anyway and raises KeyError."""
+        def pattern(a):
+            return torch.tanh(a)
+        with self.assertRaises(KeyError):  # why torch.fx is not compared
+            SubgraphMatcher(trace(pattern).graph).match(trace(relu_sigmoid).graph)
+        self.assertEqual(self.graft_matches(trace(relu_sigmoid), trace(pattern)), [])
+
+    def test_multi_output_anchor_without_candidates(self):
+        """§1.2 step 2: some but not all anchors have candidates. graft-only: the spec says the
+        engine returns 0 matches; 1.13 (and main) raise KeyError building returning_nodes."""
+        def model(x):
+            return torch.relu(x)
+
+        def pattern(a):
+            return torch.relu(a), torch.sigmoid(a)
+        with self.assertRaises(KeyError):  # why torch.fx is not compared
+            SubgraphMatcher(trace(pattern).graph).match(trace(model).graph)
+        self.assertEqual(self.graft_matches(trace(model), trace(pattern)), [])
+
+    def test_backtracking_over_anchor_candidates(self):
+        """§1.2 step 3: every candidate of anchor 1 is tried on top of each candidate of anchor 0;
+        a try that contradicts anchor 0's bindings fails (relu(x) pairs with sigmoid(x), not
+        sigmoid(y))."""
+        def model(x, y):
+            return torch.relu(x), torch.sigmoid(y), torch.sigmoid(x), torch.relu(y)
+
+        def pattern(a):
+            return torch.relu(a), torch.sigmoid(a)
+        ours = self.assert_same_matches(trace(model), trace(pattern), 2)
+        self.assertEqual([m["anchors"] for m in ours], [["relu", "sigmoid_1"], ["relu_1", "sigmoid"]])
+
+    def test_failed_walk_leaves_no_bindings(self):
+        """§1.2 step 3 and the note on failed sub-walks: a candidate whose walk binds some nodes
+        and then fails must not leave those bindings for the next candidate."""
+        def model(x, y, z):
+            r = torch.relu(x)
+            s1 = torch.sigmoid(torch.mul(y, z))  # binds mul and b=y, then z is not a=x
+            s2 = torch.sigmoid(torch.mul(y, x))
+            return r, s1, s2
+
+        def pattern(a, b):
+            return torch.relu(a), torch.sigmoid(torch.mul(b, a))
+        ours = self.assert_same_matches(trace(model), trace(pattern), 1)
+        self.assertEqual(ours[0]["nodes_map"]["mul"], "mul_1")
+
+    def test_outside_users_of_inputs_and_outputs_are_allowed(self):
+        """§1.2 step 4 (containment): placeholder-bound nodes and returned nodes may have any
+        number of users outside the match (the "inner node used outside" half is in
+        test_match_vs_fx)."""
+        def model(x, y):
+            s = torch.add(x, y)
+            r = torch.relu(s)
+            return r * x, r + y, s
+
+        def pattern(a, b):
+            return torch.relu(torch.add(a, b))
+
+        def inner_returned(a, b):
+            s = torch.add(a, b)
+            return torch.relu(s), s
+        self.assert_same_matches(trace(model), trace(pattern), 0)  # add is used by the output
+        self.assert_same_matches(trace(model), trace(inner_returned), 1)
+
+    def test_cycle_filter(self):
+        """§1.2 step 5 (convexity): a match whose nodes a path leaves and re-enters is dropped
+        (relu -> neg -> add with neg outside); the same shape without that path matches."""
+        def pattern(a, b):
+            r = torch.relu(a)
+            return r, torch.add(r, b)
+
+        def cyclic(x):
+            r = torch.relu(x)
+            return torch.add(r, torch.neg(r))
+
+        def acyclic(x, y):
+            r = torch.relu(x)
+            return torch.add(r, torch.neg(y))
+        self.assert_same_matches(trace(cyclic), trace(pattern), 0)
+        self.assert_same_matches(trace(acyclic), trace(pattern), 1)
+
+
+class MatcherNodeEquality(FxSemantics):
+    def test_placeholder_anchor_matches_every_node(self):
+        """§1.2 node equality, placeholder with match_placeholder=False: equal to anything,
+        including the graph's output node (pattern `return a` matches every node)."""
+        def model(x):
+            return torch.mul(x, 2)
+
+        def pattern(a):
+            return a
+        ours = self.assert_same_matches(trace(model), trace(pattern), 3)
+        self.assertEqual([m["anchors"] for m in ours], [["x"], ["mul"], ["output"]])
+
+    def test_get_attr_same_name(self):
+        """§1.2 node equality, get_attr: the same attribute matches (1.13 compares the name,
+        main the value's type; both agree here)."""
+        self.assert_same_matches(trace(WithAttr("w")), trace(WithAttr("w")), 1)
+
+    def test_get_attr_matches_any_tensor(self):
+        """§1.2 node equality, get_attr (main): tensors match whatever their name, value or
+        shape. graft-only: 1.13 compares the attribute name, so it finds nothing here."""
+        g, p = trace(WithAttr("weight", 3)), trace(WithAttr("w"))
+        self.assertEqual(fx_matches(g, p), [])  # 1.13's rule, why torch.fx is not compared
+        self.assertEqual(self.graft_matches(g, p),
+                         [{"anchors": ["add"], "returning_nodes": ["add"], "placeholder_nodes": ["x"],
+                           "nodes_map": {"x": "x", "w": "weight", "add": "add"}}])
+
+    def test_call_targets_are_exact(self):
+        """§1.2 node equality, call_function / call_method: same op and target, so operator.add,
+        torch.add and Tensor.add are three different nodes (no op alternatives, §1.2)."""
+        def model(x, y):
+            return x + y, torch.add(x, y), x.add(y)
+
+        def op_add(a, b):
+            return a + b
+
+        def torch_add(a, b):
+            return torch.add(a, b)
+
+        def method_add(a, b):
+            return a.add(b)
+        for pattern, node in ((op_add, "add"), (torch_add, "add_1"), (method_add, "add_2")):
+            with self.subTest(pattern.__name__):
+                ours = self.assert_same_matches(trace(model), trace(pattern), 1)
+                self.assertEqual(ours[0]["returning_nodes"], [node])
+
+    def test_call_module_matches_by_path(self):
+        """§1.2 node equality, call_module: by module path string, not module type (issue
+        #139163): the pattern's Linear `b` matches the graph's ReLU `b`, not its Linear `a`."""
+        g = trace(TwoModules(torch.nn.Linear(4, 4), torch.nn.ReLU()))
+        ours = self.assert_same_matches(g, trace(OneModule(torch.nn.Linear(4, 4))), 1)
+        self.assertEqual(ours[0]["nodes_map"], {"x": "a", "b": "b"})
+
+
+class WithAttr(torch.nn.Module):
+    def __init__(self, name, size=4):
+        super().__init__()
+        self.attr_name = name
+        setattr(self, name, torch.nn.Parameter(torch.randn(size)))
+
+    def forward(self, x):
+        return torch.add(x, getattr(self, self.attr_name))
+
+
+class TwoModules(torch.nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.a, self.b = a, b
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+
+class OneModule(torch.nn.Module):
+    def __init__(self, b):
+        super().__init__()
+        self.b = b
+
+    def forward(self, x):
+        return self.b(x)
+
+
+class MatcherArguments(FxSemantics):
+    def test_positional_keyword_and_omitted_defaults_differ(self):
+        """§1.2 argument comparison: for a plain Python target, different positional counts or
+        kwarg names are no match: positional vs keyword, omitted vs spelled default."""
+        def keyword(x):
+            return torch.sum(x, dim=1)
+
+        def positional(a):
+            return torch.sum(a, 1)
+
+        def default_spelled(a):
+            return torch.sum(a, 1, False)
+        self.assert_same_matches(trace(keyword), trace(positional), 0)
+        self.assert_same_matches(trace(positional), trace(default_spelled), 0)
+
+    def test_kwargs_compare_by_name(self):
+        """§1.2 argument comparison, kwarg keys: 1.13 compares the key *sets* and then the values
+        by name, so kwarg order does not matter (main compares key lists; graft follows 1.13,
+        compared here); the values still have to agree."""
+        def model(x):
+            return torch.sum(x, keepdim=True, dim=1)
+
+        def other_value(x):
+            return torch.sum(x, keepdim=False, dim=1)
+
+        def pattern(a):
+            return torch.sum(a, dim=1, keepdim=True)
+        self.assert_same_matches(trace(model), trace(pattern), 1)
+        self.assert_same_matches(trace(other_value), trace(pattern), 0)
+
+    def test_aten_arguments_compared_through_the_schema(self):
+        """§1.2 argument comparison, ATen OpOverload: spelled differently, both sides are rebuilt
+        from the schema (kwarg, else positional), so `stride=` matches a positional stride and
+        kwarg order does not matter. graft-only: 1.13 has no schema normalisation."""
+        def pool(kind):
+            def make(g):
+                x = g.placeholder("x")
+                if kind == "keyword":
+                    g.output(g.call_function(aten.max_pool2d.default, (x, [2, 2]), {"stride": [2, 2]}))
+                else:
+                    g.output(g.call_function(aten.max_pool2d.default, (x, [2, 2], [2, 2])))
+            return build(make)
+
+        def total(order):
+            def make(g):
+                x = g.placeholder("x")
+                g.output(g.call_function(aten.sum.dim_IntList, (x,), dict((k, {"dim": [1], "keepdim": False}[k])
+                                                                       for k in order)))
+            return build(make)
+        g, p = pool("positional"), pool("keyword")
+        self.assertEqual(fx_matches(g, p), [])  # 1.13: no schema, why torch.fx is not compared
+        self.assertEqual(self.graft_matches(g, p),
+                         [{"anchors": ["max_pool2d_default"], "returning_nodes": ["max_pool2d_default"],
+                           "placeholder_nodes": ["x"], "nodes_map": {"x": "x", "max_pool2d_default": "max_pool2d_default"}}])
+        self.assertEqual(len(self.graft_matches(total(["keepdim", "dim"]), total(["dim", "keepdim"]))), 1)
+
+    def test_list_and_tuple_are_interchangeable(self):
+        """§1.2 pairwise comparison: list vs tuple compare elementwise, of literals and of nodes."""
+        def permute_list(x):
+            return x.permute([1, 0])
+
+        def permute_tuple(a):
+            return a.permute((1, 0))
+
+        def cat_list(x, y, z):
+            return torch.cat([x, y, z])
+
+        def cat_tuple(a, b, c):
+            return torch.cat((a, b, c))
+        self.assert_same_matches(trace(permute_list), trace(permute_tuple), 1)
+        self.assert_same_matches(trace(cat_list), trace(cat_tuple), 1)
+
+    def test_lists_of_different_length(self):
+        """§1.2 pairwise comparison: lists must have the same length."""
+        def cat3(x, y, z):
+            return torch.cat([x, y, z])
+
+        def cat2(a, b):
+            return torch.cat([a, b])
+        self.assert_same_matches(trace(cat3), trace(cat2), 0)
+
+    def test_placeholder_literal_bindings(self):
+        """§1.2 literal rule: a placeholder binds a graph literal, a second use compares with ==;
+        literal bindings are not injective (two placeholders may bind the same constant)."""
+        def same(x):
+            return torch.clamp(x, 0.0, 0.0)
+
+        def different(x):
+            return torch.clamp(x, 0.0, 1.0)
+
+        def twice(a, b):
+            return torch.clamp(a, b, b)
+
+        def two(a, b, c):
+            return torch.clamp(a, b, c)
+        with self.subTest("one placeholder twice, same literal"):
+            ours = self.assert_same_matches(trace(same), trace(twice), 1)
+            self.assertEqual(ours[0]["placeholder_nodes"], ["x", "0.0"])
+        with self.subTest("one placeholder twice, different literals"):
+            self.assert_same_matches(trace(different), trace(twice), 0)
+        with self.subTest("two placeholders, same literal"):
+            ours = self.assert_same_matches(trace(same), trace(two), 1)
+            self.assertEqual(ours[0]["placeholder_nodes"], ["x", "0.0", "0.0"])
+
+    def test_node_against_literal(self):
+        """§1.2 literal rule: a pattern compute node vs a graph literal fails; a pattern literal vs
+        a graph node fails."""
+        def add_1(x):
+            return torch.add(x, 1)
+
+        def add_relu(a, b):
+            return torch.add(a, torch.relu(b))
+
+        def mul_node(x, y):
+            return torch.mul(x, y)
+
+        def mul_2(a):
+            return torch.mul(a, 2)
+        self.assert_same_matches(trace(add_1), trace(add_relu), 0)
+        self.assert_same_matches(trace(mul_node), trace(mul_2), 0)
+
+    def test_literals_are_type_strict(self):
+        """§1.2 literal rule: `type(a) is type(b) and a == b`: True is not 1, None equals None,
+        dtypes compare by equality (1 vs 1.0 is in test_match_vs_fx)."""
+        def keep_true(x):
+            return x.sum(1, True)
+
+        def keep_1(a):
+            return a.sum(1, 1)
+
+        def pad(x):
+            return torch.nn.functional.pad(x, [1, 1], "constant", None)
+
+        def f16(x):
+            return torch.cumsum(x, 0, dtype=torch.float16)
+
+        def f16_pattern(a):
+            return torch.cumsum(a, 0, dtype=torch.float16)
+
+        def f32_pattern(a):
+            return torch.cumsum(a, 0, dtype=torch.float32)
+        self.assert_same_matches(trace(keep_true), trace(keep_1), 0)
+        self.assert_same_matches(trace(pad), trace(pad), 1)
+        self.assert_same_matches(trace(f16), trace(f16_pattern), 1)
+        self.assert_same_matches(trace(f16), trace(f32_pattern), 0)
+
+    def test_nested_arguments_are_not_flattened(self):
+        """§1.2, 1.13 difference: 1.13 pytree-flattens the arguments, so `[b, s0, s1], [s1]`
+        matches `[1, s0], [s1, s1]` (test_subgraph_matcher_with_list_bad). graft-only: main
+        compares the nesting and finds nothing, as graft must."""
+        def graph(g):
+            s0, s1 = g.placeholder("s0"), g.placeholder("s1")
+            g.output(g.call_function(torch.broadcast_shapes, ([1, s0], [s1, s1])))
+
+        def pattern(g):
+            b, s0, s1 = g.placeholder("b"), g.placeholder("s0"), g.placeholder("s1")
+            g.output(g.call_function(torch.broadcast_shapes, ([b, s0, s1], [s1])))
+        g, p = build(graph), build(pattern)
+        self.assertEqual(len(fx_matches(g, p)), 1)  # 1.13's false positive, why it is not compared
+        self.assertEqual(self.graft_matches(g, p), [])
+
+    def test_placeholder_binds_a_whole_list(self):
+        """§1.2, 1.13 difference: a placeholder can bind a whole list in main
+        (test_matching_pattern_with_list_type_arg), never in 1.13 (flattening). graft-only."""
+        def model(x):
+            return x.permute([1, 0])
+
+        def pattern(a, b):
+            return a.permute(b)
+        self.assertEqual(fx_matches(trace(model), trace(pattern)), [])  # 1.13, why it is not compared
+        self.assertEqual(self.graft_matches(trace(model), trace(pattern)),
+                         [{"anchors": ["permute"], "returning_nodes": ["permute"], "placeholder_nodes": ["x", "[1, 0]"],
+                           "nodes_map": {"a": "x", "b": "[1, 0]", "permute": "permute"}}])
+
+    def test_placeholder_used_twice_binds_one_node(self):
+        """§1.2 _match_nodes step 1: a pattern node already mapped must meet the same graph node,
+        so `add(a, a)` matches `add(x, x)` but not `add(x, y)` (step 2, injectivity, is in
+        test_match_vs_fx)."""
+        def same(x):
+            return torch.add(x, x)
+
+        def different(x, y):
+            return torch.add(x, y)
+
+        def pattern(a):
+            return torch.add(a, a)
+        self.assert_same_matches(trace(same), trace(pattern), 1)
+        self.assert_same_matches(trace(different), trace(pattern), 0)
+
+    def test_no_commutativity(self):
+        """§1.2: no commutativity: `a + relu(b)` does not match `relu(y) + x`."""
+        def model(x, y):
+            return torch.relu(y) + x
+
+        def pattern(a, b):
+            return a + torch.relu(b)
+        self.assert_same_matches(trace(model), trace(pattern), 0)
+
+
+# --- §1.4 subgraph rewriter -------------------------------------------------------------------
+
+class Rewriter(FxSemantics):
+    def test_matches_are_found_before_any_replacement(self):
+        """§1.4 step 1: all matches are found on the original graph first, so a replacement that
+        contains the pattern again is not rewritten again (2 relus -> 4 relus)."""
+        def model(x):
+            return torch.relu(torch.relu(x))
+
+        def pattern(a):
+            return torch.relu(a)
+
+        def replacement(a):
+            return torch.relu(torch.relu(a))
+        got, _ = self.assert_same_rewrite(model, pattern, replacement, 2)
+        names = [n.name for n in got.graph.nodes]
+        self.assertEqual(len(names), len(set(names)))  # step 4d: copied nodes get fresh names
+
+    def test_placeholder_count_mismatch(self):
+        """§1.4 step 4a: the replacement must have as many placeholders as the pattern (here more;
+        fewer is in test_rewrite_vs_fx)."""
+        def model(x, y):
+            return torch.sub(x, y)
+
+        def pattern(a, b):
+            return torch.sub(a, b)
+
+        def replacement(a, b, c):
+            return torch.add(a, b)
+        self.assert_both_refuse_rewrite(model, pattern, replacement,
+                                        "placeholder count mismatch: the pattern has 2 inputs, the replacement 3")
+
+    def test_placeholders_bind_by_position(self):
+        """§1.4 step 4a: replacement placeholders bind by position, not by name (the replacement's
+        `b` is the pattern's `a`)."""
+        def model(x, y):
+            return torch.sub(x, y)
+
+        def pattern(a, b):
+            return torch.sub(a, b)
+
+        def replacement(b, a):
+            return torch.div(b, a)
+        got, _ = self.assert_same_rewrite(model, pattern, replacement, 1, inputs=2)
+        self.assertEqual(structure(got)[2], ("call_function", "torch.div", (("node", 0), ("node", 1)), ()))
+
+    def test_literal_bindings_become_constants(self):
+        """§1.4 step 4b: a placeholder bound to a literal is substituted as a constant."""
+        def model(x):
+            return torch.mul(x, 3.0)
+
+        def pattern(a, b):
+            return torch.mul(a, b)
+
+        def replacement(a, b):
+            return torch.add(a, b)
+        got, _ = self.assert_same_rewrite(model, pattern, replacement, 1)
+        self.assertEqual(structure(got)[1], ("call_function", "torch.add", (("node", 0), ("float", 3.0)), ()))
+
+    def test_list_binding_becomes_a_constant(self):
+        """§1.4 step 4b with §1.2's whole-list binding (main): the bound list is substituted into
+        the replacement as a list. graft-only: 1.13 cannot bind a list (see
+        test_placeholder_binds_a_whole_list)."""
+        def model(x):
+            return x.permute([1, 0]) + 1
+
+        def pattern(a, b):
+            return a.permute(b)
+
+        def replacement(a, b):
+            return a.permute(b).contiguous()
+
+        def expected(x):
+            return x.permute([1, 0]).contiguous() + 1
+        proc, _, out = self.graft_rewrite(trace(model), trace(pattern), trace(replacement))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        got = import_graph(out, torch.nn.Module())
+        self.assertEqual(structure(got), structure(trace(expected)))
+        self.run_both(got, trace(expected), [torch.randn(4, 4)])
+
+    def test_insertion_before_the_first_user(self):
+        """§1.4 step 4c: the replacement goes before the first node, in graph order, that uses a
+        returned node (after the unrelated neg, before the add)."""
+        def model(x):
+            s = torch.sigmoid(x)
+            n = torch.neg(x)
+            return (s + n) * s
+
+        def pattern(a):
+            return torch.sigmoid(a)
+
+        def replacement(a):
+            return torch.tanh(a)
+        got, _ = self.assert_same_rewrite(model, pattern, replacement, 1)
+        self.assertEqual([t for _, t, _, _ in structure(got)],
+                         ["x", "torch.neg", "torch.tanh", "_operator.add", "_operator.mul", "output"])
+
+    def test_returned_nodes_without_users(self):
+        """§1.4 step 4c: when the returned nodes have no users at all, main (PR #143842) inserts
+        right after the last returned node. graft-only: 1.13 raises AssertionError ("The
+        returning_nodes should have at least one user node")."""
+        def model(x):
+            torch.sigmoid(torch.relu(x))
+            return x
+
+        def pattern(a):
+            return torch.sigmoid(torch.relu(a))
+
+        def replacement(a):
+            return torch.tanh(a)
+
+        def expected(x):
+            torch.tanh(x)  # dead, as the rewriter runs no DCE
+            return x
+        with self.assertRaisesRegex(AssertionError, "at least one user"):  # why it is not compared
+            subgraph_rewriter.replace_pattern(trace(model), pattern, replacement)
+        proc, _, out = self.graft_rewrite(trace(model), trace(pattern), trace(replacement))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(proc.stdout.startswith("1 replacement"), proc.stdout)
+        self.assertEqual(structure(import_graph(out, torch.nn.Module())), structure(trace(expected)))
+
+    def test_metadata_is_not_transferred(self):
+        """§1.4 step 4d: copied nodes keep the replacement's (empty) metadata, not the matched
+        nodes'; untouched nodes keep theirs. torch.fx: ShapeProp's tensor_meta; graft: the
+        tensor_meta recorded at export."""
+        def model(x):
+            return torch.neg(torch.sigmoid(x))
+
+        def pattern(a):
+            return torch.sigmoid(a)
+
+        def replacement(a):
+            return torch.tanh(torch.relu(a))
+        x = torch.randn(4, 4)
+        expected = trace(model)
+        ShapeProp(expected).propagate(x)
+        subgraph_rewriter.replace_pattern(expected, pattern, replacement)
+        fx = [(n.op, "tensor_meta" in n.meta) for n in expected.graph.nodes]
+        g_path = self.path("graph_meta")
+        fmt.write(export_graph_module(trace(model), example_inputs=(x,)), g_path)
+        out = self.path("out_meta")
+        proc = self.graft("rewrite", "--pattern", self.write(trace(pattern), "pattern"),
+                          "--replacement", self.write(trace(replacement), "replacement"), g_path, "-o", out)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        ours = [(n["op"], "tensor_meta" in n["meta"]) for n in fmt.read(out)["nodes"]]
+        self.assertEqual(ours, fx)
+        self.assertEqual(fx, [("placeholder", True), ("call_function", False), ("call_function", False),
+                              ("call_function", True), ("output", True)])
+
+    def test_returning_count_mismatch(self):
+        """§1.4 step 4e: the replacement must return as many values as the pattern's returned
+        nodes."""
+        def model(x, y):
+            s = torch.add(x, y)
+            return torch.mul(torch.relu(s), s)
+
+        def pattern(a, b):
+            s = torch.add(a, b)
+            return torch.relu(s), s
+
+        def replacement(a, b):
+            return torch.relu(a)
+        self.assert_both_refuse_rewrite(model, pattern, replacement,
+                                        "returning nodes count mismatch: the pattern returns 2 values, the replacement 1")
+
+    def test_duplicated_and_reordered_outputs(self):
+        """§1.4 step 4e and corner cases (test_subgraph_rewriter_replace_with_duplicated_outputs):
+        outputs zip positionally, a replacement may return one node twice, and the pattern's
+        returned node used inside it (`a`) gets a replacement wired to outside users only (none
+        here, so exp stays dead)."""
+        def model(x1, x2):
+            x = x1 - x2
+            return torch.sigmoid(x) + torch.relu(x)
+
+        def pattern(a1, a2):
+            a = a1 - a2
+            return torch.sigmoid(a), torch.relu(a), a
+
+        def replacement(x1, x2):
+            y1 = torch.exp(x1)
+            y2 = torch.abs(x2)
+            return y2, y2, y1
+        got, _ = self.assert_same_rewrite(model, pattern, replacement, 1, inputs=2)
+        self.assertEqual([t for _, t, _, _ in structure(got)],
+                         ["x1", "x2", "torch.exp", "torch.abs", "_operator.add", "output"])
+
+    def test_dead_replacement_output(self):
+        """§1.4 corner case: a pattern output whose graph node has no outside users gets a dead
+        replacement node (no DCE)."""
+        def model(x):
+            r = torch.relu(x)
+            torch.exp(x)
+            return r
+
+        def pattern(a):
+            return torch.relu(a), torch.exp(a)
+
+        def replacement(a):
+            return torch.sigmoid(a), torch.tanh(a)
+        got, _ = self.assert_same_rewrite(model, pattern, replacement, 1)
+        self.assertEqual([t for _, t, _, _ in structure(got)], ["x", "torch.sigmoid", "torch.tanh", "output"])
+
+    def test_graph_inputs_are_never_removed(self):
+        """§1.4 corner case (issue #68502): the graph's placeholders stay, even unused ones and one
+        whose only user was replaced away."""
+        def model(x, unused, y):
+            return torch.add(x, y)
+
+        def pattern(a, b):
+            return torch.add(a, b)
+
+        def replacement(a, b):
+            return torch.relu(a)
+        got, _ = self.assert_same_rewrite(model, pattern, replacement, 1, inputs=3)
+        self.assertEqual([n.name for n in got.graph.nodes if n.op == "placeholder"], ["x", "unused", "y"])
+
+    def test_existing_submodule_is_kept(self):
+        """§1.4 step 6: a call_module target the graph already has keeps the graph's module, even
+        though the replacement has its own object under that name."""
+        m = LinearRelu()
+        expected = trace(m)
+        fx = subgraph_rewriter.replace_pattern(expected, ReluOf(), ModuleReplacement())
+        self.assertEqual(len(fx), 1)
+        self.assertIs(expected.lin, m.lin)
+        proc, _, out = self.graft_rewrite(trace(m), trace(ReluOf()), trace(ModuleReplacement()))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        got = import_graph(out, m)
+        self.assertEqual(structure(got), structure(expected))
+        self.run_both(got, expected, [torch.randn(4, 4)])
+
+    def test_dead_code_pattern_is_refused(self):
+        """§1.4 "not supported: patterns with dead code": the rewrite fails before changing
+        anything (1.13: the matcher's AssertionError)."""
+        def model(x):
+            return torch.sigmoid(torch.relu(x))
+
+        def pattern(a):
+            torch.relu(a)
+            return torch.sigmoid(a)
+
+        def replacement(a):
+            return torch.tanh(a)
+        self.assert_both_refuse_rewrite(model, pattern, replacement, "node 'relu': the pattern has dead code")
+
+    def test_unused_pattern_input(self):
+        """§1.4 "not supported: ... an unused input" (issue #108163). graft-only: graft allows the
+        unused input (§1.2); a replacement that does not use it rewrites normally, one that uses
+        it is an error naming the input, and the graph is left unchanged (the output is not
+        written, the input file is untouched). 1.13 refuses the pattern outright."""
+        def model(x, y):
+            return torch.relu(x) + y
+
+        def pattern(a, b):
+            return torch.relu(a)
+
+        def uses_a(a, b):
+            return torch.sigmoid(a)
+
+        def uses_b(a, b):
+            return torch.add(a, b)
+
+        def expected(x, y):
+            return torch.sigmoid(x) + y
+        with self.assertRaises(AssertionError):  # why torch.fx is not compared
+            subgraph_rewriter.replace_pattern(trace(model), pattern, uses_a)
+        with self.subTest("replacement ignores the unused input"):
+            proc, _, out = self.graft_rewrite(trace(model), trace(pattern), trace(uses_a))
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            got = import_graph(out, torch.nn.Module())
+            self.assertEqual(structure(got), structure(trace(expected)))
+            self.run_both(got, trace(expected), [torch.randn(4, 4), torch.randn(4, 4)])
+        with self.subTest("replacement uses the unused input"):
+            proc, g_path, out = self.graft_rewrite(trace(model), trace(pattern), trace(uses_b))
+            before = fmt.read(g_path)
+            self.assertEqual(proc.returncode, 1, proc.stdout)
+            self.assertEqual(proc.stderr.strip(), "graft: error: node 'b': the replacement uses input 'b', which the "
+                             "pattern never uses, so no match binds it")
+            self.assertFalse(os.path.exists(out))
+            self.assertEqual(fmt.read(g_path), before)
+
+
+class LinearRelu(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x))
+
+
+class ReluOf(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+class ModuleReplacement(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)  # same name as the graph's module, another object
+
+    def forward(self, x):
+        return torch.sigmoid(self.lin(x))
+
+
+class FoundByTheseTests(FxSemantics):
+    """Cases where graft first disagreed with the spec; fixed, and kept here."""
+
+    def test_match_placeholder_still_binds_literals(self):
+        """§1.2 match_placeholder: FX checks the option only when comparing nodes, so a pattern
+        input still binds a graph literal (1.13 and main agree)."""
+        def model(x):
+            return torch.mul(x, 2)
+
+        def pattern(a, b):
+            return torch.mul(a, b)
+        self.assert_same_matches(trace(model), trace(pattern), 1, match_placeholder=True)
+
+    def test_insertion_point_counts_users_inside_the_match(self):
+        """§1.4 step 4c: the replacement goes before the first user of any returned node, a
+        user inside the match included (same node order as torch.fx)."""
+        def model(x, y):
+            s = torch.add(x, y)
+            r = torch.relu(s)
+            z = torch.neg(x)
+            return torch.mul(r, s) + z
+
+        def pattern(a, b):
+            s = torch.add(a, b)
+            return torch.relu(s), s
+
+        def replacement(a, b):
+            s = torch.sub(a, b)
+            return torch.tanh(s), s
+        self.assert_same_rewrite(model, pattern, replacement, 1, inputs=2)
+
+    def test_schema_default_equals_an_omitted_argument(self):
+        """§1.2 argument normalisation (main): an ATen argument spelled with its schema default
+        matches the same argument left out."""
+        def make(explicit):
+            def f(g):
+                x = g.placeholder("x")
+                args = (x, [1], False) if explicit else (x, [1])
+                g.output(g.call_function(torch.ops.aten.sum.dim_IntList, args))
+            return build(f)
+        self.assertEqual(len(self.graft_matches(make(True), make(False))), 1)
+        self.assertEqual(len(self.graft_matches(make(False), make(True))), 1)
+
+        def other(g):  # keepdim=True is not the default
+            x = g.placeholder("x")
+            g.output(g.call_function(torch.ops.aten.sum.dim_IntList, (x, [1], True)))
+        self.assertEqual(len(self.graft_matches(build(other), make(False))), 0)
+
+    def test_bound_list_follows_an_earlier_replacement(self):
+        """§1.4 step 4b, issue #159613 (graft-only: torch.fx keeps the stale node in the list
+        and its result refers to an erased node): a list bound to a pattern input that holds
+        a value an earlier match replaced uses the replacement."""
+        def model(x, y):
+            c1 = torch.relu(torch.cat([x, y], 0))
+            return torch.relu(torch.cat([c1, x], 0))
+
+        def pc(g):
+            a = g.placeholder("a")
+            d = g.placeholder("d")
+            g.output(g.call_function(torch.relu, (g.call_function(torch.cat, (a, d)),)))
+
+        def rc(g):
+            a = g.placeholder("a")
+            d = g.placeholder("d")
+            g.output(g.call_function(torch.sigmoid, (g.call_function(torch.cat, (a, d)),)))
+        proc, _, out = self.graft_rewrite(trace(model), build(pc), build(rc))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
+        def expected(x, y):
+            c1 = torch.sigmoid(torch.cat([x, y], 0))
+            return torch.sigmoid(torch.cat([c1, x], 0))
+        got = import_graph(out, torch.nn.Module())
+        self.assertEqual(structure(got), structure(trace(expected)))
+
+
+if __name__ == "__main__":
+    unittest.main()
