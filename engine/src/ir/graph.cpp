@@ -134,6 +134,35 @@ void Graph::link(NodeId n) {
   // order (FX's inserting_after would put each right after the anchor: reverse order).
   if (insert_.where == InsertPoint::Where::After) insert_ = after(n);
   bump_order();
+  key_inserted(n);
+}
+
+namespace {
+constexpr std::uint64_t kKeyGap = std::uint64_t{1} << 20;  // room for 20 halvings at one spot
+}
+
+void Graph::renumber_keys() const {
+  keys_.assign(slots_.size(), 0);
+  std::uint64_t k = 0;
+  for (NodeId n : nodes()) keys_[n] = (k += kKeyGap);
+  keys_valid_ = true;
+}
+
+void Graph::key_inserted(NodeId n) {
+  if (!keys_valid_) return;  // renumbered when next asked
+  if (keys_.size() < slots_.size()) keys_.resize(slots_.size(), 0);
+  const NodeData& d = slots_[n];
+  const std::uint64_t lo = d.prev == kNoNode ? 0 : keys_[d.prev];
+  if (d.next == kNoNode) {
+    keys_[n] = lo + kKeyGap;
+    return;
+  }
+  const std::uint64_t hi = keys_[d.next];
+  if (hi - lo < 2) {
+    keys_valid_ = false;  // no room left here
+    return;
+  }
+  keys_[n] = lo + (hi - lo) / 2;
 }
 
 void Graph::unlink(NodeId n) {

@@ -47,7 +47,7 @@ Status Graph::stable_topological_sort() {
     prev = n;
   }
   tail_ = prev;
-  bump_order();
+  reorder_all();
   return Status::ok();
 }
 

@@ -90,7 +90,7 @@ void Graph::rollback_transaction() {
   free_slots_ = std::move(j->free_slots);
   insert_ = j->insert;
   name_counters_ = std::move(j->name_counters);
-  bump_order();
+  reorder_all();
 }
 
 }  // namespace graft

@@ -29,14 +29,13 @@ struct Marks {
 
 NodeId fusion_cycle_through(const Graph& g, const std::vector<NodeId>& nodes) {
   if (nodes.size() < 2) return kNoNode;
-  const auto& order = g.order_index();
   thread_local Marks marks;
   marks.begin(g.num_slots());
   const std::uint32_t e = marks.epoch;
-  std::uint32_t last = 0;
+  std::uint64_t last = 0;  // order keys: comparing them stays O(1) while a rewrite edits the graph
   for (NodeId n : nodes) {
     marks.inside[n] = e;
-    last = std::max(last, order[n]);
+    last = std::max(last, g.order_key(n));
   }
   auto inside = [&](NodeId n) { return marks.inside[n] == e; };
   auto first_visit = [&](NodeId n) {
@@ -49,13 +48,13 @@ NodeId fusion_cycle_through(const Graph& g, const std::vector<NodeId>& nodes) {
   stack.clear();
   for (NodeId n : nodes)
     for (NodeId u : g.users(n))
-      if (!inside(u) && order[u] < last && first_visit(u)) stack.emplace_back(u, u);
+      if (!inside(u) && g.order_key(u) < last && first_visit(u)) stack.emplace_back(u, u);
   while (!stack.empty()) {
     auto [n, first] = stack.back();
     stack.pop_back();
     for (NodeId u : g.users(n)) {
       if (inside(u)) return first;
-      if (order[u] < last && first_visit(u)) stack.emplace_back(u, first);
+      if (g.order_key(u) < last && first_visit(u)) stack.emplace_back(u, first);
     }
   }
   return kNoNode;

@@ -71,7 +71,7 @@ class Walk {
  public:
   Walk(const Pattern& p, const Graph& g, const ModuleTable* modules, const MatchOptions& o)
       : p_(p.graph), g_(g), modules_(modules), o_(o), cons_(p.graph.num_slots(), nullptr),
-        p2g_(p.graph.num_slots()), g2p_(g.num_slots(), kNoNode) {
+        p2g_(p.graph.num_slots()), g2p_(reverse_map(g.num_slots(), own_)) {
     for (const auto& [n, c] : p.constraints)
       if (n < cons_.size()) cons_[n] = &c;
   }
@@ -93,6 +93,12 @@ class Walk {
   }
   const NodeConstraint* constraint(NodeId pn) const { return cons_[pn]; }
 
+  ~Walk() {
+    undo(0);  // leaves the shared reverse map clean
+    if (uses_shared_) shared().busy = false;
+  }
+  Walk(const Walk&) = delete;
+  Walk& operator=(const Walk&) = delete;
   std::size_t mark() const { return trail_.size(); }
   void undo(std::size_t mark) {
     while (trail_.size() > mark) {
@@ -346,7 +352,33 @@ class Walk {
   const MatchOptions& o_;
   std::vector<const NodeConstraint*> cons_;  ///< by pattern slot
   std::vector<MatchValue> p2g_;
-  std::vector<NodeId> g2p_;  ///< graph node -> pattern node (kNoNode: unbound), by slot
+  /// Graph node -> pattern node (kNoNode: unbound), by slot. One per thread, reused: a walk
+  /// undoes every binding it makes, so the map is all kNoNode again when a Walk ends, and a
+  /// driver calling match_at once per node pays O(pattern), not O(graph), per call.
+  /// A walk started while another runs on this thread (a predicate that matches again) gets
+  /// its own map.
+  std::vector<NodeId> own_;
+  std::vector<NodeId>& g2p_;
+  struct Shared {
+    std::vector<NodeId> map;
+    bool busy = false;
+  };
+  static Shared& shared() {
+    thread_local Shared s;
+    return s;
+  }
+  bool uses_shared_ = false;
+  std::vector<NodeId>& reverse_map(std::size_t slots, std::vector<NodeId>& own) {
+    Shared& s = shared();
+    if (s.busy) {
+      own.assign(slots, kNoNode);
+      return own;
+    }
+    s.busy = true;
+    uses_shared_ = true;
+    if (s.map.size() < slots) s.map.resize(slots, kNoNode);
+    return s.map;
+  }
   std::vector<NodeId> trail_;
 };
 

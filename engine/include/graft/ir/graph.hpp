@@ -118,8 +118,16 @@ class Graph {
   /// Recomputed lazily after the order changed.
   /// Fills a cache: unlike the other const methods, not safe to call from two threads at once.
   const std::vector<std::uint32_t>& order_index() const;
+  /// A number that grows along graph order; not a position: gaps are left between keys, so
+  /// inserting or moving a node gives it a key between its neighbours' and leaves every other
+  /// key as it was (O(1); an exhausted gap renumbers the graph once). Rewrites that compare
+  /// order after every edit stay linear. Same threading caveat as order_index().
+  std::uint64_t order_key(NodeId n) const {
+    if (!keys_valid_) renumber_keys();
+    return keys_[n];
+  }
   /// True if `a` comes before `b` in graph order.
-  bool comes_before(NodeId a, NodeId b) const { return order_index()[a] < order_index()[b]; }
+  bool comes_before(NodeId a, NodeId b) const { return order_key(a) < order_key(b); }
 
   // --- creating ------------------------------------------------------------------------------
   /// Makes room for `nodes` more nodes without reallocating (readers know the count up front).
@@ -241,6 +249,13 @@ class Graph {
   void attach_inputs(NodeId n);
   void detach_inputs(NodeId n);
   void bump_order() { order_valid_ = false; }
+  /// The whole order was rebuilt (sort, rollback): order keys start again.
+  void reorder_all() {
+    order_valid_ = false;
+    keys_valid_ = false;
+  }
+  void renumber_keys() const;
+  void key_inserted(NodeId n);
   detail::NameIndex::NameOf name_of() const {
     return [this](NodeId id) { return std::string_view(slots_[id].name); };
   }
@@ -257,6 +272,8 @@ class Graph {
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters_;
   mutable std::vector<std::uint32_t> order_;
   mutable bool order_valid_ = false;
+  mutable std::vector<std::uint64_t> keys_;
+  mutable bool keys_valid_ = false;
   JournalHandle journal_;
 };
 

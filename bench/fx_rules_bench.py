@@ -1,0 +1,99 @@
+"""torch.fx side of the rules benchmark: SubgraphMatcher and replace_pattern (torch 1.13) on the
+same graph file graft_rules_bench wrote (or an exported model), with the same pattern and
+replacement as bench/rules/*.lua. Dead `detach` nodes are erased first, as graft_rules_bench
+does. torch.fx's cycle check recurses once per node, so the recursion limit and the thread
+stack are raised.
+
+Usage: PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_rules_bench.py chain|stack|sdpa FILE.json
+"""
+import operator
+import sys
+import threading
+import time
+
+import torch
+import torch.fx
+from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
+from torch.fx.subgraph_rewriter import replace_pattern
+
+from graft_fx import format as fmt
+from graft_fx.importer import build_graph
+
+sys.setrecursionlimit(10_000_000)
+threading.stack_size(1 << 30)
+aten = torch.ops.aten
+
+
+def chain_pattern(a, b):
+    return torch.relu(torch.add(a, b))
+
+
+def chain_replacement(a, b):
+    return torch.relu(torch.sub(a, b))
+
+
+def stack_pattern(q, k, v, scale):  # seed 003's _sfdp_pattern_1, in ATen ops
+    scores = aten.div.Tensor(aten.bmm.default(q, aten.transpose.int(k, -2, -1)), scale)
+    return aten.bmm.default(aten._softmax.default(scores, -1, False), v)
+
+
+def sdpa_pattern(q, k, v, scale):  # scripts/rules/sdpa_aten.lua
+    scores = aten.bmm.default(aten.div.Tensor(q, scale), aten.transpose.int(k, -2, -1))
+    return aten.bmm.default(aten._softmax.default(scores, -1, False), v)
+
+
+def sdpa_replacement(q, k, v, scale):
+    return operator.getitem(aten._scaled_dot_product_attention.default(q, k, v), 0)
+
+
+RULES = {"chain": (chain_pattern, chain_replacement), "stack": (stack_pattern, sdpa_replacement),
+         "sdpa": (sdpa_pattern, sdpa_replacement)}
+
+
+def tiny_root(nodes):
+    """A module holding a one-element buffer at every get_attr path: GraphModule wants them."""
+    root = torch.nn.Module()
+    for n in nodes:
+        if n["op"] != "get_attr":
+            continue
+        *path, leaf = n["target"].split(".")
+        mod = root
+        for p in path:
+            if not hasattr(mod, p):
+                mod.add_module(p, torch.nn.Module())
+            mod = getattr(mod, p)
+        if not hasattr(mod, leaf):
+            mod.register_buffer(leaf, torch.zeros(1))
+    return root
+
+
+def main(kind, path):
+    nodes = fmt.read(path)["nodes"]
+    root = tiny_root(nodes)
+    pattern, replacement = RULES[kind]
+    result = {}
+
+    def run():
+        graph = build_graph(nodes, root)
+        for n in list(graph.nodes):
+            if n.target is aten.detach.default and not n.users:
+                graph.erase_node(n)
+        p = torch.fx.symbolic_trace(pattern).graph
+        t0 = time.perf_counter()
+        result["matches"] = len(SubgraphMatcher(p).match(graph))
+        result["match_s"] = time.perf_counter() - t0
+        gm = torch.fx.GraphModule(root, graph)
+        t0 = time.perf_counter()
+        result["rewrites"] = len(replace_pattern(gm, pattern, replacement))
+        result["replace_s"] = time.perf_counter() - t0
+        result["nodes"] = len(graph.nodes)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    print(f"torch.fx kind={kind} matches={result['matches']} match_s={result['match_s']:.4f} "
+          f"rewrites={result['rewrites']} replace_pattern_s={result['replace_s']:.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,16 @@
+-- Benchmark rule: seed 003's attention pattern (Inductor's _sfdp_pattern_1: matmul(q, kᵀ), div,
+-- softmax, matmul) in ATen ops, as graft_rules_bench's transformer stacks spell it, fused into
+-- torch's kernel.
+local aten = graft.ops.aten
+return graft.rules {
+  graft.rule {
+    name = "sdpa_1",
+    pattern = graft.trace(function(q, k, v, scale)
+      local scores = aten.div.Tensor(aten.bmm.default(q, aten.transpose.int(k, -2, -1)), scale)
+      return aten.bmm.default(aten._softmax.default(scores, -1, false), v)
+    end),
+    replacement = graft.trace(function(q, k, v, scale)
+      return graft.ns("_operator").getitem(aten._scaled_dot_product_attention.default(q, k, v), 0)
+    end),
+  },
+}
