@@ -448,16 +448,19 @@ Result<SubgraphMatcher> SubgraphMatcher::create(Pattern pattern, MatchOptions op
 /// a walk, retried over the operand orders of commutative nodes until one succeeds. Calls
 /// `visit(match)` for each complete match; `visit` returns false to stop the search.
 template <class Visit>
-void SubgraphMatcher::search(const CandidateIndex& index, const std::vector<NodeId>* first, Visit&& visit) const {
+void SubgraphMatcher::search(const Graph& g, const ModuleTable* modules, const CandidateIndex* index,
+                             const std::vector<NodeId>* first, Visit&& visit) const {
   const Graph& p = pattern_.graph;
-  const Graph& g = index.graph();
   std::vector<const std::vector<NodeId>*> candidates;
   for (std::size_t i = 0; i < anchors_.size(); ++i) {
     const NodeId a = anchors_[i];
-    candidates.push_back(i == 0 && first != nullptr ? first : &index.find(p, a, pattern_.constraint(a)));
-    if (candidates.back()->empty()) return;  // an anchor that cannot match: no match at all
+    const std::vector<NodeId>* list = nullptr;
+    if (i == 0 && first != nullptr) list = first;
+    else if (index != nullptr) list = &index->find(p, a, pattern_.constraint(a));
+    if (list == nullptr || list->empty()) return;  // an anchor that cannot match: no match at all
+    candidates.push_back(list);
   }
-  Walk walk(pattern_, g, index.modules(), options_);
+  Walk walk(pattern_, g, modules, options_);
   bool stop = false;
 
   auto complete = [&]() -> bool {
@@ -507,15 +510,55 @@ void SubgraphMatcher::search(const CandidateIndex& index, const std::vector<Node
 }
 
 std::vector<SubgraphMatch> SubgraphMatcher::match(const Graph& g, const ModuleTable* modules) const {
-  return match(CandidateIndex(g, modules));
+  if (anchors_.size() > 1) return match(CandidateIndex(g, modules));
+  // One anchor (most patterns): its candidates from one scan of the graph, without building
+  // the whole (op, target) index (which would cost more than the matching on big graphs).
+  const std::vector<NodeId> first = scan_candidates(g, modules);
+  return collect(g, modules, nullptr, &first);
+}
+
+std::vector<NodeId> SubgraphMatcher::scan_candidates(const Graph& g, const ModuleTable* modules) const {
+  const Graph& p = pattern_.graph;
+  const NodeId a = anchors_.front();
+  const NodeConstraint* c = pattern_.constraint(a);
+  const OpKind op = p.op(a);
+  std::vector<NodeId> out;
+  if (op == OpKind::Placeholder) return g.node_list();
+  if (op == OpKind::GetAttr || op == OpKind::Output || (op == OpKind::CallModule && c != nullptr && !c->module_class.empty())) {
+    // few of these: the index's rules, by direct test
+    return CandidateIndex(g, modules).find(p, a, c);
+  }
+  std::vector<Symbol> wanted;
+  auto want = [&](const std::string& t) {
+    const Symbol s = g.symbols().find(t);
+    if (s != SymbolTable::kMissing) wanted.push_back(s);
+  };
+  want(p.target(a));
+  if (c != nullptr)
+    for (const std::string& t : c->alternatives) want(t);
+  if (wanted.empty()) return out;
+  for (NodeId n : g.nodes()) {
+    if (g.op(n) != op) continue;
+    const Symbol s = g.target_symbol(n);
+    for (Symbol w : wanted)
+      if (s == w) {
+        out.push_back(n);
+        break;
+      }
+  }
+  return out;
 }
 
 std::vector<SubgraphMatch> SubgraphMatcher::match(const CandidateIndex& index) const {
+  return collect(index.graph(), index.modules(), &index, nullptr);
+}
+
+std::vector<SubgraphMatch> SubgraphMatcher::collect(const Graph& g, const ModuleTable* modules, const CandidateIndex* index,
+                                                    const std::vector<NodeId>* first) const {
   const Graph& p = pattern_.graph;
-  const Graph& g = index.graph();
   std::vector<SubgraphMatch> found;
-  found.reserve(index.find(p, anchors_.front(), pattern_.constraint(anchors_.front())).size());
-  search(index, nullptr, [&](SubgraphMatch&& m) {
+  found.reserve(first != nullptr ? first->size() : index->find(p, anchors_.front(), pattern_.constraint(anchors_.front())).size());
+  search(g, modules, index, first, [&](SubgraphMatch&& m) {
     found.push_back(std::move(m));
     return true;
   });
@@ -544,7 +587,18 @@ std::vector<SubgraphMatch> SubgraphMatcher::match(const CandidateIndex& index) c
 std::optional<SubgraphMatch> SubgraphMatcher::match_at(const CandidateIndex& index, NodeId node) const {
   std::optional<SubgraphMatch> out;
   const std::vector<NodeId> first{node};
-  search(index, &first, [&](SubgraphMatch&& m) {
+  search(index.graph(), index.modules(), &index, &first, [&](SubgraphMatch&& m) {
+    out = std::move(m);
+    return false;
+  });
+  return out;
+}
+
+std::optional<SubgraphMatch> SubgraphMatcher::match_at(const Graph& g, const ModuleTable* modules, NodeId node) const {
+  if (anchors_.size() > 1) return match_at(CandidateIndex(g, modules), node);
+  std::optional<SubgraphMatch> out;
+  const std::vector<NodeId> first{node};
+  search(g, modules, nullptr, &first, [&](SubgraphMatch&& m) {
     out = std::move(m);
     return false;
   });

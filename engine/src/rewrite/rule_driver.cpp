@@ -242,7 +242,10 @@ class Driver {
       }
       ++report_.iterations;
       bool changed = false;
-      CandidateIndex index(g_, o_.modules);
+      // Only multi-output patterns look for their other outputs in an index; build it for them.
+      std::optional<CandidateIndex> index;
+      for (std::size_t i : order_)
+        if (rules_[i].matcher->anchors().size() > 1 && !index) index.emplace(g_, o_.modules);
       std::deque<NodeId> work;
       std::vector<bool> queued(g_.num_slots(), false);
       for (NodeId n : g_.nodes()) {
@@ -265,7 +268,8 @@ class Driver {
         for (std::size_t rank : ranks) {
           const std::size_t i = order_[rank];
           const Rule& r = rules_[i];
-          std::optional<SubgraphMatch> m = r.matcher->match_at(index, n);
+          std::optional<SubgraphMatch> m = r.matcher->anchors().size() > 1 ? r.matcher->match_at(*index, n)
+                                                                           : r.matcher->match_at(g_, o_.modules, n);
           if (!m) {
             if (o_.log) {
               auto why = r.matcher->explain(g_, n, o_.modules);
@@ -287,7 +291,7 @@ class Driver {
           if (!done.value()) continue;
           changed = true;
           for (NodeId c : created) {
-            index.add(c);
+            if (index) index->add(c);
             enqueue(c);
           }
           for (NodeId c : created)

@@ -108,6 +108,9 @@ class SubgraphMatcher {
   /// The match whose first anchor is graph node `node`, if there is one (overlaps are not
   /// considered; further anchors come from `index`). What a worklist driver asks.
   std::optional<SubgraphMatch> match_at(const CandidateIndex& index, NodeId node) const;
+  /// The same for a pattern with one anchor, which needs no index (multi-output patterns
+  /// build one here: give them an index instead).
+  std::optional<SubgraphMatch> match_at(const Graph& g, const ModuleTable* modules, NodeId node) const;
 
   /// For each candidate of the first anchor (every graph node with its op and target, in
   /// graph order) or only `node`: whether it matches, or the first reason it does not.
@@ -125,7 +128,11 @@ class SubgraphMatcher {
  private:
   SubgraphMatcher(Pattern pattern, MatchOptions options);
   template <class Visit>
-  void search(const CandidateIndex& index, const std::vector<NodeId>* first, Visit&& visit) const;
+  void search(const Graph& g, const ModuleTable* modules, const CandidateIndex* index, const std::vector<NodeId>* first,
+              Visit&& visit) const;
+  std::vector<NodeId> scan_candidates(const Graph& g, const ModuleTable* modules) const;
+  std::vector<SubgraphMatch> collect(const Graph& g, const ModuleTable* modules, const CandidateIndex* index,
+                                     const std::vector<NodeId>* first) const;
   Pattern pattern_;
   MatchOptions options_;
   std::vector<NodeId> placeholders_;  ///< pattern inputs, in order (wildcards are not inputs)
