@@ -13,9 +13,11 @@ struct Marks {
   std::uint32_t epoch = 0;
   void begin(std::size_t slots) {
     if (inside.size() < slots) {
-      inside.assign(slots, 0);
-      seen.assign(slots, 0);
-      epoch = 0;
+      // Grow geometrically, keeping the marks: a rewrite driver adds a few slots per match,
+      // and reallocating the whole array each time would cost O(graph) per match.
+      const std::size_t grown = std::max(slots, inside.size() + inside.size() / 2);
+      inside.resize(grown, 0);
+      seen.resize(grown, 0);
     }
     if (++epoch == 0) {  // wrapped: clear for real
       std::fill(inside.begin(), inside.end(), 0);

@@ -357,6 +357,8 @@ class Walk {
   /// driver calling match_at once per node pays O(pattern), not O(graph), per call.
   /// A walk started while another runs on this thread (a predicate that matches again) gets
   /// its own map.
+  // (declared before g2p_: reverse_map, which initialises g2p_, sets them)
+  bool uses_shared_ = false;
   std::vector<NodeId> own_;
   std::vector<NodeId>& g2p_;
   struct Shared {
@@ -367,7 +369,6 @@ class Walk {
     thread_local Shared s;
     return s;
   }
-  bool uses_shared_ = false;
   std::vector<NodeId>& reverse_map(std::size_t slots, std::vector<NodeId>& own) {
     Shared& s = shared();
     if (s.busy) {
