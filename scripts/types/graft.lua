@@ -519,6 +519,14 @@ function graft.trace(fn) end
 ---@return graft.Namespace
 function graft.ns(prefix) end
 
+--- A pattern from a graph file graft_fx exported (a Python pattern function or module):
+--- "patterns.attention" is patterns/attention.json under the script roots (watched for reload).
+--- Its module calls match modules of the same class unless modules_by_class is false.
+---@param name string dotted, as for require
+---@param options? {modules_by_class?: boolean}
+---@return graft.Pattern
+function graft.pattern_file(name, options) end
+
 --- graft.any (getmetatable(v) == "graft.Any"): a wildcard argument, only inside graft.trace.
 ---@class graft.Any
 

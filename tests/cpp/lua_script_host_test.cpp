@@ -199,3 +199,41 @@ TEST_CASE("script host: inotify wakes a waiting host when an editor saves by ren
   CHECK(events[0].ok);
   CHECK(target_after_run(host, script) == "version.two");
 }
+
+TEST_CASE("script host: a pattern file the rules read is watched like a module") {
+  TempDir dir("graft_host_pattern_file");
+  const auto script = dir.path / "rules.lua";
+  // small_aten_graph has add(x, y) -> ...; the pattern file is add(a, b) at first, then mul(a, b).
+  auto pattern = [](const char* target) {
+    return graph_doc(std::string(R"({"name":"a","op":"placeholder","target":"a","args":[],"kwargs":{},"meta":{}},
+{"name":"b","op":"placeholder","target":"b","args":[],"kwargs":{},"meta":{}},
+{"name":"f","op":"call_function","target":")") + target + R"(","args":[{"node":"a"},{"node":"b"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"f"}],"kwargs":{},"meta":{}})");
+  };
+  write_text(dir.path / "patterns" / "binary.json", pattern("torch.ops.aten.add.Tensor"));
+  write_text(script,
+             "local p = graft.pattern_file('patterns.binary')\n"
+             "return graft.pass{name = 'count', run = function(g) g:find('add').target = 'found.' .. #g:match(p) end}\n");
+  lua::ScriptHostOptions options;
+  options.use_inotify = false;
+  lua::ScriptHost host(options);
+  REQUIRE(host.load(script).is_ok());
+  const auto files = host.files(script);
+  REQUIRE(files.size() == 2);
+  CHECK(files[1].filename() == "binary.json");
+  CHECK(target_after_run(host, script) == "found.1");
+
+  write_text(dir.path / "patterns" / "binary.json", pattern("torch.ops.aten.mul.Tensor"));
+  auto events = host.poll();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].ok);
+  CHECK(target_after_run(host, script) == "found.0");
+
+  // A broken pattern file keeps the last good version and names the file.
+  write_text(dir.path / "patterns" / "binary.json", "{ not json");
+  events = host.poll();
+  REQUIRE(events.size() == 1);
+  CHECK_FALSE(events[0].ok);
+  CHECK(events[0].error->message.find("binary.json") != std::string::npos);
+  CHECK(target_after_run(host, script) == "found.0");
+}

@@ -166,5 +166,104 @@ class RuleLibrary(unittest.TestCase):
         self.assertFalse(torch.equal(a, self.expected))  # and it did change what the model computes
 
 
+class TwoBlocks(torch.nn.Module):
+    """Linear -> ReLU twice, at different paths, plus one Linear without ReLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
+        self.inner = torch.nn.Module()
+        self.inner.proj = torch.nn.Linear(8, 8)
+        self.last = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.first(x)
+        x = torch.relu(self.inner.proj(x))
+        return self.last(x) + x
+
+
+class LinearReluPattern(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x))
+
+
+class PatternFiles(unittest.TestCase):
+    """graft.pattern_file: patterns exported by graft_fx from Python carry over unchanged."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="graft_pattern_files_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def export(self, module_or_fn, name):
+        from graft_fx import export_graph_module
+        gm = torch.fx.symbolic_trace(module_or_fn)
+        root = module_or_fn if isinstance(module_or_fn, torch.nn.Module) else None
+        os.makedirs(os.path.join(self.tmp, "patterns"), exist_ok=True)
+        fmt.write(export_graph_module(gm, root_module=root), os.path.join(self.tmp, "patterns", name + ".json"))
+        return gm
+
+    def count(self, script, graph_path):
+        path = os.path.join(self.tmp, "rules.lua")
+        with open(path, "w") as f:
+            f.write(script)
+        proc = subprocess.run([graft_bin(self), "match", path, graph_path, "--json"], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return json.loads(proc.stdout)["rules"][0]["count"]
+
+    def test_a_pattern_function_matches_as_torch_fx_does(self):
+        from graft_fx import export_graph_module
+        from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
+
+        def model(x, y):
+            return torch.relu(torch.add(torch.relu(torch.add(x, y)), y)) * 2
+
+        def pattern(a, b):
+            return torch.relu(torch.add(a, b))
+        pattern_gm = self.export(pattern, "add_relu")
+        traced = torch.fx.symbolic_trace(model)
+        graph_path = os.path.join(self.tmp, "model.json")
+        fmt.write(export_graph_module(traced), graph_path)
+        expected = len(SubgraphMatcher(pattern_gm.graph).match(traced.graph))
+        self.assertEqual(expected, 2)
+        script = """local p = graft.pattern_file("patterns.add_relu")
+return graft.rule{ name = "add_relu", pattern = p, replacement = p }"""
+        self.assertEqual(self.count(script, graph_path), expected)
+
+    def test_a_pattern_module_matches_modules_by_class(self):
+        from graft_fx import export_graph_module
+        from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
+        pattern_gm = self.export(LinearReluPattern(), "linear_relu")
+        model = TwoBlocks()
+        traced = torch.fx.symbolic_trace(model)
+        graph_path = os.path.join(self.tmp, "model.json")
+        fmt.write(export_graph_module(traced, root_module=model), graph_path)
+        # torch.fx matches call_module by path: `lin` is nowhere in the model.
+        self.assertEqual(len(SubgraphMatcher(pattern_gm.graph).match(traced.graph)), 0)
+        # By class, the Linear -> relu pairs match wherever they sit. `first` is Linear -> ReLU
+        # (a module, not torch.relu), so only inner.proj -> torch.relu is this pattern.
+        by_class = """local p = graft.pattern_file("patterns.linear_relu")
+return graft.rule{ name = "linear_relu", pattern = p, replacement = p }"""
+        self.assertEqual(self.count(by_class, graph_path), 1)
+        by_path = """local p = graft.pattern_file("patterns.linear_relu", { modules_by_class = false })
+return graft.rule{ name = "linear_relu", pattern = p, replacement = p }"""
+        self.assertEqual(self.count(by_path, graph_path), 0)
+
+    def test_a_missing_pattern_file_is_a_clear_error(self):
+        path = os.path.join(self.tmp, "rules.lua")
+        with open(path, "w") as f:
+            f.write('return graft.rule{ name = "x", pattern = graft.pattern_file("patterns.nope"), replacement = 1 }')
+        graph_path = os.path.join(GRAPHS, "resnet18.fx.json")
+        proc = subprocess.run([graft_bin(self), "match", path, graph_path], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("rules.lua:1: graft.pattern_file: module 'patterns.nope' not found (looked for patterns/nope.json under:",
+                      proc.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "graft/io/graph_json.hpp"
 #include "graft/ir/graph.hpp"
 #include "graft/io/render.hpp"
 #include "graft/match/describe_failure.hpp"
@@ -386,6 +387,48 @@ int graft_get_attr(lua_State* L) {
   return 1;
 }
 
+/// graft.pattern_file("patterns.attention" [, {modules_by_class = true}]): a pattern graph
+/// exported by graft_fx from a Python function or module (patterns/attention.json under the
+/// script roots, found as require finds modules), so existing torch.fx pattern functions carry
+/// over unchanged. Its module calls match modules of the same class unless told otherwise. The
+/// file is watched with the script: editing it reloads the version.
+int graft_pattern_file(lua_State* L) {
+  const char* name = luaL_checkstring(L, 1);
+  bool by_class = true;
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, 2) != 0) {
+      lua_pop(L, 1);
+      if (lua_type(L, -1) != LUA_TSTRING || std::string_view(lua_tostring(L, -1)) != "modules_by_class")
+        luaL_error(L, "graft.pattern_file: unknown option '%s' (modules_by_class)", luaL_tolstring(L, -1, nullptr));
+    }
+    lua_getfield(L, 2, "modules_by_class");
+    if (!lua_isnil(L, -1)) by_class = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  SandboxState& s = state_of(L);
+  if (s.tracing_session != 0) luaL_error(L, "graft.pattern_file cannot run inside graft.trace");
+  Result<std::filesystem::path> path = s.resolve_module(name, ".json");
+  if (!path) luaL_error(L, "graft.pattern_file: %s", path.status().message().c_str());
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path.value(), ec);
+  if (!ec) s.charge_host_memory(L, static_cast<std::size_t>(bytes) * 4);  // the text and the graph
+  Result<GraphModule> gm = load_graph_file(path.value().string());
+  if (!gm) luaL_error(L, "graft.pattern_file: %s", gm.status().message().c_str());
+  if (std::find(s.files().begin(), s.files().end(), path.value()) == s.files().end()) s.files().push_back(path.value());
+  auto* box = static_cast<PatternBox*>(lua_newuserdatauv(L, sizeof(PatternBox), 0));
+  box->traced = nullptr;
+  luaL_setmetatable(L, kPatternType);
+  box->traced = new TracedPattern();
+  box->traced->pattern.graph = std::move(gm->graph);
+  box->traced->pattern.modules = std::move(gm->modules);
+  if (by_class) box->traced->pattern.match_modules_by_class();
+  if (box->traced->pattern.graph.output_node() == kNoNode)
+    luaL_error(L, "graft.pattern_file: %s has no output node", path.value().string().c_str());
+  return 1;
+}
+
 // --- graft.any -----------------------------------------------------------------------------
 
 int any_tostring(lua_State* L) {
@@ -678,6 +721,7 @@ void register_pattern_api(lua_State* L, int module) {
   const luaL_Reg declarations[] = {{"kw", cfunction<graft_kw>},         {"optional", cfunction<graft_optional>},
                                    {"one_of", cfunction<graft_one_of>}, {"module", cfunction<graft_module_call>},
                                    {"constrain", cfunction<graft_constrain>}, {"get_attr", cfunction<graft_get_attr>},
+                                   {"pattern_file", cfunction<graft_pattern_file>},
                                    {nullptr, nullptr}};
   lua_pushvalue(L, module);
   luaL_setfuncs(L, declarations, 0);

@@ -313,7 +313,7 @@ bool valid_module_name(std::string_view name) {
 
 }  // namespace
 
-Result<std::filesystem::path> SandboxState::resolve_module(std::string_view name) const {
+Result<std::filesystem::path> SandboxState::resolve_module(std::string_view name, std::string_view extension) const {
   constexpr std::size_t kMaxName = 200;
   if (name.size() > kMaxName)
     return Status::error(fmt::format("module name of {} bytes is over the {}-byte limit", name.size(), kMaxName));
@@ -321,7 +321,7 @@ Result<std::filesystem::path> SandboxState::resolve_module(std::string_view name
     return Status::error(fmt::format("module '{}': names are identifiers separated by dots", name));
   std::string relative(name);
   for (char& c : relative) if (c == '.') c = '/';
-  relative += ".lua";
+  relative += extension;
   std::error_code ec;
   for (const auto& root : roots_) {
     const std::filesystem::path candidate = root / relative;

@@ -89,8 +89,9 @@ class SandboxState {
   std::vector<std::filesystem::path>& files() { return files_; }
   const std::vector<std::filesystem::path>& files() const { return files_; }
   const std::string& script_name() const { return script_name_; }
-  /// Resolves `require(name)` to a file under the roots; error text on failure.
-  Result<std::filesystem::path> resolve_module(std::string_view name) const;
+  /// Resolves `require(name)` to a file under the roots (`a.b` -> `a/b.lua`; another extension
+  /// for data files such as graft.pattern_file's `.json`); error text on failure.
+  Result<std::filesystem::path> resolve_module(std::string_view name, std::string_view extension = ".lua") const;
 
   // --- graph sessions ------------------------------------------------------------------------
   int open_session(Graph& graph, const ModuleTable* modules, bool read_only = false);
