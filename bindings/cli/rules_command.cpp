@@ -86,18 +86,31 @@ int cmd_match_rules(const RulesCommandOptions& o) {
     Json& list = j["rules"] = Json::array();
     for (const lua::RuleView* r : chosen.value()) {
       std::vector<SubgraphMatch> matches = r->matcher->match(gm->graph, &gm->modules);
+      // The rule's filter decides which matches it would rewrite; refused ones are listed apart.
+      std::vector<SubgraphMatch> refused;
+      if (r->filter) {
+        std::vector<SubgraphMatch> kept;
+        for (SubgraphMatch& m : matches) (r->filter(m, gm->graph) ? kept : refused).push_back(std::move(m));
+        matches = std::move(kept);
+      }
       if (o.json) {
         Json e;
         e["name"] = r->name;
         e["priority"] = r->priority;
         e["count"] = matches.size();
         e["matches"] = matches_json(*r->matcher, gm->graph, matches);
+        e["refused_by_filter"] = matches_json(*r->matcher, gm->graph, refused);
         if (o.log) e["candidates"] = explanations_json(*r->matcher, *gm, r->matcher->explain(gm->graph, kNoNode, &gm->modules));
         list.push_back(std::move(e));
         continue;
       }
-      fmt::print("rule {}: {} match{}\n", r->name, matches.size(), matches.size() == 1 ? "" : "es");
+      fmt::print("rule {}: {} match{}{}\n", r->name, matches.size(), matches.size() == 1 ? "" : "es",
+                 refused.empty() ? std::string() : fmt::format(" ({} more refused by its filter)", refused.size()));
       print_matches(*r->matcher, gm->graph, matches);
+      if (!refused.empty() && o.log) {
+        fmt::print("  refused by the filter:\n");
+        print_matches(*r->matcher, gm->graph, refused);
+      }
       if (o.log) print_explanations(*r->matcher, *gm, r->matcher->explain(gm->graph, kNoNode, &gm->modules), o.script.graph, "    ");
     }
     if (o.json) fmt::print("{}\n", j.dump(2));

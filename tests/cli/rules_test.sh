@@ -94,6 +94,17 @@ check "run on a rule set exits 0" test "$rc" -eq 0
 check "the add -> relu became add -> gelu" test "$("$GRAFT" stats "$TMP/o.json" | awk '$2 == "torch.ops.aten.gelu.default" { print $1 }')" = 1
 check "no relu and no tanh" test -z "$("$GRAFT" stats "$TMP/o.json" | awk '$2 ~ /relu|tanh/')"
 
+# A filter decides which matches a rule would rewrite: graft match counts the refused ones apart.
+cat >"$TMP/filtered.lua" <<'LUA'
+local aten = graft.ops.aten
+return graft.rule{ name = "adds", pattern = graft.trace(function(a, b) return aten.add.Tensor(a, b) end),
+  replacement = graft.trace(function(a, b) return aten.sub.Tensor(a, b) end),
+  filter = function(m) return m.inputs[1].name == "x" end }
+LUA
+run "$GRAFT" match "$TMP/filtered.lua" "$TMP/g.json"
+check "filtered matches counted apart" test "$(head -1 "$TMP/out")" = "rule adds: 1 match (1 more refused by its filter)"
+check "the kept match is add(x, y)" grep -qx "  1: returns add; inputs a=x, b=y" "$TMP/out"
+
 # Errors: a rule replacement that uses an unbound input fails at load, naming the rule and line.
 cat >"$TMP/bad.lua" <<'LUA'
 local aten = graft.ops.aten

@@ -584,7 +584,15 @@ Status with_rules(Sandbox& sandbox, const GraphModule* gm, const std::function<S
                      luaL_typename(L, main));
         std::vector<Rule> rules = detail::rules_of(L, main);
         std::vector<RuleView> views;
-        for (const Rule& r : rules) views.push_back(RuleView{r.name, r.priority, r.enabled, r.matcher.get()});
+        for (const Rule& r : rules) {
+          RuleView v{r.name, r.priority, r.enabled, r.matcher.get(), {}};
+          if (r.filter) {
+            auto f = r.filter;
+            const Graph* pattern = &r.matcher->pattern();
+            v.filter = [f, pattern](const SubgraphMatch& m, const Graph& graph) { return f(m, graph, *pattern); };
+          }
+          views.push_back(std::move(v));
+        }
         detail::CallbackScope scope(L, session);
         result = body(views);
         scope.raise_if_failed(L, "pattern");

@@ -19,6 +19,9 @@ struct RuleView {
   int priority = 0;
   bool enabled = true;
   const SubgraphMatcher* matcher = nullptr;
+  /// The rule's filter (a Lua function), or empty. An error it raises is kept and comes back
+  /// as with_rules' Status; the call then returns false.
+  std::function<bool(const SubgraphMatch&, const Graph&)> filter{};
 };
 
 /// Runs `body` inside the sandbox with the script's rules, in the order the script gives them,
