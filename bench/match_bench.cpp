@@ -10,26 +10,12 @@
 
 #include "graft/io/graph_json.hpp"
 #include "graft/match/subgraph_matcher.hpp"
+#include "synthetic_graph.hpp"
 
 using namespace graft;
 
 namespace {
 
-/// x, y -> (add(cur, y) -> relu) repeated: `nodes` compute nodes in all.
-GraphModule chain(std::size_t nodes) {
-  GraphModule gm;
-  Graph& g = gm.graph;
-  g.reserve(nodes + 3);
-  NodeId x = g.placeholder("x");
-  NodeId y = g.placeholder("y");
-  NodeId cur = x;
-  for (std::size_t i = 0; i < nodes / 2; ++i) {
-    NodeId a = g.create_node(OpKind::CallFunction, "torch.add", {Argument::node(cur), Argument::node(y)});
-    cur = g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(a)});
-  }
-  g.output(Argument::node(cur));
-  return gm;
-}
 
 Graph pattern() {
   Graph p;
@@ -49,7 +35,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::size_t nodes = std::stoul(argv[1]);
-  GraphModule gm = chain(nodes);
+  GraphModule gm = bench::add_relu_chain(nodes);
   if (argc > 2) {
     if (Status s = save_graph_file(gm, argv[2]); !s) {
       std::fprintf(stderr, "%s\n", s.message().c_str());

@@ -35,21 +35,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-GraphModule chain(std::size_t nodes) {
-  GraphModule gm;
-  Graph& g = gm.graph;
-  g.reserve(nodes + 3);
-  NodeId x = g.placeholder("x");
-  NodeId y = g.placeholder("y");
-  NodeId cur = x;
-  for (std::size_t i = 0; i < nodes / 2; ++i) {
-    NodeId a = g.create_node(OpKind::CallFunction, "torch.add", {Argument::node(cur), Argument::node(y)});
-    cur = g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(a)});
-  }
-  g.output(Argument::node(cur));
-  return gm;
-}
-
 NodeId call(Graph& g, const char* target, std::vector<Argument> args) {
   return g.create_node(OpKind::CallFunction, target, std::move(args));
 }
@@ -110,7 +95,7 @@ int main(int argc, char** argv) {
   if (generated && argc < 4) return fail("give NODES and RULES.lua");
   const std::filesystem::path rules_path = argv[generated ? 3 : 2];
   GraphModule gm;
-  if (kind == "chain") gm = chain(std::stoul(argv[2]));
+  if (kind == "chain") gm = bench::add_relu_chain(std::stoul(argv[2]));
   else if (kind == "stack") gm = bench::transformer_stack(std::stoul(argv[2]));
   else {
     Result<GraphModule> loaded = load_graph_file(kind);

@@ -103,4 +103,19 @@ GraphModule transformer_stack(std::size_t nodes) {
   return gm;
 }
 
+GraphModule add_relu_chain(std::size_t nodes) {
+  GraphModule gm;
+  Graph& g = gm.graph;
+  g.reserve(nodes + 3);
+  NodeId x = g.placeholder("x");
+  NodeId y = g.placeholder("y");
+  NodeId cur = x;
+  for (std::size_t i = 0; i < nodes / 2; ++i) {
+    NodeId a = g.create_node(OpKind::CallFunction, "torch.add", {Argument::node(cur), Argument::node(y)});
+    cur = g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(a)});
+  }
+  g.output(Argument::node(cur));
+  return gm;
+}
+
 }  // namespace graft::bench

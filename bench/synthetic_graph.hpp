@@ -12,4 +12,8 @@ namespace graft::bench {
 /// module table holding each block's weights. Stops once the graph has about `nodes` nodes.
 GraphModule transformer_stack(std::size_t nodes);
 
+/// x, y -> (add(cur, y) -> relu) repeated, `nodes` compute nodes in all (torch.add/torch.relu,
+/// as symbolic_trace records them): the matcher benchmarks' worst case, every block a match.
+GraphModule add_relu_chain(std::size_t nodes);
+
 }  // namespace graft::bench

@@ -26,23 +26,29 @@ struct MatchInputs {
 };
 
 Result<MatchInputs> load_inputs(const MatchCommandOptions& o) {
-  Result<GraphModule> pattern = load_graph_file(o.pattern);
-  if (!pattern) return pattern.status();
+  Result<SubgraphMatcher> matcher = matcher_from_file(o.pattern, o.match, o.modules_by_class);
+  if (!matcher) return matcher.status();
   Result<GraphModule> gm = load_graph_file(o.graph);
   if (!gm) return gm.status();
-  Pattern p(std::move(pattern->graph));
-  p.modules = std::move(pattern->modules);
-  if (o.modules_by_class) p.match_modules_by_class();
-  Result<SubgraphMatcher> matcher = SubgraphMatcher::create(std::move(p), o.match);
-  if (!matcher) {
-    Status s = matcher.status();
-    s.diagnostic().file = o.pattern;
-    return s;
-  }
   return MatchInputs{std::move(gm).value(), std::move(matcher).value()};
 }
 
 }  // namespace
+
+Result<SubgraphMatcher> matcher_from_file(const std::string& path, const MatchOptions& options, bool modules_by_class) {
+  Result<GraphModule> pattern = load_graph_file(path);
+  if (!pattern) return pattern.status();
+  Pattern p(std::move(pattern->graph));
+  p.modules = std::move(pattern->modules);
+  if (modules_by_class) p.match_modules_by_class();
+  Result<SubgraphMatcher> matcher = SubgraphMatcher::create(std::move(p), options);
+  if (!matcher) {
+    Status s = matcher.status();
+    s.diagnostic().file = path;
+    return s;
+  }
+  return matcher;
+}
 
 Json matches_json(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches) {
   const Graph& p = matcher.pattern();

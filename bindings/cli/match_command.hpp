@@ -24,6 +24,10 @@ struct MatchCommandOptions {
 
 int cmd_match(const MatchCommandOptions& o);
 
+/// The matcher of a pattern graph file (errors name the file); with `modules_by_class`, its
+/// module calls match modules of the same class. Shared by match, explain and rewrite.
+Result<SubgraphMatcher> matcher_from_file(const std::string& path, const MatchOptions& options, bool modules_by_class);
+
 /// `graft explain`: for each candidate (or one node), whether it matches or the first reason
 /// it does not.
 int cmd_explain(const MatchCommandOptions& o, const std::string& node);

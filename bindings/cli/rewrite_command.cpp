@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "graft/io/graph_json.hpp"
+#include "match_command.hpp"
 
 namespace graft::cli {
 
@@ -14,8 +15,6 @@ int cmd_rewrite(const RewriteCommandOptions& o) {
     fmt::print(stderr, "graft: error: {}\n", s.message());
     return 1;
   };
-  Result<GraphModule> pattern = load_graph_file(o.pattern);
-  if (!pattern) return fail(pattern.status());
   Result<GraphModule> replacement = load_graph_file(o.replacement);
   if (!replacement) return fail(replacement.status());
   Result<GraphModule> gm = load_graph_file(o.graph);
@@ -28,15 +27,8 @@ int cmd_rewrite(const RewriteCommandOptions& o) {
     if (!m) return fail(m.status());
     options.meta = m.value();
   }
-  Pattern p(std::move(pattern->graph));
-  p.modules = std::move(pattern->modules);
-  if (o.modules_by_class) p.match_modules_by_class();
-  Result<SubgraphMatcher> matcher = SubgraphMatcher::create(std::move(p), o.match);
-  if (!matcher) {
-    Status s = matcher.status();
-    s.diagnostic().file = o.pattern;
-    return fail(s);
-  }
+  Result<SubgraphMatcher> matcher = matcher_from_file(o.pattern, o.match, o.modules_by_class);
+  if (!matcher) return fail(matcher.status());
   Result<std::vector<ReplacedPattern>> done =
       replace_pattern(gm->graph, matcher.value(), replacement->graph, options, &gm->modules);
   if (!done) return fail(done.status());

@@ -6,19 +6,7 @@ set -u
 GRAFT=$1
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-passed=0
-failed=0
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
-}
-run() {  # run CMD... : sets $out, $err, $rc
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  rc=$?
-  out=$(cat "$TMP/out")
-  err=$(cat "$TMP/err")
-}
+source "$(dirname "$0")/test_lib.sh"
 node() {  # node NAME TARGET ARGS
   printf '{"name":"%s","op":"call_function","target":"%s","args":%s,"kwargs":{},"meta":{}}' "$1" "$2" "$3"
 }
@@ -121,5 +109,4 @@ check "not a rule script" test "$err" = "graft: error: $TMP/notrules.lua: the sc
 run "$GRAFT" match "$TMP/rules.lua"
 check "match with one input and no --pattern is a usage error" test "$rc" -eq 2
 
-echo "rules_test: $passed passed, $failed failed"
-test "$failed" -eq 0
+finish rules_test
