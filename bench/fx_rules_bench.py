@@ -4,7 +4,7 @@ replacement as bench/rules/*.lua. Dead `detach` nodes are erased first, as graft
 does. torch.fx's cycle check recurses once per node, so the recursion limit and the thread
 stack are raised.
 
-Usage: PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_rules_bench.py chain|stack|sdpa FILE.json
+Usage: PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_rules_bench.py chain|stack|sdpa|conv_bn FILE.json
 """
 import operator
 import sys
@@ -46,8 +46,24 @@ def sdpa_replacement(q, k, v, scale):
     return operator.getitem(aten._scaled_dot_product_attention.default(q, k, v), 0)
 
 
+def conv_bn_pattern(x, w, b, stride, padding, dilation, output_padding, groups, gamma, beta, mean, var,
+                    training, momentum, eps):  # scripts/rules/conv_bn_aten.lua, rule conv_bn_stats
+    y = aten.convolution.default(x, w, b, stride, padding, dilation, False, output_padding, groups)
+    bn = aten.native_batch_norm.default(y, gamma, beta, mean, var, training, momentum, eps)
+    return operator.getitem(bn, 0), operator.getitem(bn, 1), operator.getitem(bn, 2)
+
+
+def conv_bn_replacement(x, w, b, stride, padding, dilation, output_padding, groups, gamma, beta, mean, var,
+                        training, momentum, eps):  # the fold, as the Lua rule computes it
+    s = aten.rsqrt.default(aten.add.Tensor(var, eps))
+    scale = aten.mul.Tensor(gamma, s)
+    w2 = aten.mul.Tensor(w, aten.view.default(scale, [-1, 1, 1, 1]))
+    b2 = aten.add.Tensor(aten.mul.Tensor(aten.neg.default(mean), scale), beta)
+    return aten.convolution.default(x, w2, b2, stride, padding, dilation, False, output_padding, groups), mean, var
+
+
 RULES = {"chain": (chain_pattern, chain_replacement), "stack": (stack_pattern, sdpa_replacement),
-         "sdpa": (sdpa_pattern, sdpa_replacement)}
+         "sdpa": (sdpa_pattern, sdpa_replacement), "conv_bn": (conv_bn_pattern, conv_bn_replacement)}
 
 
 def tiny_root(nodes):

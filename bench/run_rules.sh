@@ -27,3 +27,7 @@ for kind in chain stack; do
 done
 "$build/bench/graft_rules_bench" examples/graphs/vit_b_16.aten.json scripts/rules/sdpa_aten.lua
 /usr/bin/python3 bench/fx_rules_bench.py sdpa examples/graphs/vit_b_16.aten.json
+for m in resnet18 mobilenet_v3_small; do
+  "$build/bench/graft_rules_bench" examples/graphs/$m.aten.json scripts/rules/conv_bn_aten.lua
+  /usr/bin/python3 bench/fx_rules_bench.py conv_bn examples/graphs/$m.aten.json
+done

@@ -329,11 +329,18 @@ function Graph:match(pattern, options) end
 ---@return graft.Explanation[]
 function Graph:explain(pattern, node, options) end
 
---- Replaces every match of `pattern` by `replacement` (torch.fx replace_pattern); returns how many.
+---@class graft.Replaced
+---@field anchor string name of the graph node the match was found at (now erased)
+---@field nodes graft.Dict pattern node name -> matched graph node name
+---@field replacements graft.Node[] the new nodes, in replacement order
+
+--- Replaces every match of `pattern` by `replacement` (torch.fx replace_pattern); returns how
+--- many, and what each replacement matched and created.
 ---@param pattern graft.Pattern
 ---@param replacement graft.Pattern
 ---@param options? graft.MatchOptions
 ---@return integer
+---@return graft.Replaced[]
 function Graph:replace_pattern(pattern, replacement, options) end
 
 --- Applies the enabled rules (a rule set or one rule) once (FX) or to a fixed point; one

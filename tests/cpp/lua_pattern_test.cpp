@@ -33,7 +33,11 @@ TEST_CASE("patterns: arithmetic and method calls trace to what FX records; repla
         assert(#found == 1 and found[1].returning[1].name == "transpose")
         assert(found[1].inputs[1].name == "x" and found[1].inputs[2].name == "y")
         assert(found[1].nodes.add.name == "add")
-        assert(g:replace_pattern(pattern, replacement) == 1)
+        local n, done = g:replace_pattern(pattern, replacement)
+        assert(n == 1 and #done == 1)
+        assert(done[1].anchor == "transpose", done[1].anchor)
+        assert(done[1].nodes.add == "add" and done[1].nodes.a == "x" and done[1].nodes.b == "y")
+        assert(#done[1].replacements == 1 and done[1].replacements[1].target == "torch.mm")
       end)",
                                  gm);
   REQUIRE_MESSAGE(r.ok(), r.error->to_string());

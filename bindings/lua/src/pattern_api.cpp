@@ -647,8 +647,33 @@ int graph_replace_pattern(lua_State* L) {
     scope.raise_if_failed(L, "g:replace_pattern");
   }
   if (!done) luaL_error(L, "g:replace_pattern: %s", done.status().message().c_str());
+  // The count, then per replacement (FX's ReplacedPatterns): where it was found and what it
+  // matched, by name (those nodes are gone), and the new nodes.
   lua_pushinteger(L, static_cast<lua_Integer>(done->size()));
-  return 1;
+  lua_createtable(L, static_cast<int>(done->size()), 0);
+  lua_Integer i = 0;
+  for (const ReplacedPattern& rp : done.value()) {
+    lua_createtable(L, 0, 3);
+    lua_pushlstring(L, rp.anchor_name.data(), rp.anchor_name.size());
+    lua_setfield(L, -2, "anchor");
+    push_new_dict(L);
+    const int d = lua_gettop(L);
+    for (const auto& [pname, gname] : rp.matched_names) {
+      lua_pushlstring(L, pname.data(), pname.size());
+      lua_pushlstring(L, gname.data(), gname.size());
+      dict_set(L, d);
+    }
+    lua_setfield(L, -2, "nodes");
+    lua_createtable(L, static_cast<int>(rp.replacements.size()), 0);
+    lua_Integer k = 0;
+    for (NodeId n : rp.replacements) {
+      push_node(L, cg.session_id, n);
+      lua_rawseti(L, -2, ++k);
+    }
+    lua_setfield(L, -2, "replacements");
+    lua_rawseti(L, -2, ++i);
+  }
+  return 2;
 }
 
 MetaPolicy read_meta_policy(lua_State* L, int index, MetaPolicy fallback, const char* what) {

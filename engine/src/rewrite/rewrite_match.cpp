@@ -47,6 +47,9 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
   const Graph& pattern = matcher.pattern();
   result.anchor = m.anchors.front();
   result.nodes_map = m.nodes_map;
+  if (const NodeId at = m.graph_node(m.anchors.front()); at != kNoNode) result.anchor_name = g.name(at);
+  for (NodeId pn : pattern.nodes())
+    if (const NodeId gn = m.graph_node(pn); gn != kNoNode) result.matched_names.emplace_back(pattern.name(pn), g.name(gn));
   if (replacement.output_node() == kNoNode) return Status::error("the replacement has no output node");
   // Inputs: replacement placeholders bind to the match's inputs by position.
   std::vector<NodeId> rep_inputs;

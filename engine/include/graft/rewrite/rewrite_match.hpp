@@ -29,9 +29,13 @@ Result<MetaPolicy> parse_meta_policy(std::string_view text);
 
 /// One replacement, as FX's ReplacedPatterns.
 struct ReplacedPattern {
-  NodeId anchor = kNoNode;               ///< the pattern node the match was found from
+  NodeId anchor = kNoNode;               ///< the pattern node the match was found from (as FX)
   std::vector<MatchValue> nodes_map;     ///< pattern node -> graph value (erased nodes included)
   std::vector<NodeId> replacements;      ///< nodes copied into the graph, in replacement order
+  /// The graph node the match was found at, and every matched graph node, by name: the nodes
+  /// themselves are erased by the rewrite (FX keeps erased Node objects; ids would be reused).
+  std::string anchor_name{};
+  std::vector<std::pair<std::string, std::string>> matched_names{};  ///< pattern node -> graph node
 };
 
 /// Returned node -> the node that replaced it, so that later matches bound to a replaced value
