@@ -87,8 +87,11 @@ Json explanations_json(const SubgraphMatcher& matcher, const GraphModule& gm, co
     Json x;
     x["candidate"] = gm.graph.name(e.candidate);
     x["matches"] = e.failure.kind == MatchFailure::Kind::None;
-    if (e.failure.kind != MatchFailure::Kind::None)
+    if (e.failure.kind != MatchFailure::Kind::None) {
+      x["matched"] = e.failure.matched;  // how far it got
+      x["pattern_nodes"] = matcher.compute_nodes();
       x["reason"] = describe_failure(e.failure, e.candidate, gm.graph, matcher, &gm.modules);
+    }
     j.push_back(std::move(x));
   }
   return j;
@@ -109,8 +112,8 @@ void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, c
   for (const MatchExplanation& e : all) {
     if (e.failure.kind == MatchFailure::Kind::None) fmt::print("{}{}: matches\n", indent, g.name(e.candidate));
     else
-      fmt::print("{}{}: no match: {}\n", indent, g.name(e.candidate),
-                 describe_failure(e.failure, e.candidate, g, matcher, &gm.modules));
+      fmt::print("{}{}: no match (matched {} of {} pattern nodes): {}\n", indent, g.name(e.candidate), e.failure.matched,
+                 matcher.compute_nodes(), describe_failure(e.failure, e.candidate, g, matcher, &gm.modules));
   }
 }
 

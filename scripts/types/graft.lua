@@ -314,6 +314,8 @@ function Graph:has_attribute(path) end
 ---@field candidate graft.Node the graph node tried for the pattern's first output
 ---@field matches boolean
 ---@field reason? string why not (the first failure), absent when it matches
+---@field matched? integer how far it got: pattern nodes bound when it failed
+---@field pattern_nodes? integer the pattern's nodes other than its inputs
 
 --- Every match of `pattern` (torch.fx SubgraphMatcher semantics).
 ---@param pattern graft.Pattern

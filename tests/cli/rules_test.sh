@@ -54,16 +54,17 @@ run "$GRAFT" match "$TMP/rules.lua" "$TMP/g.json" --rule add_act --json
 check "match --json names the rule" grep -q '"name": "add_act"' "$TMP/out"
 check "match --json has the count" grep -q '"count": 1' "$TMP/out"
 run "$GRAFT" match "$TMP/rules.lua" "$TMP/g.json" --rule add_act --log
-check "match --log explains the other candidate" grep -qx "    sigmoid: no match: add_1 is used by output outside the match" "$TMP/out"
+check "match --log explains the other candidate" grep -qx "    sigmoid: no match (matched 2 of 2 pattern nodes): add_1 is used by output outside the match" "$TMP/out"
 check "match --log says which matched" grep -qx "    relu: matches" "$TMP/out"
 
 run "$GRAFT" explain "$TMP/rules.lua" "$TMP/g.json" --rule add_act
 check "explain exits 0" test "$rc" -eq 0
 check "explain text" test "$out" = "rule add_act:
   relu: matches
-  sigmoid: no match: add_1 is used by output outside the match"
+  sigmoid: no match (matched 2 of 2 pattern nodes): add_1 is used by output outside the match"
 run "$GRAFT" explain "$TMP/rules.lua" "$TMP/g.json" --rule add_act --node sigmoid --json
 check "explain --node --json" grep -q '"reason": "add_1 is used by output outside the match"' "$TMP/out"
+check "explain --json says how far it got" grep -q '"matched": 2' "$TMP/out"
 run "$GRAFT" explain "$TMP/rules.lua" "$TMP/g.json"
 check "explain needs --rule with two rules" test "$rc" -eq 1
 check "explain says which rules there are" test "$err" = "graft: error: $TMP/rules.lua has 2 rules; say which with --rule NAME (rules: add_act, relu_only)"

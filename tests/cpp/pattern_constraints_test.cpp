@@ -87,6 +87,8 @@ TEST_CASE("constraints: users count, as Inductor's _users") {
   auto why = m.value().explain(g, g.find("relu"));
   REQUIRE(why.size() == 1);
   CHECK(describe_failure(why[0].failure, why[0].candidate, g, m.value()) == "add has 2 users, the pattern's 'add' wants exactly 1");
+  CHECK(why[0].failure.matched == 1);  // relu was bound, add was refused
+  CHECK(m.value().compute_nodes() == 2);
 }
 
 TEST_CASE("constraints: a predicate sees the graph node and its metadata") {

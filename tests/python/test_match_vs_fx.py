@@ -165,8 +165,9 @@ def pattern_add_two(a, b):
 
 
 class Explain(MatchVsFx):
-    """`graft explain`: every candidate with its verdict, the first reason spelled as the docs
-    promise ("add_3 argument 1: expected literal -1, found -2")."""
+    """`graft explain`: every candidate with its verdict, how far the match got (pattern nodes
+    bound when it failed) and the first reason, spelled as the docs promise
+    ("add_3 argument 1: expected literal -1, found -2")."""
 
     def explain(self, graph_fn, pattern_fn, name, *extra):
         _, g_path = self.export(graph_fn, f"eg_{name}")
@@ -179,15 +180,15 @@ class Explain(MatchVsFx):
     def test_cases(self):  # (replaces the parent's test)
         self.assertEqual(self.explain(graph_transposes, pattern_transpose, "lit"),
                          ["transpose: matches",
-                          "transpose_1: no match: transpose_1 argument 2: expected literal -1, found -2"])
+                          "transpose_1: no match (matched 1 of 1 pattern nodes): transpose_1 argument 2: expected literal -1, found -2"])
         self.assertEqual(self.explain(graph_leaky, pattern_torch_add_relu, "leak"),
-                         ["relu: no match: add is used by sigmoid outside the match"])
+                         ["relu: no match (matched 2 of 2 pattern nodes): add is used by sigmoid outside the match"])
         # `a + relu(b)`-style spelling differences are reported too: here torch.add vs x + y.
         self.assertEqual(self.explain(graph_leaky, add_relu, "spelling"),
-                         ["relu: no match: add is call_function torch.add, the pattern's 'add' is call_function "
+                         ["relu: no match (matched 1 of 2 pattern nodes): add is call_function torch.add, the pattern's 'add' is call_function "
                           "_operator.add"])
         self.assertEqual(self.explain(graph_x_plus_x, pattern_add_two, "inj"),
-                         ["add: no match: x is already matched to pattern node 'a', so it cannot also be 'b'"])
+                         ["add: no match (matched 1 of 1 pattern nodes): x is already matched to pattern node 'a', so it cannot also be 'b'"])
         self.assertEqual(self.explain(graph_leaky, pattern_torch_add_relu, "node", "--node", "sigmoid"),
-                         ["sigmoid: no match: sigmoid is call_function torch.sigmoid, the pattern's 'relu' is "
+                         ["sigmoid: no match (matched 0 of 2 pattern nodes): sigmoid is call_function torch.sigmoid, the pattern's 'relu' is "
                           "call_function torch.relu"])

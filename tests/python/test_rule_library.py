@@ -143,7 +143,7 @@ class RuleLibrary(unittest.TestCase):
         proc = self.graft("explain", os.path.join(SCRIPTS, "rules", "sdpa_aten.lua"),
                           os.path.join(GRAPHS, "vit_b_16.aten.json"), "--node", "bmm_1")
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(proc.stdout, "rule sdpa:\n  bmm_1: no match: _softmax is used by detach outside the match\n")
+        self.assertEqual(proc.stdout, "rule sdpa:\n  bmm_1: no match (matched 5 of 5 pattern nodes): _softmax is used by detach outside the match\n")
 
     def test_add_to_mul_does_what_the_seed_torch_fx_code_does(self):
         # seed 001: for node in gm.graph.nodes: if node.target == aten.add.Tensor: node.target = aten.mul.Tensor

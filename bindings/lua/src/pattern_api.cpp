@@ -619,6 +619,10 @@ int graph_explain(lua_State* L) {
       const std::string why = describe_failure(e.failure, e.candidate, g, matcher.value(), cg.session->modules);
       lua_pushlstring(L, why.data(), why.size());
       lua_setfield(L, -2, "reason");
+      lua_pushinteger(L, static_cast<lua_Integer>(e.failure.matched));
+      lua_setfield(L, -2, "matched");
+      lua_pushinteger(L, static_cast<lua_Integer>(matcher->compute_nodes()));
+      lua_setfield(L, -2, "pattern_nodes");
     }
     lua_rawseti(L, -2, ++i);
   }

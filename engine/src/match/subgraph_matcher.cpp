@@ -138,7 +138,9 @@ class Walk {
   bool fail(MatchFailure::Kind kind, NodeId gn, NodeId pn, NodeId other = kNoNode,
             std::optional<Argument> expected = std::nullopt, std::optional<Argument> found = std::nullopt) {
     if (failure_ != nullptr && failure_->kind == MatchFailure::Kind::None) {
-      *failure_ = MatchFailure{kind, gn, pn, other, where_, std::move(expected), std::move(found)};
+      *failure_ = MatchFailure{kind, gn, pn, other, where_, std::move(expected), std::move(found), 0};
+      for (NodeId bound : trail_)
+        if (p_.op(bound) != OpKind::Placeholder && p_.op(bound) != OpKind::Output) ++failure_->matched;
     }
     return false;
   }
@@ -396,11 +398,11 @@ MatchFailure check_contained(const Graph& p, const Graph& g, const Walk& walk, c
     for (NodeId u : g.users(gn)) {
       const NodeId pu = walk.pattern_of(u);
       if (pu == kNoNode || p.op(pu) == OpKind::Placeholder)
-        return MatchFailure{MatchFailure::Kind::UsedOutside, gn, n, u, {}, {}, {}};
+        return MatchFailure{MatchFailure::Kind::UsedOutside, gn, n, u, {}, {}, {}, 0};
     }
   }
   if (NodeId through = fusion_cycle_through(g, compute); through != kNoNode)
-    return MatchFailure{MatchFailure::Kind::Cycle, kNoNode, kNoNode, through, {}, {}, {}};
+    return MatchFailure{MatchFailure::Kind::Cycle, kNoNode, kNoNode, through, {}, {}, {}, 0};
   return {};
 }
 
@@ -595,6 +597,13 @@ std::optional<SubgraphMatch> SubgraphMatcher::match_at(const CandidateIndex& ind
   return out;
 }
 
+std::size_t SubgraphMatcher::compute_nodes() const {
+  std::size_t n = 0;
+  for (NodeId p : pattern_.graph.nodes())
+    if (pattern_.graph.op(p) != OpKind::Placeholder && pattern_.graph.op(p) != OpKind::Output) ++n;
+  return n;
+}
+
 std::optional<SubgraphMatch> SubgraphMatcher::match_at(const Graph& g, const ModuleTable* modules, NodeId node) const {
   if (anchors_.size() > 1) return match_at(CandidateIndex(g, modules), node);
   std::optional<SubgraphMatch> out;
@@ -625,8 +634,9 @@ std::vector<MatchExplanation> SubgraphMatcher::explain(const Graph& g, NodeId no
       walk.record_failures(&failure);
       walk.use_choices(&choices);
       if (walk.nodes(anchors_.front(), c)) {
-        if (anchors_.size() > 1) failure = MatchFailure{MatchFailure::Kind::OtherAnchors, c, anchors_.front(), kNoNode, {}, {}, {}};
+        if (anchors_.size() > 1) failure = MatchFailure{MatchFailure::Kind::OtherAnchors, c, anchors_.front(), kNoNode, {}, {}, {}, 0};
         else failure = check_contained(p, g, walk, returned_);
+        failure.matched = compute_nodes();
       }
       if (first_try || failure.kind == MatchFailure::Kind::None) e.failure = failure;
       first_try = false;

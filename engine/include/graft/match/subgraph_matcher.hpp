@@ -85,6 +85,9 @@ struct MatchFailure {
                                   ///< AlreadyBound/NotInjective: the earlier binding
   std::string where{};            ///< `argument 1`, `argument 2[0]`, `keyword 'alpha'`
   std::optional<Argument> expected{}, found{};
+  /// How far the match got: pattern nodes (not inputs) bound when it failed; all of them when
+  /// the walk completed and containment or convexity failed.
+  std::size_t matched = 0;
 };
 
 /// One candidate anchor and what became of it.
@@ -124,6 +127,8 @@ class SubgraphMatcher {
   const std::vector<NodeId>& anchors() const { return anchors_; }
   const std::vector<NodeId>& placeholders() const { return placeholders_; }
   const std::vector<NodeId>& returned() const { return returned_; }
+  /// Pattern nodes a match binds to graph nodes: everything but the inputs and the output.
+  std::size_t compute_nodes() const;
 
  private:
   SubgraphMatcher(Pattern pattern, MatchOptions options);
