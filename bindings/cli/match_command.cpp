@@ -104,7 +104,7 @@ void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, c
     const Graph& p = matcher.pattern();
     const NodeId a = matcher.anchors().front();
     const NodeConstraint* c = matcher.constraint(a);
-    const std::string what = c != nullptr && !c->module_class.empty() ? "a module of class " + c->module_class
+    const std::string what = c != nullptr && !c->module_class.empty() ? "a module of class " + c->module_classes_text()
                                                                      : std::string(op_kind_name(p.op(a))) + " " + p.target(a);
     fmt::print("{}no candidate in {}: no node is what the pattern's output is ({})\n", indent, graph_path, what);
     return;

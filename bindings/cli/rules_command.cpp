@@ -55,7 +55,7 @@ int with_script(const RulesCommandOptions& o, bool needs_graph,
 std::string constraint_text(const Graph& p, NodeId n, const NodeConstraint& c) {
   std::vector<std::string> parts;
   if (c.wildcard) parts.push_back("wildcard (any argument)");
-  if (!c.module_class.empty()) parts.push_back("any module of class " + c.module_class);
+  if (!c.module_class.empty()) parts.push_back("any module of class " + c.module_classes_text());
   if (!c.alternatives.empty()) {
     std::string alts = p.target(n);
     for (const std::string& a : c.alternatives) alts += ", " + a;

@@ -579,7 +579,7 @@ function graft.one_of(...) end
 --- "torch.nn.modules.linear.Linear" or "Linear"), wherever it sits. `name` (a plain name;
 --- default: the class's last part, lower case) is the pattern's name for it: a replacement
 --- reaches the matched module as `name` and its parameters as `name.weight`.
----@param class string
+---@param class string|string[] one class, or a list: any of them matches
 ---@param name? string
 ---@return graft.Callable
 function graft.module(class, name) end

@@ -175,6 +175,29 @@ TEST_CASE("lua rules: modules matched by class; the replacement reaches their pa
   CHECK(text.find("\"op\":\"call_module\"") == std::string::npos);
 }
 
+TEST_CASE("lua rules: graft.module takes several classes, any of which matches") {
+  GraphModule gm = parse(graph_doc(
+      node_line("x", "placeholder", "x", "[]") + ",\n" + node_line("act1", "call_module", "act1", R"([{"node":"x"}])") + ",\n" +
+          node_line("act2", "call_module", "block.act2", R"([{"node":"act1"}])") + ",\n" +
+          node_line("act3", "call_module", "act3", R"([{"node":"act2"}])") + ",\n" +
+          R"({"name":"output","op":"output","target":"output","args":[{"node":"act3"}],"kwargs":{},"meta":{}})",
+      R"([{"path":"","class":"M","parameters":[],"buffers":[]},
+{"path":"act1","class":"torch.nn.modules.activation.ReLU","parameters":[],"buffers":[]},
+{"path":"block","class":"torch.nn.modules.container.Sequential","parameters":[],"buffers":[]},
+{"path":"block.act2","class":"torch.nn.modules.activation.GELU","parameters":[],"buffers":[]},
+{"path":"act3","class":"torch.nn.modules.activation.Tanh","parameters":[],"buffers":[]}])"));
+  lua::PipelineReport r = run_on(R"(
+      local p = graft.trace(function(x) return graft.module({ "torch.nn.ReLU", "torch.nn.GELU" }, "act")(x) end)
+      return function(g)
+        local found = g:match(p)
+        assert(#found == 2 and found[1].returning[1].name == "act1" and found[2].returning[1].name == "act2", #found)
+        local why = g:explain(p, g:find("act3"))
+        assert(why[1].reason:find("wants a module of class torch.nn.ReLU or torch.nn.GELU", 1, true), why[1].reason)
+      end)",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+}
+
 TEST_CASE("lua rules: errors name the rule and leave the graph as it was") {
   GraphModule gm = parse(chain_graph());
   const std::string before = save(gm);

@@ -184,6 +184,12 @@ TEST_CASE("constraints: modules by class, built-in and custom, wherever they sit
   // without the graph's module table: no match, and the explanation says why
   CHECK(find(p, gm.graph).empty());
 
+  // several classes: any of them
+  p.constrain(p.graph.find("lin")).module_class = "torch.nn.Linear";
+  p.constrain(p.graph.find("lin")).other_module_classes = {"CustomLinearModule"};
+  CHECK(returned(gm.graph, find(p, gm.graph, &gm.modules)) == "l0,blocks_1_proj");
+  CHECK(p.constraint(p.graph.find("lin"))->module_classes_text() == "torch.nn.Linear or CustomLinearModule");
+
   CHECK(module_class_matches("torch.nn.Linear", "torch.nn.modules.linear.Linear"));
   CHECK(module_class_matches("torch.nn.modules.linear.Linear", "torch.nn.modules.linear.Linear"));
   CHECK(module_class_matches("Linear", "torch.nn.modules.linear.Linear"));

@@ -279,7 +279,20 @@ int graft_one_of(lua_State* L) {
 /// any module of that class; `l0` is the pattern's name for it (a replacement reaches the
 /// matched module's parameters as `l0.weight`).
 int graft_module_call(lua_State* L) {
-  const char* cls = luaL_checkstring(L, 1);
+  // One class, or a list of classes any of which matches (the first names the module).
+  std::vector<std::string> classes;
+  if (lua_istable(L, 1)) {
+    const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, 1));
+    for (lua_Integer i = 1; i <= n; ++i) {
+      if (lua_rawgeti(L, 1, i) != LUA_TSTRING) luaL_error(L, "graft.module: class %d is not a string", static_cast<int>(i));
+      classes.emplace_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+    if (classes.empty()) luaL_error(L, "graft.module: give at least one class");
+  } else {
+    classes.emplace_back(luaL_checkstring(L, 1));
+  }
+  const char* cls = classes.front().c_str();
   std::string name;
   if (lua_isnoneornil(L, 2)) {
     const std::string_view c(cls);
@@ -292,7 +305,11 @@ int graft_module_call(lua_State* L) {
   if (name.empty() || name.find('.') != std::string::npos)
     luaL_error(L, "graft.module: the pattern's name for the module must be a plain name, got '%s'", name.c_str());
   lua_createtable(L, 0, 3);
-  lua_pushstring(L, cls);
+  lua_createtable(L, static_cast<int>(classes.size()), 0);
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    lua_pushlstring(L, classes[i].data(), classes[i].size());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
   lua_setfield(L, -2, "__class");
   lua_pushlstring(L, name.data(), name.size());
   lua_setfield(L, -2, "__name");
@@ -308,17 +325,26 @@ int callable_call(lua_State* L) {
   lua_pop(L, 1);
   SandboxState& s = state_of(L);
   if (kind == "module") {
+    std::vector<std::string> classes;
     lua_getfield(L, 1, "__class");
-    lua_getfield(L, 1, "__name");
-    const std::string cls = lua_tostring(L, -2), name = lua_tostring(L, -1);
+    for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; ++i) {
+      classes.emplace_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
     lua_pop(L, 2);
+    lua_getfield(L, 1, "__name");
+    const std::string name = lua_tostring(L, -1) ? lua_tostring(L, -1) : "";
+    lua_pop(L, 1);
+    if (classes.empty() || name.empty()) luaL_error(L, "graft.module: not a module made by graft.module");
     const NodeId n = record(L, OpKind::CallModule, name, 2);
     if (s.tracing_pattern != nullptr) {
       // Two calls of the same pattern module name are the same module: not supported yet.
       for (const auto& [other, c] : s.tracing_pattern->constraints)
         if (other != n && c.module_class.size() && s.tracing_pattern->graph.target(other) == name)
           luaL_error(L, "graft.module: the name '%s' is used for two module calls; give each its own name", name.c_str());
-      s.tracing_pattern->constrain(n).module_class = cls;
+      NodeConstraint& nc = s.tracing_pattern->constrain(n);
+      nc.module_class = classes.front();
+      nc.other_module_classes.assign(classes.begin() + 1, classes.end());
     }
     return 1;
   }

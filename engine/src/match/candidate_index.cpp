@@ -41,11 +41,11 @@ const std::vector<NodeId>& CandidateIndex::find(const Graph& pattern, NodeId p, 
     default: break;
   }
   if (c != nullptr && op == OpKind::CallModule && !c->module_class.empty()) {
-    auto [it, fresh] = derived_.try_emplace("class " + c->module_class);
+    auto [it, fresh] = derived_.try_emplace("class " + c->module_classes_text());
     if (fresh && modules_ != nullptr) {
       for (NodeId n : call_modules_) {
         const ModuleInfo* m = modules_->find(g_.target(n));
-        if (m != nullptr && module_class_matches(c->module_class, m->class_name)) it->second.push_back(n);
+        if (m != nullptr && c->accepts_module_class(m->class_name)) it->second.push_back(n);
       }
     }
     return it->second;

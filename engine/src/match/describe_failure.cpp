@@ -22,7 +22,7 @@ std::string describe_failure(const MatchFailure& f, NodeId candidate, const Grap
         const ModuleInfo* m = g.op(f.graph_node) == OpKind::CallModule && modules != nullptr ? modules->find(g.target(f.graph_node)) : nullptr;
         return fmt::format("{} is {} {}{}, the pattern's '{}' wants a module of class {}", gname(f.graph_node),
                            op_kind_name(g.op(f.graph_node)), g.target(f.graph_node),
-                           m != nullptr ? " (" + m->class_name + ")" : std::string(), pname(f.pattern_node), c->module_class);
+                           m != nullptr ? " (" + m->class_name + ")" : std::string(), pname(f.pattern_node), c->module_classes_text());
       }
       return fmt::format("{} is {} {}, the pattern's '{}' is {} {}", gname(f.graph_node), op_kind_name(g.op(f.graph_node)),
                          g.target(f.graph_node), pname(f.pattern_node), op_kind_name(p.op(f.pattern_node)),

@@ -19,6 +19,19 @@ bool module_class_matches(std::string_view wanted, std::string_view actual) {
          actual_module[wanted_module.size()] == '.';
 }
 
+bool NodeConstraint::accepts_module_class(std::string_view actual) const {
+  if (module_class_matches(module_class, actual)) return true;
+  for (const std::string& c : other_module_classes)
+    if (module_class_matches(c, actual)) return true;
+  return false;
+}
+
+std::string NodeConstraint::module_classes_text() const {
+  std::string text = module_class;
+  for (const std::string& c : other_module_classes) text += " or " + c;
+  return text;
+}
+
 void Pattern::match_modules_by_class() {
   for (NodeId n : graph.nodes()) {
     if (graph.op(n) != OpKind::CallModule) continue;

@@ -164,7 +164,7 @@ class Walk {
     if (c == nullptr) return g_.target(gn) == p_.target(pn);
     if (pop == OpKind::CallModule && !c->module_class.empty()) {
       const ModuleInfo* m = modules_->find(g_.target(gn));
-      return m != nullptr && module_class_matches(c->module_class, m->class_name);
+      return m != nullptr && c->accepts_module_class(m->class_name);
     }
     const std::string& t = g_.target(gn);
     if (t == p_.target(pn)) return true;

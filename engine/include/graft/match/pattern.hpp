@@ -26,6 +26,9 @@ struct NodeConstraint {
   /// node's target is then the pattern's own name for it, which a replacement may use as a
   /// prefix (`l0.weight`) to reach the matched module. See module_class_matches.
   std::string module_class{};
+  /// call_module: further classes that match as well (`graft.module({"torch.nn.ReLU",
+  /// "torch.nn.GELU"})`); used only with module_class.
+  std::vector<std::string> other_module_classes{};
   /// The matched graph node has exactly this many users (Inductor's `_users`).
   std::optional<std::uint32_t> users{};
   /// The first two positional arguments may appear in either order.
@@ -39,6 +42,11 @@ struct NodeConstraint {
   /// A further test on the graph node (metadata, shape, rank, dtype, ...).
   std::function<bool(const Graph& g, NodeId n)> predicate{};
   std::string predicate_name{};  ///< how explanations name the predicate
+
+  /// Whether a module of class `actual` is one this constraint accepts.
+  bool accepts_module_class(std::string_view actual) const;
+  /// `torch.nn.ReLU`, or `torch.nn.ReLU or torch.nn.GELU`, for messages.
+  std::string module_classes_text() const;
 
   bool any() const {
     return !alternatives.empty() || !module_class.empty() || users || commutative || !optional_kwargs.empty() ||
