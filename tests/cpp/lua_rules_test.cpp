@@ -146,6 +146,16 @@ TEST_CASE("lua rules: cycles are named, rules can be switched off, rs:pass runs 
   REQUIRE_MESSAGE(r.ok(), r.error->to_string());
   REQUIRE(r.passes.size() == 3);
   CHECK(r.passes[1].name == "sigmoid_back");
+  // The report counts each rule's work per pass, summed over the pass's g:apply calls.
+  REQUIRE(r.passes[0].rules.size() == 2);
+  CHECK(r.passes[0].rules[0].name == "there");
+  CHECK(r.passes[0].rules_stop == "completed");  // the pass's last g:apply ran once
+  REQUIRE(r.passes[1].rules.size() == 2);
+  CHECK(r.passes[1].rules[1].name == "back");
+  CHECK(r.passes[1].rules[1].rewrites == 1);  // the one sigmoid the first pass left
+  CHECK(r.passes[1].rules_stop == "converged");
+  CHECK(r.to_json().find("\"rules_stop\": \"converged\"") != std::string::npos);
+  CHECK(r.to_text().find("    rules (converged): back 1/1 rewritten/matched") != std::string::npos);
   CHECK(save(gm).find("\"torch.sigmoid\"") == std::string::npos);
 }
 

@@ -1,6 +1,7 @@
 // The PassManager: reads a script's pipeline declaration and runs it, one transaction per pass.
 #include "graft/lua/pipeline.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -265,8 +266,19 @@ class Runner {
     const std::string what = fmt::format("pass '{}'", step.name);
     Status st;
     switch (step.kind) {
-      case Step::Kind::LuaPass:
+      case Step::Kind::LuaPass: {
         entry.kind = "pass";
+        // Rule sets the pass applies report into its entry, per rule.
+        s_.on_rules_applied = [&entry](const auto& counts, const std::string& stop) {
+          for (const auto& [name, matches, filtered, rewrites] : counts) {
+            auto it = std::find_if(entry.rules.begin(), entry.rules.end(), [&](const auto& r) { return r.name == name; });
+            if (it == entry.rules.end()) it = entry.rules.insert(entry.rules.end(), PassReport::RuleCounts{name});
+            it->matches += matches;
+            it->filtered += filtered;
+            it->rewrites += rewrites;
+          }
+          entry.rules_stop = stop;
+        };
         st = s_.protected_call(
             [&](lua_State* L) {
               SessionScope session(s_, gm_.graph, &gm_.modules, false);
@@ -275,7 +287,9 @@ class Runner {
               lua_call(L, 1, 0);
             },
             false, what);
+        s_.on_rules_applied = nullptr;
         break;
+      }
       case Step::Kind::Transformer:
         entry.kind = "transformer";
         st = s_.protected_call(
@@ -508,6 +522,12 @@ std::string PipelineReport::to_json() const {
     if (!p.stop_reason.empty()) e["stop_reason"] = p.stop_reason;
     if (!p.error.empty()) e["error"] = p.error;
     if (!p.check_failures.empty()) e["check_failures"] = p.check_failures;
+    if (!p.rules.empty()) {
+      auto& rules = e["rules"] = nlohmann::ordered_json::array();
+      for (const auto& r : p.rules)
+        rules.push_back({{"name", r.name}, {"matches", r.matches}, {"filtered", r.filtered}, {"rewrites", r.rewrites}});
+      e["rules_stop"] = p.rules_stop;
+    }
     list.push_back(std::move(e));
   }
   return j.dump(2) + "\n";
@@ -524,6 +544,12 @@ std::string PipelineReport::to_text() const {
     out += fmt::format("  {:<32} {:>9.3f} ms  +{} -{} ~{}{}\n", p.name + where, p.seconds * 1e3, p.nodes_added,
                        p.nodes_removed, p.nodes_changed, p.stop_reason.empty() ? "" : "  (" + p.stop_reason + ")");
     for (const auto& f : p.check_failures) out += fmt::format("    check failure (suppressed): {}\n", f);
+    if (!p.rules.empty()) {
+      std::string line;
+      for (const auto& r : p.rules)
+        if (r.matches > 0) line += fmt::format("{}{} {}/{}", line.empty() ? "" : ", ", r.name, r.rewrites, r.matches);
+      out += fmt::format("    rules ({}): {}\n", p.rules_stop, line.empty() ? "no matches" : line + " rewritten/matched");
+    }
   }
   out += fmt::format("  {}: {} -> {} nodes in {:.3f} s ({})\n", ok() ? "ok" : "stopped", nodes_before, nodes_after,
                      seconds, stop_reason);

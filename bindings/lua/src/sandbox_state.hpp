@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <lua.hpp>
@@ -132,6 +133,12 @@ class SandboxState {
     std::string error{};
   };
   Callbacks callbacks{};
+
+  /// Set by the pipeline while a pass runs: g:apply reports each rule run there (name,
+  /// matches, filtered, rewrites per rule, and the stop reason) for the pass's report.
+  std::function<void(const std::vector<std::tuple<std::string, std::size_t, std::size_t, std::size_t>>&,
+                     const std::string& stop)>
+      on_rules_applied{};
 
   /// Stack depth of host-driven calls (nested protected_call from inside a Lua callback).
   int depth = 0;
