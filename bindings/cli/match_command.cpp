@@ -3,6 +3,7 @@
 #include "match_command.hpp"
 
 #include <cstdio>
+#include <iterator>
 
 #include <fmt/core.h>
 
@@ -69,7 +70,7 @@ Json matches_json(const SubgraphMatcher& matcher, const Graph& g, const std::vec
   return list;
 }
 
-void print_matches(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches) {
+void print_matches(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches, std::string& out) {
   const Graph& p = matcher.pattern();
   for (std::size_t i = 0; i < matches.size(); ++i) {
     const SubgraphMatch& m = matches[i];
@@ -77,7 +78,7 @@ void print_matches(const SubgraphMatcher& matcher, const Graph& g, const std::ve
     for (NodeId r : m.returning_nodes) ret += (ret.empty() ? "" : ", ") + g.name(r);
     for (std::size_t k = 0; k < m.placeholder_nodes.size(); ++k)
       phs += (phs.empty() ? "" : ", ") + p.name(matcher.placeholders()[k]) + "=" + value_text(g, m.placeholder_nodes[k]);
-    fmt::print("  {}: returns {}; inputs {}\n", i + 1, ret, phs);
+    fmt::format_to(std::back_inserter(out), "  {}: returns {}; inputs {}\n", i + 1, ret, phs);
   }
 }
 
@@ -98,7 +99,7 @@ Json explanations_json(const SubgraphMatcher& matcher, const GraphModule& gm, co
 }
 
 void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, const std::vector<MatchExplanation>& all,
-                        const std::string& graph_path, const std::string& indent) {
+                        const std::string& graph_path, const std::string& indent, std::string& out) {
   const Graph& g = gm.graph;
   if (all.empty()) {
     const Graph& p = matcher.pattern();
@@ -106,13 +107,13 @@ void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, c
     const NodeConstraint* c = matcher.constraint(a);
     const std::string what = c != nullptr && !c->module_class.empty() ? "a module of class " + c->module_classes_text()
                                                                      : std::string(op_kind_name(p.op(a))) + " " + p.target(a);
-    fmt::print("{}no candidate in {}: no node is what the pattern's output is ({})\n", indent, graph_path, what);
+    fmt::format_to(std::back_inserter(out), "{}no candidate in {}: no node is what the pattern's output is ({})\n", indent, graph_path, what);
     return;
   }
   for (const MatchExplanation& e : all) {
-    if (e.failure.kind == MatchFailure::Kind::None) fmt::print("{}{}: matches\n", indent, g.name(e.candidate));
+    if (e.failure.kind == MatchFailure::Kind::None) fmt::format_to(std::back_inserter(out), "{}{}: matches\n", indent, g.name(e.candidate));
     else
-      fmt::print("{}{}: no match (matched {} of {} pattern nodes): {}\n", indent, g.name(e.candidate), e.failure.matched,
+      fmt::format_to(std::back_inserter(out), "{}{}: no match (matched {} of {} pattern nodes): {}\n", indent, g.name(e.candidate), e.failure.matched,
                  matcher.compute_nodes(), describe_failure(e.failure, e.candidate, g, matcher, &gm.modules));
   }
 }
@@ -135,8 +136,9 @@ int cmd_match(const MatchCommandOptions& o) {
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
-  fmt::print("{} match{} of {} in {}\n", matches.size(), matches.size() == 1 ? "" : "es", o.pattern, o.graph);
-  print_matches(matcher, gm.graph, matches);
+  std::string out = fmt::format("{} match{} of {} in {}\n", matches.size(), matches.size() == 1 ? "" : "es", o.pattern, o.graph);
+  print_matches(matcher, gm.graph, matches, out);
+  fmt::print("{}", out);
   return 0;
 }
 
@@ -161,7 +163,9 @@ int cmd_explain(const MatchCommandOptions& o, const std::string& node) {
     fmt::print("{}\n", explanations_json(matcher, gm, all).dump(2));
     return 0;
   }
-  print_explanations(matcher, gm, all, o.graph, "");
+  std::string out;
+  print_explanations(matcher, gm, all, o.graph, "", out);
+  fmt::print("{}", out);
   return 0;
 }
 

@@ -34,11 +34,11 @@ int cmd_explain(const MatchCommandOptions& o, const std::string& node);
 
 /// Matches as JSON: anchors, returning_nodes, placeholder_nodes, nodes_map (names or literals).
 Json matches_json(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches);
-/// One line per match: `  1: returns relu; inputs a=x, b=y`.
-void print_matches(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches);
+/// One line per match, appended to `out`: `  1: returns relu; inputs a=x, b=y`.
+void print_matches(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches, std::string& out);
 Json explanations_json(const SubgraphMatcher& matcher, const GraphModule& gm, const std::vector<MatchExplanation>& all);
-/// One line per candidate: `relu_3: matches` or `relu_3: no match: <reason>`.
+/// One line per candidate, appended to `out`: `relu_3: matches` or `relu_3: no match (...): <reason>`.
 void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, const std::vector<MatchExplanation>& all,
-                        const std::string& graph_path, const std::string& indent);
+                        const std::string& graph_path, const std::string& indent, std::string& out);
 
 }  // namespace graft::cli

@@ -1,6 +1,8 @@
 // The rule-script forms of `graft match` and `graft explain`, and `graft pattern`.
 #include "rules_command.hpp"
 
+#include <iterator>
+
 #include <fmt/core.h>
 
 #include "graft/io/render.hpp"
@@ -36,8 +38,10 @@ Result<std::vector<const lua::RuleView*>> select(const std::vector<lua::RuleView
 
 /// Loads the script and (unless `graph_path` is empty) the graph, then runs `body` inside the
 /// script's sandbox.
+/// `body` writes its output into `out`, printed only when everything succeeded: a predicate
+/// that raised makes the matches seen so far meaningless.
 int with_script(const RulesCommandOptions& o, bool needs_graph,
-                const std::function<Status(const std::vector<lua::RuleView>&, const GraphModule*)>& body) {
+                const std::function<Status(const std::vector<lua::RuleView>&, const GraphModule*, std::string& out)>& body) {
   std::optional<GraphModule> gm;
   if (needs_graph) {
     Result<GraphModule> loaded = load_graph_file(o.script.graph);
@@ -47,9 +51,12 @@ int with_script(const RulesCommandOptions& o, bool needs_graph,
   auto sandbox = lua::Sandbox::create(sandbox_options(o.script));
   if (!sandbox) return fail(sandbox.status().message());
   if (Status s = sandbox.value()->load_file(o.script.pipeline); !s) return fail(s.message());
+  std::string out;
   Status s = lua::with_rules(*sandbox.value(), gm ? &*gm : nullptr,
-                             [&](const std::vector<lua::RuleView>& rules) { return body(rules, gm ? &*gm : nullptr); });
-  return s ? 0 : fail(s.message());
+                             [&](const std::vector<lua::RuleView>& rules) { return body(rules, gm ? &*gm : nullptr, out); });
+  if (!s) return fail(s.message());
+  fmt::print("{}", out);
+  return 0;
 }
 
 std::string constraint_text(const Graph& p, NodeId n, const NodeConstraint& c) {
@@ -77,7 +84,7 @@ std::string constraint_text(const Graph& p, NodeId n, const NodeConstraint& c) {
 }  // namespace
 
 int cmd_match_rules(const RulesCommandOptions& o) {
-  return with_script(o, true, [&](const std::vector<lua::RuleView>& rules, const GraphModule* gm) -> Status {
+  return with_script(o, true, [&](const std::vector<lua::RuleView>& rules, const GraphModule* gm, std::string& out) -> Status {
     Result<std::vector<const lua::RuleView*>> chosen = select(rules, o, false);
     if (!chosen) return chosen.status();
     Json j;
@@ -104,22 +111,22 @@ int cmd_match_rules(const RulesCommandOptions& o) {
         list.push_back(std::move(e));
         continue;
       }
-      fmt::print("rule {}: {} match{}{}\n", r->name, matches.size(), matches.size() == 1 ? "" : "es",
+      fmt::format_to(std::back_inserter(out), "rule {}: {} match{}{}\n", r->name, matches.size(), matches.size() == 1 ? "" : "es",
                  refused.empty() ? std::string() : fmt::format(" ({} more refused by its filter)", refused.size()));
-      print_matches(*r->matcher, gm->graph, matches);
+      print_matches(*r->matcher, gm->graph, matches, out);
       if (!refused.empty() && o.log) {
-        fmt::print("  refused by the filter:\n");
-        print_matches(*r->matcher, gm->graph, refused);
+        out += "  refused by the filter:\n";
+        print_matches(*r->matcher, gm->graph, refused, out);
       }
-      if (o.log) print_explanations(*r->matcher, *gm, r->matcher->explain(gm->graph, kNoNode, &gm->modules), o.script.graph, "    ");
+      if (o.log) print_explanations(*r->matcher, *gm, r->matcher->explain(gm->graph, kNoNode, &gm->modules), o.script.graph, "    ", out);
     }
-    if (o.json) fmt::print("{}\n", j.dump(2));
+    if (o.json) out += j.dump(2) + "\n";
     return Status::ok();
   });
 }
 
 int cmd_explain_rules(const RulesCommandOptions& o) {
-  return with_script(o, true, [&](const std::vector<lua::RuleView>& rules, const GraphModule* gm) -> Status {
+  return with_script(o, true, [&](const std::vector<lua::RuleView>& rules, const GraphModule* gm, std::string& out) -> Status {
     Result<std::vector<const lua::RuleView*>> chosen = select(rules, o, true);
     if (!chosen) return chosen.status();
     const lua::RuleView& r = *chosen.value().front();
@@ -133,17 +140,17 @@ int cmd_explain_rules(const RulesCommandOptions& o) {
       Json j;
       j["rule"] = r.name;
       j["candidates"] = explanations_json(*r.matcher, *gm, all);
-      fmt::print("{}\n", j.dump(2));
+      out += j.dump(2) + "\n";
       return Status::ok();
     }
-    fmt::print("rule {}:\n", r.name);
-    print_explanations(*r.matcher, *gm, all, o.script.graph, "  ");
+    out += "rule " + r.name + ":\n";
+    print_explanations(*r.matcher, *gm, all, o.script.graph, "  ", out);
     return Status::ok();
   });
 }
 
 int cmd_pattern(const RulesCommandOptions& o) {
-  return with_script(o, false, [&](const std::vector<lua::RuleView>& rules, const GraphModule*) -> Status {
+  return with_script(o, false, [&](const std::vector<lua::RuleView>& rules, const GraphModule*, std::string& out) -> Status {
     Result<std::vector<const lua::RuleView*>> chosen = select(rules, o, false);
     if (!chosen) return chosen.status();
     if (o.rule.empty()) {  // every rule, disabled ones too
@@ -152,10 +159,10 @@ int cmd_pattern(const RulesCommandOptions& o) {
     }
     for (const lua::RuleView* r : chosen.value()) {
       const Graph& p = r->matcher->pattern();
-      fmt::print("rule {} (priority {}{})\n", r->name, r->priority, r->enabled ? "" : ", disabled");
-      fmt::print("{}", tabular(p));
+      fmt::format_to(std::back_inserter(out), "rule {} (priority {}{})\n", r->name, r->priority, r->enabled ? "" : ", disabled");
+      out += tabular(p);
       for (const auto& [n, c] : r->matcher->constrained_pattern().constraints)
-        if (c.any()) fmt::print("  {}: {}\n", p.name(n), constraint_text(p, n, c));
+        if (c.any()) fmt::format_to(std::back_inserter(out), "  {}: {}\n", p.name(n), constraint_text(p, n, c));
     }
     return Status::ok();
   });

@@ -7,20 +7,7 @@ ROOT=$2
 EX=$ROOT/examples/graphs
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-passed=0
-failed=0
-
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
-}
-run() {  # run CMD... : sets $out, $err, $rc
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  rc=$?
-  out=$(cat "$TMP/out")
-  err=$(cat "$TMP/err")
-}
+source "$(dirname "$0")/test_lib.sh"
 
 run "$GRAFT" --help
 check "help exits 0" test "$rc" -eq 0
@@ -91,5 +78,4 @@ check "failed save keeps the old output" cmp -s "$EX/resnet18.fx.json" "$TMP/kee
 run "$GRAFT" dot "$EX/resnet18.fx.json" -o "$TMP/no/such/dir/g.dot"
 check "unwritable output exits 1" test "$rc" -eq 1
 
-echo "$passed passed, $failed failed"
-test "$failed" -eq 0
+finish "cli_test"

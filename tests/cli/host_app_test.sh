@@ -10,13 +10,7 @@ G=$ROOT/examples/graphs/vit_b_16.aten.json
 TMP=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$TMP"' EXIT
 pid=
-passed=0
-failed=0
-check() {
-  local name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
-}
+source "$(dirname "$0")/test_lib.sh"
 wait_for() {  # wait_for FILE PATTERN: up to 20 s
   for _ in $(seq 200); do grep -q "$2" "$1" && return 0; sleep 0.1; done
   echo "--- $1:"; cat "$1"
@@ -62,5 +56,4 @@ cmake -S "$ROOT/examples/host_app" -B "$TMP/host_build" -DCMAKE_PREFIX_PATH="$TM
 check "host_app builds against the installed graft" test -x "$TMP/host_build/host_app"
 session "$TMP/host_build/host_app" installed
 
-echo "host_app tests: $passed passed, $failed failed"
-test "$failed" -eq 0
+finish "host_app tests"

@@ -104,6 +104,19 @@ LUA
 run "$GRAFT" match "$TMP/bad.lua" "$TMP/g.json"
 check "bad rule exits 1" test "$rc" -eq 1
 check "bad rule message" test "$err" = "graft: error: $TMP/bad.lua:2: graft.rule: rule 'bad': the replacement uses input 'unused', which the pattern never uses, so no match binds it"
+# A predicate that raises: the error names the script and line, and nothing half-done is printed.
+cat >"$TMP/raising.lua" <<'LUA'
+local aten = graft.ops.aten
+return graft.rule{ name = "p", replacement = graft.trace(function(x, y) return x end),
+  pattern = graft.trace(function(x, y)
+    return graft.constrain(aten.add.Tensor(x, y), { where = function(n) error("boom") end }) end) }
+LUA
+for cmd in match explain; do
+  run "$GRAFT" "$cmd" "$TMP/raising.lua" "$TMP/g.json"
+  check "$cmd: a raising predicate exits 1" test "$rc" -eq 1
+  check "$cmd: prints no partial result" test -z "$out"
+  check "$cmd: names the predicate's line" test "$err" = "graft: error: $TMP/raising.lua: pattern predicate: $TMP/raising.lua:4: boom"
+done
 echo 'return 42' >"$TMP/notrules.lua"
 run "$GRAFT" match "$TMP/notrules.lua" "$TMP/g.json"
 check "not a rule script" test "$err" = "graft: error: $TMP/notrules.lua: the script must return a rule set (graft.rules{...}) or a rule (graft.rule{...}), not a number"

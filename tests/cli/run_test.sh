@@ -9,19 +9,7 @@ G=$ROOT/examples/graphs/vit_b_16.aten.json
 TMP=$(mktemp -d)
 trap 'kill $watch_pid 2>/dev/null; rm -rf "$TMP"' EXIT
 watch_pid=
-passed=0
-failed=0
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
-}
-run() {  # run CMD... : sets $out, $err, $rc
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  rc=$?
-  out=$(cat "$TMP/out")
-  err=$(cat "$TMP/err")
-}
+source "$(dirname "$0")/test_lib.sh"
 count() {  # count TARGET FILE: nodes with that target, from graft stats
   "$GRAFT" stats "$2" | awk -v t="$1" '$2 == t { print $1 }'
 }
@@ -97,5 +85,4 @@ check "watch exits 0 after --max-runs" test $? -eq 0
 watch_pid=
 check "the output is v3's" grep -q '"version":3' "$TMP/watched.json"
 
-echo "run tests: $passed passed, $failed failed"
-test "$failed" -eq 0
+finish "run tests"

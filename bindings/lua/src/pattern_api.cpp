@@ -116,7 +116,7 @@ CallbackScope::~CallbackScope() {
 
 void CallbackScope::raise_if_failed(lua_State* L, const char* what) {
   if (s_.callbacks.error.empty()) return;
-  const std::string msg = fmt::format("{}: {}", what, s_.callbacks.error);
+  const std::string msg = what != nullptr ? fmt::format("{}: {}", what, s_.callbacks.error) : s_.callbacks.error;
   s_.callbacks.error.clear();
   luaL_error(L, "%s", msg.c_str());
 }

@@ -31,7 +31,7 @@ class CallbackScope {
   CallbackScope& operator=(const CallbackScope&) = delete;
   bool failed() const { return !s_.callbacks.error.empty(); }
   const std::string& error() const { return s_.callbacks.error; }
-  /// Raises the kept error in the script as `what: ...`.
+  /// Raises the kept error in the script as `what: ...` (or as it is, when `what` is null).
   void raise_if_failed(lua_State* L, const char* what);
 
  private:

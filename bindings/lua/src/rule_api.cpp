@@ -600,7 +600,7 @@ Status with_rules(Sandbox& sandbox, const GraphModule* gm, const std::function<S
         }
         detail::CallbackScope scope(L, session);
         result = body(views);
-        scope.raise_if_failed(L, "pattern");
+        scope.raise_if_failed(L, nullptr);  // the error says what raised (pattern predicate: ...)
       },
       false);
   if (!st) return st;
