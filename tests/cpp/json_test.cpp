@@ -242,6 +242,97 @@ TEST_CASE("json: malformed input gives one error naming the file and the place")
   }
 }
 
+namespace {
+
+// Runs a test with canonical files of any size read on threads (the path of files over 4 MiB).
+struct ThreadedLoads {
+  std::size_t saved = detail::set_parallel_load_threshold(0);
+  ~ThreadedLoads() { detail::set_parallel_load_threshold(saved); }
+};
+
+// What parsing `text` gives, read in turn and on threads: the saved bytes or the error.
+std::pair<std::string, std::string> both_ways(const std::string& text) {
+  auto outcome = [&] {
+    Result<GraphModule> r = parse_graph_json(text, "g.json");
+    if (!r) return "error: " + r.status().message();
+    Status lint = r->lint();
+    REQUIRE_MESSAGE(lint.is_ok(), lint.message());
+    return to_graph_json(r.value()).value();
+  };
+  std::string in_turn = outcome();
+  ThreadedLoads threaded;
+  return {in_turn, outcome()};
+}
+
+// A canonical file with modules one per line.
+std::string doc_with_modules(const std::string& modules, const std::string& nodes) {
+  return "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {},\n\"modules\": [\n" + modules + "\n],\n\"nodes\": [\n" +
+         nodes + "\n]\n}\n";
+}
+
+const char* kModuleA = R"({"path":"a","class":"A","parameters":[{"name":"w","shape":[2,"s0"],"dtype":"float32"}],"buffers":[]})";
+
+}  // namespace
+
+TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
+  SUBCASE("a real model, modules one per line") {
+    std::string text = read(std::string(GRAFT_TEST_DATA) + "/../../examples/graphs/vit_b_16.aten.json");
+    auto [in_turn, threaded] = both_ways(text);
+    CHECK(in_turn == text);
+    CHECK(threaded == text);
+  }
+  SUBCASE("a module with its own graph spans lines: the head is read whole") {
+    std::string text = read(data("all_kinds.json"));
+    auto [in_turn, threaded] = both_ways(text);
+    CHECK(in_turn == text);
+    CHECK(threaded == text);
+  }
+  SUBCASE("many nodes, so that they cross batches") {
+    std::string nodes = kX;
+    for (int i = 0; i < 5000; ++i)
+      nodes += ",\n" + std::string(R"({"name":"r)") + std::to_string(i) + R"(","op":"call_function","target":"f)" +
+               std::to_string(i % 7) + R"(","args":[{"node":")" + (i == 0 ? std::string("x") : "r" + std::to_string(i / 2)) +
+               R"("}],"kwargs":{},"meta":{}})";
+    nodes += ",\n" + std::string(R"({"name":"output","op":"output","target":"output","args":[{"node":"r4999"}],"kwargs":{},"meta":{}})");
+    std::string text = doc_with_modules(kModuleA, nodes);
+    auto [in_turn, threaded] = both_ways(text);
+    CHECK(in_turn == text);
+    CHECK(threaded == text);
+  }
+  const std::string node_x = kX;
+  const std::string node_y_uses_z = R"({"name":"y","op":"call_function","target":"f","args":[{"node":"z"}],"kwargs":{},"meta":{}})";
+  struct Case {
+    const char* what;
+    std::string text;
+    const char* error;
+  };
+  std::string many;  // a late error, after several batches went to the graph
+  for (int i = 0; i < 4500; ++i)
+    many += R"({"name":"n)" + std::to_string(i) + R"(","op":"placeholder","target":"n","args":[],"kwargs":{},"meta":{}},)" + "\n";
+  const Case cases[] = {
+      {"duplicate name late in a large file", doc_with_modules(kModuleA, many + node_x + ",\n" + node_x),
+       "g.json: $.nodes[4501].name: duplicate node name 'x'"},
+      {"unknown node late in a large file", doc_with_modules(kModuleA, many + node_y_uses_z),
+       "g.json: $.nodes[4500].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"},
+      {"errors in a module line and a node line: the module's comes first",
+       doc_with_modules(std::string(kModuleA) + ",\n" + kModuleA, node_y_uses_z), "g.json: $.modules[1].path: duplicate module path 'a'"},
+      {"bad key in a module line", doc_with_modules(R"({"path":"a","klass":"A","parameters":[],"buffers":[]})", node_x),
+       "g.json: $.modules[0]: unknown key 'klass' (expected: path, class, parameters, buffers, graph)"},
+      {"wrong format in the head", doc_with_modules(kModuleA, node_y_uses_z).replace(13, 11, "graft-grap_"),
+       "g.json: $.format: expected \"graft-graph\", found \"graft-grap_\""},
+      {"syntax error in a node line", doc_with_modules(kModuleA, node_x + ",\n{\"name\":}"),
+       "g.json:10:9: invalid JSON: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal"},
+      {"syntax error in a module line", doc_with_modules("{\"path\":}", node_x),
+       "g.json:6:9: invalid JSON: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    auto [in_turn, threaded] = both_ways(c.text);
+    CHECK(in_turn == std::string("error: ") + c.error);
+    CHECK(threaded == in_turn);
+  }
+}
+
 TEST_CASE("json: a missing file is an error naming it") {
   Result<GraphModule> r = load_graph_file("/nonexistent/graph.json");
   REQUIRE_FALSE(r.is_ok());

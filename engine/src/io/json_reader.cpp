@@ -2,14 +2,23 @@
 // anything wrong. Syntax errors get their line and column from a second, slower parse by
 // nlohmann::json, which reports byte positions (simdjson does not).
 #include <array>
+#include <atomic>
+#include <exception>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <system_error>
+#include <thread>
 #include <unordered_set>
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
 
 #include "graft/io/graph_json.hpp"
+#include "graft/ir/name_index.hpp"
 #include "io/file_buffer.hpp"
 #include "graft/io/json_text.hpp"
 
@@ -168,6 +177,31 @@ void canonical_json(std::string& out, dom::element e, const Path& at) {
   }
 }
 
+// Where the node reader looks up the node a reference names, and where it puts each node.
+class NodeScope {
+ public:
+  virtual ~NodeScope() = default;
+  virtual NodeId find(std::string_view name) = 0;
+  /// Adds the node; returns false (adding nothing) if its name is taken.
+  virtual bool add(OpKind op, std::string_view target, std::vector<Argument> args, Kwargs kwargs, std::string_view name,
+                   NodeMeta meta) = 0;
+};
+
+// Nodes go straight into a graph.
+class GraphScope final : public NodeScope {
+ public:
+  explicit GraphScope(Graph& g) : g_(g) {}
+  NodeId find(std::string_view name) override { return g_.find(name); }
+  bool add(OpKind op, std::string_view target, std::vector<Argument> args, Kwargs kwargs, std::string_view name,
+           NodeMeta meta) override {
+    // References come from find(), so a taken name is the only way to fail.
+    return static_cast<bool>(g_.append_node(op, g_.intern_target(target), std::move(args), std::move(kwargs),
+                                            std::string(name), std::move(meta)));
+  }
+ private:
+  Graph& g_;
+};
+
 class Reader {
  public:
   GraphModule read(dom::element root) {
@@ -214,21 +248,32 @@ class Reader {
   }
 
   /// One node of the root graph, read on its own (the canonical fast path).
-  void root_node(dom::element e, std::size_t index, Graph& g) {
+  void root_node(dom::element e, std::size_t index, NodeScope& scope) {
     Path top;
     Path nodes_path = top.at("nodes");
-    node(e, nodes_path.at(index), g);
+    node(e, nodes_path.at(index), scope);
+  }
+
+  /// One module of the table, read on its own (the canonical fast path).
+  void root_module(dom::element e, std::size_t index, ModuleTable& modules) {
+    Path top;
+    Path modules_path = top.at("modules");
+    Path mp = modules_path.at(index);
+    ModuleInfo info = module(e, mp);
+    std::string path = info.path;
+    if (!modules.add(std::move(info))) fail(mp.at("path"), "duplicate module path '" + path + "'");
   }
 
  private:
   void nodes(dom::element e, const Path& at, Graph& g) {
     dom::array arr = as_array(e, at);
     g.reserve(arr.size());
+    GraphScope scope(g);
     std::size_t i = 0;
-    for (dom::element n : arr) node(n, at.at(i++), g);
+    for (dom::element n : arr) node(n, at.at(i++), scope);
   }
 
-  void node(dom::element e, const Path& at, Graph& g) {
+  void node(dom::element e, const Path& at, NodeScope& g) {
     dom::object obj = as_object(e, at);
     KeySet<6> keys({"name", "op", "target", "args", "kwargs", "meta"});
     std::string_view name, target;
@@ -267,12 +312,11 @@ class Reader {
     for (std::size_t k = 0; k < 6; ++k) keys.require(k, at);
     if (name.empty()) fail(at.at("name"), "node name is empty");
     if (target.empty() && op != OpKind::Output) fail(at.at("target"), "target is empty");
-    Result<NodeId> created = g.create_node_named(op, target, std::move(args), std::move(kwargs), std::string(name));
-    if (!created) fail(at.at("name"), "duplicate node name '" + std::string(name) + "'");
-    g.meta(created.value()) = std::move(meta);
+    if (!g.add(op, target, std::move(args), std::move(kwargs), name, std::move(meta)))
+      fail(at.at("name"), "duplicate node name '" + std::string(name) + "'");
   }
 
-  Argument argument(dom::element e, const Path& at, const Graph& g) {
+  Argument argument(dom::element e, const Path& at, NodeScope& g) {
     switch (e.type()) {
       case element_type::NULL_VALUE: return NoneValue{};
       case element_type::BOOL: return e.get_bool().value_unsafe();
@@ -286,14 +330,14 @@ class Reader {
     fail(at, "unreadable argument");
   }
 
-  std::vector<Argument> items(dom::element e, const Path& at, const Graph& g) {
+  std::vector<Argument> items(dom::element e, const Path& at, NodeScope& g) {
     std::vector<Argument> out;
     std::size_t i = 0;
     for (dom::element item : as_array(e, at)) out.push_back(argument(item, at.at(i++), g));
     return out;
   }
 
-  Argument tagged(dom::object obj, const Path& at, const Graph& g) {
+  Argument tagged(dom::object obj, const Path& at, NodeScope& g) {
     if (obj.size() != 1)
       fail(at, "a tagged argument has exactly one key (node, tuple, dict, slice, float, dtype, device, layout, memory_format)");
     dom::key_value_pair kv = *obj.begin();
@@ -371,9 +415,9 @@ class Reader {
       Path p = at.at(kv.key);
       switch (keys.index(kv.key, at)) {
         case 0: v.tensor.shape = shape(kv.value, p); break;
-        case 1: v.tensor.dtype = as_string(kv.value, p); break;
+        case 1: v.tensor.dtype = interned(as_string(kv.value, p)); break;
         case 2: v.tensor.stride = dims(kv.value, p); break;
-        case 3: v.tensor.device = as_string(kv.value, p); break;
+        case 3: v.tensor.device = interned(as_string(kv.value, p)); break;
         default: break;
       }
     }
@@ -416,7 +460,7 @@ class Reader {
         switch (keys.index(kv.key, p)) {
           case 0: spec.name = as_string(kv.value, q); break;
           case 1: spec.shape = shape(kv.value, q); break;
-          case 2: spec.dtype = as_string(kv.value, q); break;
+          case 2: spec.dtype = interned(as_string(kv.value, q)); break;
           default: break;
         }
       }
@@ -426,6 +470,17 @@ class Reader {
       out.push_back(std::move(spec));
     }
     return out;
+  }
+
+  // Dtypes and devices repeat on nearly every node: remembering the last few spares the
+  // process-wide registry (and its lock) a lookup per node.
+  InternedString interned(std::string_view text) {
+    for (const InternedString& s : recent_)
+      if (s == text) return s;
+    recent_[next_recent_] = InternedString(text);
+    InternedString s = recent_[next_recent_];
+    next_recent_ = (next_recent_ + 1) % recent_.size();
+    return s;
   }
 
   ModuleInfo module(dom::element e, const Path& at) {
@@ -454,6 +509,9 @@ class Reader {
     for (std::size_t k = 0; k < 4; ++k) keys.require(k, at);
     return info;
   }
+
+  std::array<InternedString, 4> recent_{};
+  std::size_t next_recent_ = 0;
 };
 
 // A SAX handler that accepts everything: we only want nlohmann's error position.
@@ -520,12 +578,309 @@ dom::parser& parser_for(std::size_t size) {
   return parser;
 }
 
-// The canonical form (what graft and graft_fx write) puts each root node on its own line
-// after a `"nodes": [` line. Such a file is read as a small head document (everything but
-// the nodes) plus one small document per node line, with one reused parser: the parser then
-// touches kilobytes instead of about three times the file, which is most of a cold load's
-// cost. Anything else, and any line that is not valid JSON on its own, returns nullopt and
-// takes the whole-document path, which reports syntax errors with their line and column.
+// Splits the body of a canonical array (one element per line, each but the last ending in
+// a comma) into its elements; false if the body is not laid out that way.
+bool split_element_lines(std::string_view body, std::vector<std::string_view>& lines) {
+  for (std::size_t at = 0; at <= body.size();) {
+    std::size_t nl = body.find('\n', at);
+    std::size_t end = nl == std::string_view::npos ? body.size() : nl;
+    std::string_view line = body.substr(at, end - at);
+    bool last = nl == std::string_view::npos;
+    if (last == (!line.empty() && line.back() == ',')) return false;
+    lines.push_back(last ? line : line.substr(0, line.size() - 1));
+    if (last) break;
+    at = nl + 1;
+  }
+  return true;
+}
+
+// Parses one element line in place: the line is followed by the rest of the buffer and its
+// padding, so no copy is needed.
+bool parse_line(dom::parser& parser, std::string_view line, dom::element& out) {
+  return parser.parse(reinterpret_cast<const std::uint8_t*>(line.data()), line.size(), false).get(out) ==
+         simdjson::SUCCESS;
+}
+
+// What a part of a canonical file came to: a value, a load error (with its JSON path), or
+// "not canonical after all" (nullopt in the caller: use the whole-document path).
+template <class T>
+struct PartResult {
+  std::optional<T> value;
+  std::optional<LoadError> error;
+  bool canonical = true;
+};
+
+// Everything before the nodes: format, version, meta, and the module table, read one module
+// line at a time when the modules are laid out one per line (a module with its own graph
+// spans lines: then the head is read as one document).
+PartResult<GraphModule> read_canonical_head(std::string_view before_nodes) {
+  PartResult<GraphModule> out;
+  try {
+    constexpr std::string_view kModules = ",\n\"modules\": [\n";
+    constexpr std::string_view kModulesEnd = "\n],";
+    dom::parser parser;
+    std::size_t marker = before_nodes.find(kModules);
+    std::vector<std::string_view> module_lines;
+    bool by_line = marker != std::string_view::npos && before_nodes.find(kModules, marker + 1) == std::string_view::npos &&
+                   before_nodes.size() >= marker + kModules.size() + kModulesEnd.size() &&
+                   before_nodes.substr(before_nodes.size() - kModulesEnd.size()) == kModulesEnd &&
+                   split_element_lines(before_nodes.substr(marker + kModules.size(),
+                                                           before_nodes.size() - kModulesEnd.size() - marker - kModules.size()),
+                                       module_lines);
+    if (by_line) {
+      simdjson::padded_string head(std::string(before_nodes.substr(0, marker)) + ",\n\"modules\": [],\n\"nodes\": []\n}\n");
+      dom::element root;
+      if (parser.parse(head).get(root) != simdjson::SUCCESS) {
+        out.canonical = false;
+        return out;
+      }
+      GraphModule gm = Reader{}.read(root);
+      gm.modules.reserve(module_lines.size());
+      for (std::size_t i = 0; i < module_lines.size(); ++i) {
+        dom::element m;
+        if (!parse_line(parser, module_lines[i], m)) {
+          by_line = false;  // e.g. a module with its own graph: read the head whole
+          break;
+        }
+        Reader{}.root_module(m, i, gm.modules);
+      }
+      if (by_line) {
+        out.value = std::move(gm);
+        return out;
+      }
+    }
+    simdjson::padded_string head(std::string(before_nodes) + "\n\"nodes\": []\n}\n");
+    dom::element root;
+    if (parser.parse(head).get(root) != simdjson::SUCCESS) {
+      out.canonical = false;
+      return out;
+    }
+    out.value = Reader{}.read(root);
+  } catch (const LoadError& e) {
+    out.error = e;
+  }
+  return out;
+}
+
+// A node read off the builder's thread, waiting to be appended.
+struct ReadNode {
+  OpKind op{};
+  Symbol target = 0;                   ///< in the reading thread's own table
+  const std::string* target_text = nullptr;  ///< that table's text: stable while it grows
+  std::vector<Argument> args;
+  Kwargs kwargs;
+  std::string name;
+  NodeMeta meta;
+};
+
+// Batches of read nodes from the reading thread to the building one, at most a few in flight
+// so the reader cannot run far ahead and hold the whole graph twice.
+class ReadNodeQueue {
+ public:
+  /// False if the builder gave up (then the reader should stop).
+  bool push(std::vector<ReadNode> batch) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return batches_.size() < kMaxInFlight || abandoned_; });
+    if (abandoned_) return false;
+    batches_.push_back(std::move(batch));
+    changed_.notify_all();
+    return true;
+  }
+  /// False once the reader closed the queue and it is empty.
+  bool pop(std::vector<ReadNode>& batch) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !batches_.empty() || closed_; });
+    if (batches_.empty()) return false;
+    batch = std::move(batches_.front());
+    batches_.pop_front();
+    changed_.notify_all();
+    return true;
+  }
+  void close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+  void abandon() {
+    std::lock_guard lock(mutex_);
+    abandoned_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  static constexpr std::size_t kMaxInFlight = 8;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::vector<ReadNode>> batches_;
+  bool closed_ = false;
+  bool abandoned_ = false;
+};
+
+// The reading side of a pipelined load. It resolves references itself: the graph is new, so
+// the node on line i becomes NodeId i, and a name seen on line i refers to node i.
+class PipelinedScope final : public NodeScope {
+ public:
+  PipelinedScope(ReadNodeQueue& queue, std::size_t nodes) : queue_(queue) {
+    index_.reserve(nodes);
+    spans_.reserve(nodes);
+    names_.reserve(nodes * 16);
+  }
+
+  NodeId find(std::string_view name) override { return index_.find(name, name_of_); }
+
+  bool add(OpKind op, std::string_view target, std::vector<Argument> args, Kwargs kwargs, std::string_view name,
+           NodeMeta meta) override {
+    NodeId id = static_cast<NodeId>(spans_.size());
+    if (!index_.insert_unique(name, id, name_of_)) return false;
+    spans_.push_back({names_.size(), name.size()});
+    names_.append(name);
+    Symbol local = symbols_.intern(target);
+    batch_.push_back(ReadNode{op, local, &symbols_.text(local), std::move(args), std::move(kwargs), std::string(name),
+                              std::move(meta)});
+    if (batch_.size() == kBatch) flush();
+    return true;
+  }
+
+  /// Hands the last batch over; false if the builder gave up.
+  bool flush() {
+    if (batch_.empty()) return !stopped_;
+    stopped_ = stopped_ || !queue_.push(std::move(batch_));
+    batch_ = {};
+    batch_.reserve(kBatch);
+    return !stopped_;
+  }
+  bool stopped() const { return stopped_; }
+
+ private:
+  static constexpr std::size_t kBatch = 2048;
+  ReadNodeQueue& queue_;
+  std::string names_;  // every name read so far, back to back
+  std::vector<std::pair<std::size_t, std::size_t>> spans_;
+  detail::NameIndex index_;
+  detail::NameIndex::NameOf name_of_ = [this](NodeId id) {
+    return std::string_view(names_).substr(spans_[id].first, spans_[id].second);
+  };
+  SymbolTable symbols_;
+  std::vector<ReadNode> batch_;
+  bool stopped_ = false;
+};
+
+// The root graph's nodes, one line each, on one thread.
+PartResult<Graph> read_canonical_nodes(const std::vector<std::string_view>& lines) {
+  PartResult<Graph> out;
+  try {
+    dom::parser parser;
+    Graph g;
+    g.reserve(lines.size());
+    GraphScope scope(g);
+    Reader reader;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      dom::element node;
+      if (!parse_line(parser, lines[i], node)) {
+        out.canonical = false;
+        return out;
+      }
+      reader.root_node(node, i, scope);
+    }
+    out.value = std::move(g);
+  } catch (const LoadError& e) {
+    out.error = e;
+  }
+  return out;
+}
+
+// Joins a thread when the scope ends, however it ends (the thread uses the scope's locals).
+struct JoinOnExit {
+  std::thread& thread;
+  ~JoinOnExit() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
+// The same, on two threads: a second thread parses the lines and the calling thread puts the
+// nodes into the graph, so parsing, allocating and first touches of memory overlap.
+PartResult<Graph> read_canonical_nodes_pipelined(const std::vector<std::string_view>& lines) {
+  ReadNodeQueue queue;
+  PipelinedScope scope(queue, lines.size());
+  PartResult<Graph> read;  // what the reading thread found: an error or "not canonical"
+  std::exception_ptr crashed;  // anything else the reading thread threw (out of memory)
+  std::thread reader_thread;
+  try {
+    reader_thread = std::thread([&] {
+      try {
+        dom::parser parser;
+        Reader reader;
+        for (std::size_t i = 0; i < lines.size() && !scope.stopped(); ++i) {
+          dom::element node;
+          if (!parse_line(parser, lines[i], node)) {
+            read.canonical = false;
+            break;
+          }
+          reader.root_node(node, i, scope);
+        }
+        if (read.canonical) scope.flush();
+      } catch (const LoadError& e) {
+        read.error = e;
+        try {
+          scope.flush();  // the nodes before the error: the builder may find an earlier one
+        } catch (...) {
+          crashed = std::current_exception();
+        }
+      } catch (...) {
+        crashed = std::current_exception();
+      }
+      queue.close();
+    });
+  } catch (const std::system_error&) {
+    return read_canonical_nodes(lines);  // no thread to be had
+  }
+  JoinOnExit join{reader_thread};
+
+  PartResult<Graph> out;
+  Graph g;
+  try {
+    g.reserve(lines.size());
+    std::vector<Symbol> symbols;  // the reading thread's symbol -> this graph's
+    std::vector<ReadNode> batch;
+    std::size_t appended = 0;
+    while (queue.pop(batch)) {
+      for (ReadNode& n : batch) {
+        if (out.error) break;
+        if (n.target >= symbols.size()) symbols.resize(n.target + 1, SymbolTable::kMissing);
+        if (symbols[n.target] == SymbolTable::kMissing) symbols[n.target] = g.intern_target(*n.target_text);
+        Result<NodeId> id = g.append_node(n.op, symbols[n.target], std::move(n.args), std::move(n.kwargs),
+                                          std::move(n.name), std::move(n.meta));
+        if (!id || id.value() != appended) {
+          // Cannot happen (the reading thread checked names and references); say where if it does.
+          Path top;
+          Path nodes_path = top.at("nodes");
+          out.error = LoadError{nodes_path.at(appended).render(),
+                                id ? std::string("internal error: node ids out of step") : id.status().message()};
+          queue.abandon();
+        }
+        ++appended;
+      }
+    }
+  } catch (...) {
+    queue.abandon();
+    throw;
+  }
+  reader_thread.join();
+  if (crashed) std::rethrow_exception(crashed);
+  if (out.error) return out;
+  if (!read.canonical || read.error) return read;
+  out.value = std::move(g);
+  return out;
+}
+
+std::atomic<std::size_t> g_parallel_threshold{std::size_t{4} << 20};
+
+// The canonical form (what graft and graft_fx write) puts each module and each root node on
+// its own line, after `"modules": [` and `"nodes": [` lines. Such a file is read as a small
+// head document plus one small document per line, with reused parsers: a parser then touches
+// kilobytes instead of about three times the file, which is most of a cold load's cost.
+// Anything else, and any line that is not valid JSON on its own, returns nullopt and takes
+// the whole-document path, which reports syntax errors with their line and column.
 std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t size, std::string_view source) {
   constexpr std::string_view kMarker = "\n\"nodes\": [\n";
   constexpr std::string_view kEnd = "\n]\n}\n";
@@ -534,39 +889,50 @@ std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t
   if (marker == std::string_view::npos || all.find(kMarker, marker + 1) != std::string_view::npos) return std::nullopt;
   std::size_t body_begin = marker + kMarker.size();
   if (all.size() < body_begin + kEnd.size() || all.substr(all.size() - kEnd.size()) != kEnd) return std::nullopt;
-  std::string_view body = all.substr(body_begin, all.size() - kEnd.size() - body_begin);
+  std::string_view before_nodes = all.substr(0, marker);
 
-  std::vector<std::string_view> lines;  // each one node, without its trailing comma
-  for (std::size_t at = 0; at <= body.size();) {
-    std::size_t nl = body.find('\n', at);
-    std::size_t end = nl == std::string_view::npos ? body.size() : nl;
-    std::string_view line = body.substr(at, end - at);
-    bool last = nl == std::string_view::npos;
-    if (last == (!line.empty() && line.back() == ',')) return std::nullopt;
-    lines.push_back(last ? line : line.substr(0, line.size() - 1));
-    if (last) break;
-    at = nl + 1;
-  }
-
-  try {
-    dom::parser parser;
-    simdjson::padded_string head(std::string(all.substr(0, marker)) + "\n\"nodes\": []\n}\n");
-    dom::element root;
-    if (parser.parse(head).get(root) != simdjson::SUCCESS) return std::nullopt;
-    GraphModule gm = Reader{}.read(root);
-    gm.graph.reserve(lines.size());
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      // The line is followed by the rest of the buffer and its padding: no copy needed.
-      dom::element node;
-      if (parser.parse(reinterpret_cast<const std::uint8_t*>(lines[i].data()), lines[i].size(), false).get(node) !=
-          simdjson::SUCCESS)
-        return std::nullopt;
-      Reader{}.root_node(node, i, gm.graph);
+  // Large files read their head (the module table) on a second thread, and their nodes on two
+  // more (see read_canonical_nodes_pipelined); below the threshold threads cost more than they save.
+  bool parallel = size >= g_parallel_threshold.load(std::memory_order_relaxed);
+  PartResult<GraphModule> head;
+  std::exception_ptr head_crashed;
+  std::thread head_reader;
+  if (parallel) {
+    try {
+      head_reader = std::thread([&] {
+        try {
+          head = read_canonical_head(before_nodes);
+        } catch (...) {
+          head_crashed = std::current_exception();
+        }
+      });
+    } catch (const std::system_error&) {
+      parallel = false;  // no thread to be had: read in turn
     }
-    return Result<GraphModule>(std::move(gm));
-  } catch (const LoadError& e) {
-    return Result<GraphModule>(Status::error(Diagnostic{.file = std::string(source), .path = e.path, .message = e.message}));
   }
+  JoinOnExit join{head_reader};
+  std::vector<std::string_view> lines;  // each one node, without its trailing comma
+  if (!split_element_lines(all.substr(body_begin, all.size() - kEnd.size() - body_begin), lines)) return std::nullopt;
+  PartResult<Graph> nodes;
+  if (parallel) {
+    nodes = read_canonical_nodes_pipelined(lines);
+    head_reader.join();
+    if (head_crashed) std::rethrow_exception(head_crashed);
+  } else {
+    head = read_canonical_head(before_nodes);
+    if (head.canonical && !head.error) nodes = read_canonical_nodes(lines);
+  }
+  // Errors in file order: the head's come first.
+  auto error = [&](const LoadError& e) {
+    return Result<GraphModule>(Status::error(Diagnostic{.file = std::string(source), .path = e.path, .message = e.message}));
+  };
+  if (!head.canonical) return std::nullopt;
+  if (head.error) return error(*head.error);
+  if (!nodes.canonical) return std::nullopt;
+  if (nodes.error) return error(*nodes.error);
+  GraphModule gm = std::move(*head.value);
+  gm.graph = std::move(*nodes.value);
+  return Result<GraphModule>(std::move(gm));
 }
 
 // `text` must be followed by simdjson::SIMDJSON_PADDING readable bytes.
@@ -598,6 +964,8 @@ Result<GraphModule> parse_graph_json(std::string_view text, std::string_view sou
 }
 
 void release_parser_memory() { t_parser.reset(); }
+
+std::size_t detail::set_parallel_load_threshold(std::size_t bytes) { return g_parallel_threshold.exchange(bytes); }
 
 Result<GraphModule> load_graph_file(const std::string& path) {
   detail::FileBuffer buffer;

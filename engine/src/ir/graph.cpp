@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 
 #include "graft/ir/memory.hpp"
 #include "graft/ir/target_name.hpp"
@@ -232,6 +233,32 @@ Result<NodeId> Graph::create_node_named(OpKind op, std::string_view target, std:
   by_name_.insert(d.name, n);
   attach_inputs(n);
   link(n);
+  return n;
+}
+
+Result<NodeId> Graph::append_node(OpKind op, Symbol target, std::vector<Argument> args, Kwargs kwargs,
+                                  std::string name, NodeMeta meta) {
+  if (name.empty()) return Status::error("node name is empty");
+  if (target >= symbols_.size()) return Status::error("append_node: target symbol #" + std::to_string(target) + " is not in this graph");
+  if (Status s = check_refs(args, kwargs); !s) return s;
+  // One probe of the name index both checks the name and enters it, under the slot that
+  // allocate_slot takes next.
+  NodeId n = free_slots_.empty() ? static_cast<NodeId>(slots_.size()) : free_slots_.back();
+  if (!by_name_.insert_unique(name, n, name_of())) return Status::node_error(name, "duplicate node name");
+  [[maybe_unused]] NodeId allocated = allocate_slot();
+  assert(allocated == n);
+  NodeData& d = slots_[n];
+  d.name = std::move(name);
+  d.op = op;
+  d.target = target;
+  d.args = std::move(args);
+  d.kwargs = std::move(kwargs);
+  d.meta = std::move(meta);
+  attach_inputs(n);
+  InsertPoint saved = insert_;
+  insert_ = InsertPoint::at_end();
+  link(n);
+  insert_ = saved;
   return n;
 }
 

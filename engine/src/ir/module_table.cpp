@@ -25,6 +25,11 @@ Status ModuleTable::add(ModuleInfo info) {
   return Status::ok();
 }
 
+void ModuleTable::reserve(std::size_t count) {
+  entries_.reserve(entries_.size() + count);
+  index_.reserve(index_.size() + count);
+}
+
 const ModuleInfo* ModuleTable::find(std::string_view path) const {
   auto it = index_.find(path);
   return it == index_.end() ? nullptr : &entries_[it->second];

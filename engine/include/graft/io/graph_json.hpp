@@ -20,6 +20,13 @@ Result<GraphModule> load_graph_file(const std::string& path);
 /// (about 3x the largest file read, up to 512 MiB files). This frees it now.
 void release_parser_memory();
 
+namespace detail {
+/// Canonical files of at least this many bytes (default 4 MiB) are read on three threads:
+/// module table, node parsing, graph building. Tests lower it to run that path on small
+/// files. Returns the previous value.
+std::size_t set_parallel_load_threshold(std::size_t bytes);
+}  // namespace detail
+
 /// The canonical text of `gm` (docs/FORMAT.md §5). Fails if the graph refers to dead nodes.
 Result<std::string> to_graph_json(const GraphModule& gm);
 /// Writes `gm` to `path` atomically: a temporary file in the same folder, then a rename.

@@ -152,6 +152,14 @@ class Graph {
   Result<NodeId> create_node_named(OpKind op, std::string_view target, std::vector<Argument> args,
                                    Kwargs kwargs, std::string name);
 
+  /// Appends a node at the end (whatever the insertion point) with exactly this name and
+  /// metadata: the graph file reader's path. `target` comes from intern_target(). Fails,
+  /// creating nothing, like create_node_named.
+  Result<NodeId> append_node(OpKind op, Symbol target, std::vector<Argument> args, Kwargs kwargs, std::string name,
+                             NodeMeta meta);
+  /// This graph's symbol for a target text, added on first use.
+  Symbol intern_target(std::string_view text) { return symbols_.intern(text); }
+
   /// A fresh name derived from `hint` by FX's rules (`add` -> `add_1` when taken).
   std::string unique_name(std::string_view hint);
 

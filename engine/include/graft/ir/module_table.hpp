@@ -44,6 +44,8 @@ class ModuleTable {
  public:
   /// Adds a module; fails if its path is already present.
   Status add(ModuleInfo info);
+  /// Makes room for `count` more modules (readers know the count up front).
+  void reserve(std::size_t count);
   const ModuleInfo* find(std::string_view path) const;
   ModuleInfo* find(std::string_view path);
   const std::vector<ModuleInfo>& entries() const { return entries_; }

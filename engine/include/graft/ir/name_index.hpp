@@ -19,6 +19,8 @@ class NameIndex {
   NodeId find(std::string_view name, const NameOf& name_of) const;
   /// Adds `id` under `name`; the caller checked that `name` is absent.
   void insert(std::string_view name, NodeId id);
+  /// Adds `id` under `name` unless `name` is present (then returns false): one probe for both.
+  bool insert_unique(std::string_view name, NodeId id, const NameOf& name_of);
   /// Removes the entry for `name` (which must map to `id`).
   void erase(std::string_view name, NodeId id);
   void reserve(std::size_t count);

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace graft {
 
@@ -31,8 +32,18 @@ class SymbolTable {
   static constexpr Symbol kMissing = 0xffffffffu;
 
  private:
+  struct Bucket {
+    std::uint32_t hash = 0;
+    Symbol id = kMissing;  // kMissing = empty
+  };
+  /// The bucket holding `text`, or the empty one where it would go.
+  std::size_t slot_of(std::string_view text, std::uint32_t hash) const;
+  void grow();
+
   std::deque<std::string> texts_;  // deque: references stay valid as it grows
-  std::unordered_map<std::string, Symbol, StringHash, std::equal_to<>> ids_;
+  // Open addressing over ids, compared through texts_: one copy of each text, no node per
+  // entry (a graph can have a million distinct get_attr targets), and a copy stays valid.
+  std::vector<Bucket> buckets_;  // power-of-two size, linear probing, at most half full
 };
 
 }  // namespace graft
