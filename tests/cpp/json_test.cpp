@@ -322,6 +322,11 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
        "g.json: $.format: expected \"graft-graph\", found \"graft-grap_\""},
       {"syntax error in a node line", doc_with_modules(kModuleA, node_x + ",\n{\"name\":}"),
        "g.json:10:9: invalid JSON: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal"},
+      {"a bad node before a break in the one-per-line layout",
+       doc_with_modules(kModuleA, node_y_uses_z + ",\n" + node_x + ", " + node_x),
+       "g.json: $.nodes[0].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"},
+      {"a break in the layout before a bad node", doc_with_modules(kModuleA, node_x + ", " + node_x + ",\n" + node_y_uses_z),
+       "g.json: $.nodes[1].name: duplicate node name 'x'"},
       {"syntax error in a module line", doc_with_modules("{\"path\":}", node_x),
        "g.json:6:9: invalid JSON: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal"},
   };

@@ -1,6 +1,7 @@
 // Graph file reader: simdjson's DOM parser, then a strict walk that names the JSON path of
 // anything wrong. Syntax errors get their line and column from a second, slower parse by
 // nlohmann::json, which reports byte positions (simdjson does not).
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <exception>
@@ -293,6 +294,7 @@ class Reader {
         case 2: target = as_string(kv.value, p); break;
         case 3: {
           dom::array arr = as_array(kv.value, p);
+          args.reserve(arr.size());  // one allocation per vector: a million nodes make millions
           std::size_t i = 0;
           for (dom::element a : arr) args.push_back(argument(a, p.at(i++), g));
           break;
@@ -331,9 +333,11 @@ class Reader {
   }
 
   std::vector<Argument> items(dom::element e, const Path& at, NodeScope& g) {
+    dom::array arr = as_array(e, at);
     std::vector<Argument> out;
+    out.reserve(arr.size());
     std::size_t i = 0;
-    for (dom::element item : as_array(e, at)) out.push_back(argument(item, at.at(i++), g));
+    for (dom::element item : arr) out.push_back(argument(item, at.at(i++), g));
     return out;
   }
 
@@ -404,8 +408,10 @@ class Reader {
     if (e.type() == element_type::NULL_VALUE) return v;
     if (e.type() == element_type::ARRAY) {
       v.kind = ValueMeta::Kind::Tuple;
+      dom::array arr = array_of(e);
+      v.elements.reserve(arr.size());
       std::size_t i = 0;
-      for (dom::element item : array_of(e)) v.elements.push_back(value_meta(item, at.at(i++)));
+      for (dom::element item : arr) v.elements.push_back(value_meta(item, at.at(i++)));
       return v;
     }
     dom::object obj = as_object(e, at);
@@ -433,9 +439,11 @@ class Reader {
   }
 
   std::vector<Dim> dims(dom::element e, const Path& at) {
+    dom::array arr = as_array(e, at);
     std::vector<Dim> out;
+    out.reserve(arr.size());
     std::size_t i = 0;
-    for (dom::element d : as_array(e, at)) {
+    for (dom::element d : arr) {
       Path p = at.at(i++);
       if (d.type() == element_type::STRING) {
         out.push_back(Dim::symbol(d.get_string().value_unsafe()));
@@ -580,18 +588,44 @@ dom::parser& parser_for(std::size_t size) {
 
 // Splits the body of a canonical array (one element per line, each but the last ending in
 // a comma) into its elements; false if the body is not laid out that way.
-bool split_element_lines(std::string_view body, std::vector<std::string_view>& lines) {
-  for (std::size_t at = 0; at <= body.size();) {
-    std::size_t nl = body.find('\n', at);
-    std::size_t end = nl == std::string_view::npos ? body.size() : nl;
-    std::string_view line = body.substr(at, end - at);
+// Walks the body of a canonical array (one element per line, each but the last ending in a
+// comma) one element at a time, without building a list of a million lines first.
+class ElementLines {
+ public:
+  explicit ElementLines(std::string_view body) : rest_(body) {}
+  /// The next element without its comma; false at the end, or where the layout breaks.
+  bool next(std::string_view& element) {
+    if (done_) return false;
+    std::size_t nl = rest_.find('\n');
     bool last = nl == std::string_view::npos;
-    if (last == (!line.empty() && line.back() == ',')) return false;
-    lines.push_back(last ? line : line.substr(0, line.size() - 1));
-    if (last) break;
-    at = nl + 1;
+    std::string_view line = last ? rest_ : rest_.substr(0, nl);
+    done_ = last;
+    if (last == (!line.empty() && line.back() == ',')) {
+      laid_out_ = false;
+      done_ = true;
+      return false;
+    }
+    element = last ? line : line.substr(0, line.size() - 1);
+    if (!last) rest_ = rest_.substr(nl + 1);
+    return true;
   }
-  return true;
+  /// False if the walk stopped where the layout broke.
+  bool laid_out() const { return laid_out_; }
+  /// How many lines the body has: an upper bound of the elements, for reserving.
+  static std::size_t count(std::string_view body) {
+    return static_cast<std::size_t>(std::count(body.begin(), body.end(), '\n')) + 1;
+  }
+
+ private:
+  std::string_view rest_;
+  bool done_ = false;
+  bool laid_out_ = true;
+};
+
+bool split_element_lines(std::string_view body, std::vector<std::string_view>& lines) {
+  ElementLines walk(body);
+  for (std::string_view line; walk.next(line);) lines.push_back(line);
+  return walk.laid_out();
 }
 
 // Parses one element line in place: the line is followed by the rest of the buffer and its
@@ -665,8 +699,9 @@ PartResult<GraphModule> read_canonical_head(std::string_view before_nodes) {
 // A node read off the builder's thread, waiting to be appended.
 struct ReadNode {
   OpKind op{};
-  Symbol target = 0;                   ///< in the reading thread's own table
-  const std::string* target_text = nullptr;  ///< that table's text: stable while it grows
+  /// The target's text, in the file buffer or in the reading thread's own table: both outlive
+  /// the load, and neither is written while the builder reads.
+  std::string_view target;
   std::vector<Argument> args;
   Kwargs kwargs;
   std::string name;
@@ -728,15 +763,18 @@ class PipelinedScope final : public NodeScope {
 
   NodeId find(std::string_view name) override { return index_.find(name, name_of_); }
 
+  /// The line being read (in the file buffer, which outlives the load).
+  void set_line(std::string_view line) { line_ = line; }
+
   bool add(OpKind op, std::string_view target, std::vector<Argument> args, Kwargs kwargs, std::string_view name,
            NodeMeta meta) override {
     NodeId id = static_cast<NodeId>(spans_.size());
     if (!index_.insert_unique(name, id, name_of_)) return false;
     spans_.push_back({names_.size(), name.size()});
     names_.append(name);
-    Symbol local = symbols_.intern(target);
-    batch_.push_back(ReadNode{op, local, &symbols_.text(local), std::move(args), std::move(kwargs), std::string(name),
-                              std::move(meta)});
+    std::string_view text = in_line(target);
+    if (text.empty()) text = symbols_.text(symbols_.intern(target));
+    batch_.push_back(ReadNode{op, text, std::move(args), std::move(kwargs), std::string(name), std::move(meta)});
     if (batch_.size() == kBatch) flush();
     return true;
   }
@@ -752,6 +790,19 @@ class PipelinedScope final : public NodeScope {
   bool stopped() const { return stopped_; }
 
  private:
+  // `text` as it stands in the line, if its JSON spelling is the text itself (no escapes), so
+  // the builder can read it there; empty otherwise. Whichever `"target":"` matches, the bytes
+  // compared equal, so the view is the right text.
+  std::string_view in_line(std::string_view text) const {
+    constexpr std::string_view kKey = "\"target\":\"";
+    if (text.empty() || text.find_first_of("\\\"") != std::string_view::npos) return {};
+    std::size_t at = line_.find(kKey);
+    if (at == std::string_view::npos) return {};
+    std::string_view rest = line_.substr(at + kKey.size());
+    if (rest.size() <= text.size() || rest.substr(0, text.size()) != text || rest[text.size()] != '"') return {};
+    return rest.substr(0, text.size());
+  }
+
   static constexpr std::size_t kBatch = 2048;
   ReadNodeQueue& queue_;
   std::string names_;  // every name read so far, back to back
@@ -760,28 +811,32 @@ class PipelinedScope final : public NodeScope {
   detail::NameIndex::NameOf name_of_ = [this](NodeId id) {
     return std::string_view(names_).substr(spans_[id].first, spans_[id].second);
   };
-  SymbolTable symbols_;
+  SymbolTable symbols_;  // targets that are not spelled as themselves in the file
+  std::string_view line_;
   std::vector<ReadNode> batch_;
   bool stopped_ = false;
 };
 
 // The root graph's nodes, one line each, on one thread.
-PartResult<Graph> read_canonical_nodes(const std::vector<std::string_view>& lines) {
+PartResult<Graph> read_canonical_nodes(std::string_view body) {
   PartResult<Graph> out;
   try {
     dom::parser parser;
     Graph g;
-    g.reserve(lines.size());
+    g.reserve(ElementLines::count(body));
     GraphScope scope(g);
     Reader reader;
-    for (std::size_t i = 0; i < lines.size(); ++i) {
+    ElementLines lines(body);
+    std::size_t i = 0;
+    for (std::string_view line; lines.next(line); ++i) {
       dom::element node;
-      if (!parse_line(parser, lines[i], node)) {
+      if (!parse_line(parser, line, node)) {
         out.canonical = false;
         return out;
       }
       reader.root_node(node, i, scope);
     }
+    out.canonical = lines.laid_out();
     out.value = std::move(g);
   } catch (const LoadError& e) {
     out.error = e;
@@ -799,9 +854,10 @@ struct JoinOnExit {
 
 // The same, on two threads: a second thread parses the lines and the calling thread puts the
 // nodes into the graph, so parsing, allocating and first touches of memory overlap.
-PartResult<Graph> read_canonical_nodes_pipelined(const std::vector<std::string_view>& lines) {
+PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
+  std::size_t expected = ElementLines::count(body);
   ReadNodeQueue queue;
-  PipelinedScope scope(queue, lines.size());
+  PipelinedScope scope(queue, expected);
   PartResult<Graph> read;  // what the reading thread found: an error or "not canonical"
   std::exception_ptr crashed;  // anything else the reading thread threw (out of memory)
   std::thread reader_thread;
@@ -810,14 +866,18 @@ PartResult<Graph> read_canonical_nodes_pipelined(const std::vector<std::string_v
       try {
         dom::parser parser;
         Reader reader;
-        for (std::size_t i = 0; i < lines.size() && !scope.stopped(); ++i) {
+        ElementLines lines(body);
+        std::size_t i = 0;
+        for (std::string_view line; !scope.stopped() && lines.next(line); ++i) {
           dom::element node;
-          if (!parse_line(parser, lines[i], node)) {
+          if (!parse_line(parser, line, node)) {
             read.canonical = false;
             break;
           }
+          scope.set_line(line);
           reader.root_node(node, i, scope);
         }
+        read.canonical = read.canonical && lines.laid_out();
         if (read.canonical) scope.flush();
       } catch (const LoadError& e) {
         read.error = e;
@@ -832,23 +892,20 @@ PartResult<Graph> read_canonical_nodes_pipelined(const std::vector<std::string_v
       queue.close();
     });
   } catch (const std::system_error&) {
-    return read_canonical_nodes(lines);  // no thread to be had
+    return read_canonical_nodes(body);  // no thread to be had
   }
   JoinOnExit join{reader_thread};
 
   PartResult<Graph> out;
   Graph g;
   try {
-    g.reserve(lines.size());
-    std::vector<Symbol> symbols;  // the reading thread's symbol -> this graph's
+    g.reserve(expected);
     std::vector<ReadNode> batch;
     std::size_t appended = 0;
     while (queue.pop(batch)) {
       for (ReadNode& n : batch) {
         if (out.error) break;
-        if (n.target >= symbols.size()) symbols.resize(n.target + 1, SymbolTable::kMissing);
-        if (symbols[n.target] == SymbolTable::kMissing) symbols[n.target] = g.intern_target(*n.target_text);
-        Result<NodeId> id = g.append_node(n.op, symbols[n.target], std::move(n.args), std::move(n.kwargs),
+        Result<NodeId> id = g.append_node(n.op, g.intern_target(n.target), std::move(n.args), std::move(n.kwargs),
                                           std::move(n.name), std::move(n.meta));
         if (!id || id.value() != appended) {
           // Cannot happen (the reading thread checked names and references); say where if it does.
@@ -911,16 +968,17 @@ std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t
     }
   }
   JoinOnExit join{head_reader};
-  std::vector<std::string_view> lines;  // each one node, without its trailing comma
-  if (!split_element_lines(all.substr(body_begin, all.size() - kEnd.size() - body_begin), lines)) return std::nullopt;
+  // One node per line, without its trailing comma; a broken layout is found on the way, and
+  // errors before it are the same in turn and on threads.
+  std::string_view body = all.substr(body_begin, all.size() - kEnd.size() - body_begin);
   PartResult<Graph> nodes;
   if (parallel) {
-    nodes = read_canonical_nodes_pipelined(lines);
+    nodes = read_canonical_nodes_pipelined(body);
     head_reader.join();
     if (head_crashed) std::rethrow_exception(head_crashed);
   } else {
     head = read_canonical_head(before_nodes);
-    if (head.canonical && !head.error) nodes = read_canonical_nodes(lines);
+    if (head.canonical && !head.error) nodes = read_canonical_nodes(body);
   }
   // Errors in file order: the head's come first.
   auto error = [&](const LoadError& e) {

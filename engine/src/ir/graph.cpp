@@ -178,7 +178,12 @@ void Graph::unlink(NodeId n) {
 }
 
 std::vector<NodeId> Graph::collect_inputs(const NodeData& d) {
+  std::size_t count = 0;
+  auto tally = [&](NodeId) { ++count; };
+  for (const Argument& a : d.args) for_each_node_ref(a, tally);
+  for (const auto& kv : d.kwargs) for_each_node_ref(kv.second, tally);
   std::vector<NodeId> inputs;
+  inputs.reserve(count);  // exact size: a load makes a million of these
   auto add = [&](NodeId input) { inputs.push_back(input); };
   for (const Argument& a : d.args) for_each_node_ref(a, add);
   for (const auto& kv : d.kwargs) for_each_node_ref(kv.second, add);
