@@ -696,127 +696,6 @@ PartResult<GraphModule> read_canonical_head(std::string_view before_nodes) {
   return out;
 }
 
-// A node read off the builder's thread, waiting to be appended.
-struct ReadNode {
-  OpKind op{};
-  /// The target's text, in the file buffer or in the reading thread's own table: both outlive
-  /// the load, and neither is written while the builder reads.
-  std::string_view target;
-  std::vector<Argument> args;
-  Kwargs kwargs;
-  std::string name;
-  NodeMeta meta;
-};
-
-// Batches of read nodes from the reading thread to the building one, at most a few in flight
-// so the reader cannot run far ahead and hold the whole graph twice.
-class ReadNodeQueue {
- public:
-  /// False if the builder gave up (then the reader should stop).
-  bool push(std::vector<ReadNode> batch) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return batches_.size() < kMaxInFlight || abandoned_; });
-    if (abandoned_) return false;
-    batches_.push_back(std::move(batch));
-    changed_.notify_all();
-    return true;
-  }
-  /// False once the reader closed the queue and it is empty.
-  bool pop(std::vector<ReadNode>& batch) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return !batches_.empty() || closed_; });
-    if (batches_.empty()) return false;
-    batch = std::move(batches_.front());
-    batches_.pop_front();
-    changed_.notify_all();
-    return true;
-  }
-  void close() {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    changed_.notify_all();
-  }
-  void abandon() {
-    std::lock_guard lock(mutex_);
-    abandoned_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  static constexpr std::size_t kMaxInFlight = 8;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<std::vector<ReadNode>> batches_;
-  bool closed_ = false;
-  bool abandoned_ = false;
-};
-
-// The reading side of a pipelined load. It resolves references itself: the graph is new, so
-// the node on line i becomes NodeId i, and a name seen on line i refers to node i.
-class PipelinedScope final : public NodeScope {
- public:
-  PipelinedScope(ReadNodeQueue& queue, std::size_t nodes) : queue_(queue) {
-    index_.reserve(nodes);
-    spans_.reserve(nodes);
-    names_.reserve(nodes * 16);
-  }
-
-  NodeId find(std::string_view name) override { return index_.find(name, name_of_); }
-
-  /// The line being read (in the file buffer, which outlives the load).
-  void set_line(std::string_view line) { line_ = line; }
-
-  bool add(OpKind op, std::string_view target, std::vector<Argument> args, Kwargs kwargs, std::string_view name,
-           NodeMeta meta) override {
-    NodeId id = static_cast<NodeId>(spans_.size());
-    if (!index_.insert_unique(name, id, name_of_)) return false;
-    spans_.push_back({names_.size(), name.size()});
-    names_.append(name);
-    std::string_view text = in_line(target);
-    if (text.empty()) text = symbols_.text(symbols_.intern(target));
-    batch_.push_back(ReadNode{op, text, std::move(args), std::move(kwargs), std::string(name), std::move(meta)});
-    if (batch_.size() == kBatch) flush();
-    return true;
-  }
-
-  /// Hands the last batch over; false if the builder gave up.
-  bool flush() {
-    if (batch_.empty()) return !stopped_;
-    stopped_ = stopped_ || !queue_.push(std::move(batch_));
-    batch_ = {};
-    batch_.reserve(kBatch);
-    return !stopped_;
-  }
-  bool stopped() const { return stopped_; }
-
- private:
-  // `text` as it stands in the line, if its JSON spelling is the text itself (no escapes), so
-  // the builder can read it there; empty otherwise. Whichever `"target":"` matches, the bytes
-  // compared equal, so the view is the right text.
-  std::string_view in_line(std::string_view text) const {
-    constexpr std::string_view kKey = "\"target\":\"";
-    if (text.empty() || text.find_first_of("\\\"") != std::string_view::npos) return {};
-    std::size_t at = line_.find(kKey);
-    if (at == std::string_view::npos) return {};
-    std::string_view rest = line_.substr(at + kKey.size());
-    if (rest.size() <= text.size() || rest.substr(0, text.size()) != text || rest[text.size()] != '"') return {};
-    return rest.substr(0, text.size());
-  }
-
-  static constexpr std::size_t kBatch = 2048;
-  ReadNodeQueue& queue_;
-  std::string names_;  // every name read so far, back to back
-  std::vector<std::pair<std::size_t, std::size_t>> spans_;
-  detail::NameIndex index_;
-  detail::NameIndex::NameOf name_of_ = [this](NodeId id) {
-    return std::string_view(names_).substr(spans_[id].first, spans_[id].second);
-  };
-  SymbolTable symbols_;  // targets that are not spelled as themselves in the file
-  std::string_view line_;
-  std::vector<ReadNode> batch_;
-  bool stopped_ = false;
-};
-
 // The root graph's nodes, one line each, on one thread.
 PartResult<Graph> read_canonical_nodes(std::string_view body) {
   PartResult<Graph> out;
@@ -844,6 +723,129 @@ PartResult<Graph> read_canonical_nodes(std::string_view body) {
   return out;
 }
 
+// A node read off the builder's thread, waiting to be appended. Its node references are not
+// resolved yet: each is kPendingRef + an index into its batch's ref_names.
+struct ReadNode {
+  OpKind op{};
+  /// The target's text, in the file buffer or in the reading thread's own table: both outlive
+  /// the load, and neither is written while the builder reads.
+  std::string_view target;
+  std::vector<Argument> args;
+  Kwargs kwargs;
+  std::string name;
+  NodeMeta meta;
+  std::string_view line;  ///< where it came from, to read it again for the exact error
+};
+
+constexpr NodeId kPendingRef = NodeId{1} << 31;  // no graph has two billion slots
+
+struct ReadBatch {
+  std::vector<ReadNode> nodes;
+  std::vector<std::string_view> ref_names;  ///< in the file buffer, or in owned_names
+  std::deque<std::string> owned_names;      ///< names with escapes (a deque: views stay valid)
+};
+
+// Batches of read nodes from the reading thread to the building one, at most a few in flight
+// so the reader cannot run far ahead and hold the whole graph twice.
+class ReadNodeQueue {
+ public:
+  /// False if the builder gave up (then the reader should stop).
+  bool push(ReadBatch batch) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return batches_.size() < kMaxInFlight || abandoned_; });
+    if (abandoned_) return false;
+    batches_.push_back(std::move(batch));
+    changed_.notify_all();
+    return true;
+  }
+  /// False once the reader closed the queue and it is empty.
+  bool pop(ReadBatch& batch) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !batches_.empty() || closed_; });
+    if (batches_.empty()) return false;
+    batch = std::move(batches_.front());
+    batches_.pop_front();
+    changed_.notify_all();
+    return true;
+  }
+  void close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+  void abandon() {
+    std::lock_guard lock(mutex_);
+    abandoned_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  static constexpr std::size_t kMaxInFlight = 8;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<ReadBatch> batches_;
+  bool closed_ = false;
+  bool abandoned_ = false;
+};
+
+// The reading side of a pipelined load: everything but names. References stay pending and
+// names unchecked; the builder resolves and checks them against the graph, which holds
+// exactly the nodes before the one it appends, as reading in turn would.
+class PipelinedScope final : public NodeScope {
+ public:
+  explicit PipelinedScope(ReadNodeQueue& queue) : queue_(queue) { batch_.nodes.reserve(kBatch); }
+
+  NodeId find(std::string_view name) override {
+    std::string_view view = spelled_in_line("\"node\":\"", name);
+    if (view.data() == nullptr) view = batch_.owned_names.emplace_back(name);
+    batch_.ref_names.push_back(view);
+    return kPendingRef + static_cast<NodeId>(batch_.ref_names.size() - 1);
+  }
+
+  bool add(OpKind op, std::string_view target, std::vector<Argument> args, Kwargs kwargs, std::string_view name,
+           NodeMeta meta) override {
+    std::string_view text = spelled_in_line("\"target\":\"", target);
+    if (text.data() == nullptr) text = symbols_.text(symbols_.intern(target));
+    batch_.nodes.push_back(ReadNode{op, text, std::move(args), std::move(kwargs), std::string(name), std::move(meta), line_});
+    if (batch_.nodes.size() == kBatch) flush();
+    return true;
+  }
+
+  /// The line being read (in the file buffer, which outlives the load).
+  void set_line(std::string_view line) { line_ = line; }
+
+  /// Hands the last batch over; false if the builder gave up.
+  bool flush() {
+    if (batch_.nodes.empty()) return !stopped_;
+    stopped_ = stopped_ || !queue_.push(std::move(batch_));
+    batch_ = {};
+    batch_.nodes.reserve(kBatch);
+    return !stopped_;
+  }
+  bool stopped() const { return stopped_; }
+
+ private:
+  // `text` as it stands in the line after `key`, if its JSON spelling is the text itself (no
+  // escapes), so the builder can read it there; a null view otherwise. Whichever occurrence
+  // matches, the bytes compared equal, so the view is the right text.
+  std::string_view spelled_in_line(std::string_view key, std::string_view text) const {
+    if (text.find_first_of("\\\"") != std::string_view::npos) return {};
+    for (std::size_t at = line_.find(key); at != std::string_view::npos; at = line_.find(key, at + 1)) {
+      std::string_view rest = line_.substr(at + key.size());
+      if (rest.size() > text.size() && rest.substr(0, text.size()) == text && rest[text.size()] == '"')
+        return rest.substr(0, text.size());
+    }
+    return {};
+  }
+
+  static constexpr std::size_t kBatch = 2048;
+  ReadNodeQueue& queue_;
+  SymbolTable symbols_;  // targets that are not spelled as themselves in the file
+  std::string_view line_;
+  ReadBatch batch_;
+  bool stopped_ = false;
+};
+
 // Joins a thread when the scope ends, however it ends (the thread uses the scope's locals).
 struct JoinOnExit {
   std::thread& thread;
@@ -852,13 +854,29 @@ struct JoinOnExit {
   }
 };
 
-// The same, on two threads: a second thread parses the lines and the calling thread puts the
-// nodes into the graph, so parsing, allocating and first touches of memory overlap.
+// The error reading line `index` in turn gives, with the graph holding the nodes before it:
+// the builder's way to report exactly what reading in turn reports.
+LoadError error_reading_in_turn(std::string_view line, std::size_t index, Graph& g, const LoadError& otherwise) {
+  try {
+    dom::parser parser;
+    dom::element node;
+    if (!parse_line(parser, line, node)) return otherwise;
+    GraphScope scope(g);
+    Reader{}.root_node(node, index, scope);
+  } catch (const LoadError& e) {
+    return e;
+  }
+  return otherwise;
+}
+
+// The same, on two threads: a second thread parses the lines and the calling thread resolves
+// names and puts the nodes into the graph, so parsing, allocating and first touches overlap.
 PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
-  std::size_t expected = ElementLines::count(body);
   ReadNodeQueue queue;
-  PipelinedScope scope(queue, expected);
+  PipelinedScope scope(queue);
   PartResult<Graph> read;  // what the reading thread found: an error or "not canonical"
+  std::string_view failed_line;  // the line of read.error
+  std::size_t failed_index = 0;
   std::exception_ptr crashed;  // anything else the reading thread threw (out of memory)
   std::thread reader_thread;
   try {
@@ -875,6 +893,8 @@ PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
             break;
           }
           scope.set_line(line);
+          failed_line = line;
+          failed_index = i;
           reader.root_node(node, i, scope);
         }
         read.canonical = read.canonical && lines.laid_out();
@@ -899,33 +919,45 @@ PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
   PartResult<Graph> out;
   Graph g;
   try {
-    g.reserve(expected);
-    std::vector<ReadNode> batch;
+    g.reserve(ElementLines::count(body));
+    ReadBatch batch;
     std::size_t appended = 0;
-    while (queue.pop(batch)) {
-      for (ReadNode& n : batch) {
-        if (out.error) break;
-        Result<NodeId> id = g.append_node(n.op, g.intern_target(n.target), std::move(n.args), std::move(n.kwargs),
-                                          std::move(n.name), std::move(n.meta));
+    while (!out.error && queue.pop(batch)) {
+      for (ReadNode& n : batch.nodes) {
+        bool resolved = true;
+        auto resolve = [&](NodeId id) {
+          NodeId found = g.find(batch.ref_names[id - kPendingRef]);
+          resolved = resolved && found != kNoNode;
+          return found;
+        };
+        for (Argument& a : n.args) map_node_refs(a, resolve);
+        for (auto& kv : n.kwargs) map_node_refs(kv.second, resolve);
+        Result<NodeId> id = resolved ? g.append_node(n.op, g.intern_target(n.target), std::move(n.args), std::move(n.kwargs),
+                                                     std::move(n.name), std::move(n.meta))
+                                     : Result<NodeId>(Status::error("unresolved reference"));
         if (!id || id.value() != appended) {
-          // Cannot happen (the reading thread checked names and references); say where if it does.
+          // An unknown reference or a taken name: read the line again in turn for its exact error.
           Path top;
           Path nodes_path = top.at("nodes");
-          out.error = LoadError{nodes_path.at(appended).render(),
-                                id ? std::string("internal error: node ids out of step") : id.status().message()};
+          out.error = error_reading_in_turn(n.line, appended, g,
+                                            LoadError{nodes_path.at(appended).render(), id ? "internal error: node ids out of step"
+                                                                                         : id.status().message()});
           queue.abandon();
+          break;
         }
         ++appended;
       }
     }
+    reader_thread.join();
+    // The reading thread's error, unless its line holds an earlier one (a reference checked here).
+    if (!out.error && read.error) out.error = error_reading_in_turn(failed_line, failed_index, g, *read.error);
   } catch (...) {
     queue.abandon();
     throw;
   }
-  reader_thread.join();
   if (crashed) std::rethrow_exception(crashed);
   if (out.error) return out;
-  if (!read.canonical || read.error) return read;
+  if (!read.canonical) return read;
   out.value = std::move(g);
   return out;
 }
@@ -942,8 +974,10 @@ std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t
   constexpr std::string_view kMarker = "\n\"nodes\": [\n";
   constexpr std::string_view kEnd = "\n]\n}\n";
   std::string_view all(text, size);
+  // The first marker ends the head. Another one later would be a node line `"nodes": [`, which
+  // is not JSON on its own: that line sends the file to the whole-document path.
   std::size_t marker = all.find(kMarker);
-  if (marker == std::string_view::npos || all.find(kMarker, marker + 1) != std::string_view::npos) return std::nullopt;
+  if (marker == std::string_view::npos) return std::nullopt;
   std::size_t body_begin = marker + kMarker.size();
   if (all.size() < body_begin + kEnd.size() || all.substr(all.size() - kEnd.size()) != kEnd) return std::nullopt;
   std::string_view before_nodes = all.substr(0, marker);

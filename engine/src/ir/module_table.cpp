@@ -19,9 +19,13 @@ ModuleInfo& ModuleInfo::operator=(const ModuleInfo& other) {
 ModuleInfo::~ModuleInfo() = default;
 
 Status ModuleTable::add(ModuleInfo info) {
-  if (index_.count(info.path)) return Status::error("duplicate module path '" + info.path + "'");
-  index_.emplace(info.path, entries_.size());
+  NodeId i = static_cast<NodeId>(entries_.size());
   entries_.push_back(std::move(info));
+  if (!index_.insert_unique(entries_.back().path, i, path_of())) {
+    std::string path = std::move(entries_.back().path);
+    entries_.pop_back();
+    return Status::error("duplicate module path '" + path + "'");
+  }
   return Status::ok();
 }
 
@@ -31,8 +35,8 @@ void ModuleTable::reserve(std::size_t count) {
 }
 
 const ModuleInfo* ModuleTable::find(std::string_view path) const {
-  auto it = index_.find(path);
-  return it == index_.end() ? nullptr : &entries_[it->second];
+  NodeId i = index_.find(path, path_of());
+  return i == kNoNode ? nullptr : &entries_[i];
 }
 
 ModuleInfo* ModuleTable::find(std::string_view path) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graft/ir/meta.hpp"
+#include "graft/ir/name_index.hpp"
 #include "graft/ir/symbol_table.hpp"
 #include "graft/status.hpp"
 
@@ -61,8 +62,12 @@ class ModuleTable {
   std::int64_t parameter_count() const;
 
  private:
+  detail::NameIndex::NameOf path_of() const {
+    return [this](NodeId i) { return std::string_view(entries_[i].path); };
+  }
+
   std::vector<ModuleInfo> entries_;
-  std::unordered_map<std::string, std::size_t, StringHash, std::equal_to<>> index_;
+  detail::NameIndex index_;  // path -> position in entries_, over the paths entries_ holds
 };
 
 }  // namespace graft
