@@ -727,9 +727,7 @@ PartResult<Graph> read_canonical_nodes(std::string_view body) {
 // resolved yet: each is kPendingRef + an index into its batch's ref_names.
 struct ReadNode {
   OpKind op{};
-  /// The target's text, in the file buffer or in the reading thread's own table: both outlive
-  /// the load, and neither is written while the builder reads.
-  std::string_view target;
+  std::string_view target;  ///< in its batch's text arena
   std::vector<Argument> args;
   Kwargs kwargs;
   std::string name;
@@ -739,10 +737,32 @@ struct ReadNode {
 
 constexpr NodeId kPendingRef = NodeId{1} << 31;  // no graph has two billion slots
 
+// Text copied out of the parser (whose buffers the next line overwrites), in chunks that
+// never move: views into it stay valid while the batch travels. Copying a name is cheaper than
+// finding where the file spells it.
+class TextArena {
+ public:
+  std::string_view add(std::string_view text) {
+    if (chunks_.empty() || kChunk - used_ < text.size()) {
+      chunks_.push_back(std::make_unique<char[]>(std::max(kChunk, text.size())));
+      used_ = 0;
+    }
+    char* at = chunks_.back().get() + used_;
+    std::copy(text.begin(), text.end(), at);
+    used_ += text.size();
+    return {at, text.size()};
+  }
+
+ private:
+  static constexpr std::size_t kChunk = std::size_t{64} << 10;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  std::size_t used_ = 0;
+};
+
 struct ReadBatch {
   std::vector<ReadNode> nodes;
-  std::vector<std::string_view> ref_names;  ///< in the file buffer, or in owned_names
-  std::deque<std::string> owned_names;      ///< names with escapes (a deque: views stay valid)
+  std::vector<std::string_view> ref_names;  ///< in text
+  TextArena text;
 };
 
 // Batches of read nodes from the reading thread to the building one, at most a few in flight
@@ -796,17 +816,13 @@ class PipelinedScope final : public NodeScope {
   explicit PipelinedScope(ReadNodeQueue& queue) : queue_(queue) { batch_.nodes.reserve(kBatch); }
 
   NodeId find(std::string_view name) override {
-    std::string_view view = spelled_in_line("\"node\":\"", name);
-    if (view.data() == nullptr) view = batch_.owned_names.emplace_back(name);
-    batch_.ref_names.push_back(view);
+    batch_.ref_names.push_back(batch_.text.add(name));
     return kPendingRef + static_cast<NodeId>(batch_.ref_names.size() - 1);
   }
 
   bool add(OpKind op, std::string_view target, std::vector<Argument> args, Kwargs kwargs, std::string_view name,
            NodeMeta meta) override {
-    std::string_view text = spelled_in_line("\"target\":\"", target);
-    if (text.data() == nullptr) text = symbols_.text(symbols_.intern(target));
-    batch_.nodes.push_back(ReadNode{op, text, std::move(args), std::move(kwargs), std::string(name), std::move(meta), line_});
+    batch_.nodes.push_back(ReadNode{op, batch_.text.add(target), std::move(args), std::move(kwargs), std::string(name), std::move(meta), line_});
     if (batch_.nodes.size() == kBatch) flush();
     return true;
   }
@@ -825,22 +841,8 @@ class PipelinedScope final : public NodeScope {
   bool stopped() const { return stopped_; }
 
  private:
-  // `text` as it stands in the line after `key`, if its JSON spelling is the text itself (no
-  // escapes), so the builder can read it there; a null view otherwise. Whichever occurrence
-  // matches, the bytes compared equal, so the view is the right text.
-  std::string_view spelled_in_line(std::string_view key, std::string_view text) const {
-    if (text.find_first_of("\\\"") != std::string_view::npos) return {};
-    for (std::size_t at = line_.find(key); at != std::string_view::npos; at = line_.find(key, at + 1)) {
-      std::string_view rest = line_.substr(at + key.size());
-      if (rest.size() > text.size() && rest.substr(0, text.size()) == text && rest[text.size()] == '"')
-        return rest.substr(0, text.size());
-    }
-    return {};
-  }
-
   static constexpr std::size_t kBatch = 2048;
   ReadNodeQueue& queue_;
-  SymbolTable symbols_;  // targets that are not spelled as themselves in the file
   std::string_view line_;
   ReadBatch batch_;
   bool stopped_ = false;
