@@ -1,0 +1,20 @@
+// Reading graph files in the canonical layout: a line at a time, large ones on three threads
+// (docs/ARCHITECTURE.md, "The graph file and its parser").
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+#include "graft/ir/graph_module.hpp"
+#include "graft/status.hpp"
+
+namespace graft::detail {
+
+/// Reads `text` (followed by simdjson::SIMDJSON_PADDING readable bytes) if it is laid out as
+/// graft writes files: the graph, or the first error in file order. nullopt if it is not (or
+/// a line is not JSON on its own): the whole-document reader then reads it and reports syntax
+/// errors with their line and column.
+std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t size, std::string_view source);
+
+}  // namespace graft::detail
