@@ -261,7 +261,11 @@ std::pair<std::string, std::string> both_ways(const std::string& text) {
   };
   std::string in_turn = outcome();
   ThreadedLoads threaded;
-  return {in_turn, outcome()};
+  std::size_t before = detail::threaded_loads();
+  std::string on_threads = outcome();
+  // Unless the text is not in the canonical layout at all, it took the threaded path.
+  if (text.find("\n\"nodes\": [\n") != std::string::npos) CHECK(detail::threaded_loads() == before + 1);
+  return {in_turn, on_threads};
 }
 
 // A canonical file with modules one per line.
@@ -287,13 +291,24 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
     CHECK(in_turn == text);
     CHECK(threaded == text);
   }
-  SUBCASE("many nodes, so that they cross batches") {
+  SUBCASE("many nodes, so that they cross batches and fill the queue between the threads") {
     std::string nodes = kX;
-    for (int i = 0; i < 5000; ++i)
+    for (int i = 0; i < 40000; ++i)
       nodes += ",\n" + std::string(R"({"name":"r)") + std::to_string(i) + R"(","op":"call_function","target":"f)" +
                std::to_string(i % 7) + R"(","args":[{"node":")" + (i == 0 ? std::string("x") : "r" + std::to_string(i / 2)) +
                R"("}],"kwargs":{},"meta":{}})";
-    nodes += ",\n" + std::string(R"({"name":"output","op":"output","target":"output","args":[{"node":"r4999"}],"kwargs":{},"meta":{}})");
+    nodes += ",\n" + std::string(R"({"name":"output","op":"output","target":"output","args":[{"node":"r39999"}],"kwargs":{},"meta":{}})");
+    std::string text = doc_with_modules(kModuleA, nodes);
+    auto [in_turn, threaded] = both_ways(text);
+    CHECK(in_turn == text);
+    CHECK(threaded == text);
+  }
+  SUBCASE("names and targets longer than the parser's text chunks") {
+    std::string long_name(70000, 'n');
+    std::string long_target = "pkg." + std::string(70000, 't');
+    std::string nodes = std::string(kX) + ",\n" + R"({"name":")" + long_name + R"(","op":"call_function","target":")" + long_target +
+                        R"(","args":[{"node":"x"}],"kwargs":{},"meta":{}})" + ",\n" +
+                        R"({"name":"output","op":"output","target":"output","args":[{"node":")" + long_name + R"("}],"kwargs":{},"meta":{}})";
     std::string text = doc_with_modules(kModuleA, nodes);
     auto [in_turn, threaded] = both_ways(text);
     CHECK(in_turn == text);
@@ -335,15 +350,35 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
        "g.json: $.nodes[4500].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"},
       {"a reference spelled with escapes", doc_with_modules(kModuleA, many + R"({"name":"y","op":"call_function","target":"f\u0041","args":[{"node":"n\u0031"}],"kwargs":{},"meta":{}},)" + "\n" + node_y_uses_z),
        "g.json: $.nodes[4501].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"},
+      {"an unknown node, then a line that is not JSON",
+       doc_with_modules(kModuleA, many + node_y_uses_z + ",\n{\"name\":}"),
+       "g.json: $.nodes[4500].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"},
+      {"a taken name, then a missing comma", doc_with_modules(kModuleA, many + node_x + ",\n" + node_x + ",\n" + node_x + "\n" + node_x),
+       "g.json: $.nodes[4501].name: duplicate node name 'x'"},
+      {"a bad module line and no meta: the module comes first, as in the document",
+       std::string("{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"modules\": [\n") +
+           R"({"path":"a","klass":"A","parameters":[],"buffers":[]})" + "\n],\n\"nodes\": [\n" + node_x + "\n]\n}\n",
+       "g.json: $.modules[0]: unknown key 'klass' (expected: path, class, parameters, buffers, graph)"},
       {"syntax error in a module line", doc_with_modules("{\"path\":}", node_x),
        "g.json:6:9: invalid JSON: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal"},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.what);
+    INFO(c.what);
     auto [in_turn, threaded] = both_ways(c.text);
     CHECK(in_turn == std::string("error: ") + c.error);
     CHECK(threaded == in_turn);
   }
+}
+
+TEST_CASE("json: a file of 64 MiB or more, read in two halves at once, loads exactly") {
+  std::string text = "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {\"pad\":\"" + std::string(std::size_t{65} << 20, 'p') +
+                     "\"},\n\"modules\": [],\n\"nodes\": [\n" + kX +
+                     ",\n" + R"({"name":"output","op":"output","target":"output","args":[{"node":"x"}],"kwargs":{},"meta":{}})" + "\n]\n}\n";
+  ScratchDir dir("graft_json_big_file");
+  REQUIRE(write_file_atomic(dir.file("big.json"), text).is_ok());
+  Result<GraphModule> gm = load_graph_file(dir.file("big.json"));
+  REQUIRE_MESSAGE(gm.is_ok(), gm.status().message());
+  CHECK(to_graph_json(gm.value()).value() == text);
 }
 
 TEST_CASE("json: a missing file is an error naming it") {

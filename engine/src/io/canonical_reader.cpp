@@ -94,7 +94,7 @@ PartResult<GraphModule> read_canonical_head(std::string_view before_nodes) {
                    split_element_lines(before_nodes.substr(marker + kModules.size(),
                                                            before_nodes.size() - kModulesEnd.size() - marker - kModules.size()),
                                        module_lines);
-    if (by_line) {
+    if (by_line) try {
       simdjson::padded_string head(std::string(before_nodes.substr(0, marker)) + ",\n\"modules\": [],\n\"nodes\": []\n}\n");
       dom::element root;
       if (parser.parse(head).get(root) != simdjson::SUCCESS) {
@@ -116,6 +116,9 @@ PartResult<GraphModule> read_canonical_head(std::string_view before_nodes) {
         out.value = std::move(gm);
         return out;
       }
+    } catch (const LoadError&) {
+      // The head document is walked before the module lines; read it whole so that errors
+      // come in document order, as they do when the modules are not one per line.
     }
     simdjson::padded_string head(std::string(before_nodes) + "\n\"nodes\": []\n}\n");
     dom::element root;
@@ -177,20 +180,27 @@ constexpr NodeId kPendingRef = NodeId{1} << 31;  // no graph has two billion slo
 class TextArena {
  public:
   std::string_view add(std::string_view text) {
-    if (chunks_.empty() || kChunk - used_ < text.size()) {
-      chunks_.push_back(std::make_unique<char[]>(std::max(kChunk, text.size())));
-      used_ = 0;
+    char* at;
+    if (text.size() > kChunk / 4) {
+      // A long text gets a chunk of its own; the current chunk stays current.
+      at = big_.emplace_back(std::make_unique<char[]>(text.size())).get();
+    } else {
+      if (chunks_.empty() || kChunk - used_ < text.size()) {
+        chunks_.push_back(std::make_unique<char[]>(kChunk));
+        used_ = 0;
+      }
+      at = chunks_.back().get() + used_;
+      used_ += text.size();
     }
-    char* at = chunks_.back().get() + used_;
     std::copy(text.begin(), text.end(), at);
-    used_ += text.size();
     return {at, text.size()};
   }
 
  private:
   static constexpr std::size_t kChunk = std::size_t{64} << 10;
-  std::vector<std::unique_ptr<char[]>> chunks_;
-  std::size_t used_ = 0;
+  std::vector<std::unique_ptr<char[]>> chunks_;  // each kChunk bytes; the last one is current
+  std::vector<std::unique_ptr<char[]>> big_;
+  std::size_t used_ = 0;  // of the current chunk
 };
 
 struct ReadBatch {
@@ -250,6 +260,9 @@ class PipelinedScope final : public NodeScope {
   explicit PipelinedScope(ReadNodeQueue& queue) : queue_(queue) { batch_.nodes.reserve(kBatch); }
 
   NodeId find(std::string_view name) override {
+    // A batch is handed over once it holds kMaxRefs references, so only one line with over
+    // a billion of them could get here (it would not fit in memory first).
+    if (batch_.ref_names.size() >= kMaxRefsPerLine) throw LoadError{"$.nodes", "too many node references on one line"};
     batch_.ref_names.push_back(batch_.text.add(name));
     return kPendingRef + static_cast<NodeId>(batch_.ref_names.size() - 1);
   }
@@ -257,7 +270,7 @@ class PipelinedScope final : public NodeScope {
   bool add(OpKind op, std::string_view target, std::vector<Argument> args, Kwargs kwargs, std::string_view name,
            NodeMeta meta) override {
     batch_.nodes.push_back(ReadNode{op, batch_.text.add(target), std::move(args), std::move(kwargs), std::string(name), std::move(meta), line_});
-    if (batch_.nodes.size() == kBatch) flush();
+    if (batch_.nodes.size() == kBatch || batch_.ref_names.size() >= kMaxRefs) flush();
     return true;
   }
 
@@ -276,6 +289,8 @@ class PipelinedScope final : public NodeScope {
 
  private:
   static constexpr std::size_t kBatch = 2048;
+  static constexpr std::size_t kMaxRefs = std::size_t{1} << 20;
+  static constexpr std::size_t kMaxRefsPerLine = std::size_t{1} << 30;  // pending ids stay below kNoNode
   ReadNodeQueue& queue_;
   std::string_view line_;
   ReadBatch batch_;
@@ -334,10 +349,12 @@ PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
           reader.root_node(node, i, scope);
         }
         read.canonical = read.canonical && lines.laid_out();
-        if (read.canonical) scope.flush();
+        // Also before a line that is not JSON or a break in the layout: the builder may find
+        // an error in the nodes before it, which reading in turn would report first.
+        scope.flush();
       } catch (const LoadError& e) {
-        read.error = e;
         try {
+          read.error = e;
           scope.flush();  // the nodes before the error: the builder may find an earlier one
         } catch (...) {
           crashed = std::current_exception();
@@ -397,6 +414,7 @@ PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
 }
 
 std::atomic<std::size_t> g_parallel_threshold{std::size_t{4} << 20};
+std::atomic<std::size_t> g_threaded_loads{0};
 
 }  // namespace
 
@@ -443,6 +461,7 @@ std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t
   std::string_view body = all.substr(body_begin, all.size() - kEnd.size() - body_begin);
   PartResult<Graph> nodes;
   if (parallel) {
+    g_threaded_loads.fetch_add(1, std::memory_order_relaxed);
     nodes = read_canonical_nodes_pipelined(body);
     head_reader.join();
     if (head_crashed) std::rethrow_exception(head_crashed);
@@ -464,5 +483,7 @@ std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t
 }
 
 std::size_t set_parallel_load_threshold(std::size_t bytes) { return g_parallel_threshold.exchange(bytes); }
+
+std::size_t threaded_loads() { return g_threaded_loads.load(std::memory_order_relaxed); }
 
 }  // namespace graft::detail

@@ -77,8 +77,10 @@ Status FileBuffer::read(const std::string& path, std::size_t padding) {
   std::size_t done = read_range(fd, data_, 0, half);
   if (second.joinable()) second.join();
   ::close(fd);
-  // A file that shrank under us: parse what was read without a gap.
-  size_ = done < half ? done : half + second_done;  // anonymous pages are zero: the padding already is
+  // A file that shrank under us: parse what was read without a gap, and keep the padding zero.
+  size_ = done < half ? done : half + second_done;
+  if (done < half) std::memset(data_ + done, 0, half + second_done - done);
+  // Otherwise anonymous pages are zero: the padding already is.
   return Status::ok();
 }
 

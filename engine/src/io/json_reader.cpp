@@ -578,8 +578,6 @@ dom::parser& parser_for(std::size_t size) {
   return parser;
 }
 
-// Splits the body of a canonical array (one element per line, each but the last ending in
-// a comma) into its elements; false if the body is not laid out that way.
 // `text` must be followed by simdjson::SIMDJSON_PADDING readable bytes.
 Result<GraphModule> parse_with_padding(const char* text, std::size_t size, std::string_view source) {
   if (std::optional<Result<GraphModule>> fast = detail::parse_canonical(text, size, source)) return std::move(*fast);

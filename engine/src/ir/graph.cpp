@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 
 #include "graft/ir/memory.hpp"
 #include "graft/ir/target_name.hpp"
@@ -246,12 +245,10 @@ Result<NodeId> Graph::append_node(OpKind op, Symbol target, std::vector<Argument
   if (name.empty()) return Status::error("node name is empty");
   if (target >= symbols_.size()) return Status::error("append_node: target symbol #" + std::to_string(target) + " is not in this graph");
   if (Status s = check_refs(args, kwargs); !s) return s;
-  // One probe of the name index both checks the name and enters it, under the slot that
-  // allocate_slot takes next.
-  NodeId n = free_slots_.empty() ? static_cast<NodeId>(slots_.size()) : free_slots_.back();
-  if (!by_name_.insert_unique(name, n, name_of())) return Status::node_error(name, "duplicate node name");
-  [[maybe_unused]] NodeId allocated = allocate_slot();
-  assert(allocated == n);
+  // The name is entered only once its slot exists (allocating may throw); the second probe
+  // finds the bucket the first one just brought into cache.
+  if (name_taken(name)) return Status::node_error(name, "duplicate node name");
+  NodeId n = allocate_slot();
   NodeData& d = slots_[n];
   d.name = std::move(name);
   d.op = op;
@@ -259,6 +256,7 @@ Result<NodeId> Graph::append_node(OpKind op, Symbol target, std::vector<Argument
   d.args = std::move(args);
   d.kwargs = std::move(kwargs);
   d.meta = std::move(meta);
+  by_name_.insert(d.name, n);
   attach_inputs(n);
   InsertPoint saved = insert_;
   insert_ = InsertPoint::at_end();

@@ -25,6 +25,8 @@ namespace detail {
 /// module table, node parsing, graph building. Tests lower it to run that path on small
 /// files. Returns the previous value.
 std::size_t set_parallel_load_threshold(std::size_t bytes);
+/// How many loads so far took the threaded path (tests check that they ran it).
+std::size_t threaded_loads();
 }  // namespace detail
 
 /// The canonical text of `gm` (docs/FORMAT.md §5). Fails if the graph refers to dead nodes.
