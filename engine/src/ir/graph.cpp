@@ -224,29 +224,19 @@ NodeId Graph::create_node(OpKind op, std::string_view target, std::vector<Argume
 
 Result<NodeId> Graph::create_node_named(OpKind op, std::string_view target, std::vector<Argument> args,
                                         Kwargs kwargs, std::string name) {
-  if (name.empty()) return Status::error("node name is empty");
-  if (Status s = check_refs(args, kwargs); !s) return s;
-  if (name_taken(name)) return Status::node_error(name, "duplicate node name");
-  NodeId n = allocate_slot();
-  NodeData& d = slots_[n];
-  d.name = std::move(name);
-  d.op = op;
-  d.target = symbols_.intern(target);
-  d.args = std::move(args);
-  d.kwargs = std::move(kwargs);
-  by_name_.insert(d.name, n);
-  attach_inputs(n);
-  link(n);
-  return n;
+  return add_node(op, symbols_.intern(target), std::move(args), std::move(kwargs), std::move(name), {}, false);
 }
 
 Result<NodeId> Graph::append_node(OpKind op, Symbol target, std::vector<Argument> args, Kwargs kwargs,
                                   std::string name, NodeMeta meta) {
-  if (name.empty()) return Status::error("node name is empty");
   if (target >= symbols_.size()) return Status::error("append_node: target symbol #" + std::to_string(target) + " is not in this graph");
+  return add_node(op, target, std::move(args), std::move(kwargs), std::move(name), std::move(meta), true);
+}
+
+Result<NodeId> Graph::add_node(OpKind op, Symbol target, std::vector<Argument> args, Kwargs kwargs, std::string name,
+                               NodeMeta meta, bool at_end) {
+  if (name.empty()) return Status::error("node name is empty");
   if (Status s = check_refs(args, kwargs); !s) return s;
-  // The name is entered only once its slot exists (allocating may throw); the second probe
-  // finds the bucket the first one just brought into cache.
   if (name_taken(name)) return Status::node_error(name, "duplicate node name");
   NodeId n = allocate_slot();
   NodeData& d = slots_[n];
@@ -256,8 +246,12 @@ Result<NodeId> Graph::append_node(OpKind op, Symbol target, std::vector<Argument
   d.args = std::move(args);
   d.kwargs = std::move(kwargs);
   d.meta = std::move(meta);
-  by_name_.insert(d.name, n);
+  by_name_.insert(d.name, n);  // only once the slot exists: allocating may throw
   attach_inputs(n);
+  if (!at_end) {
+    link(n);
+    return n;
+  }
   InsertPoint saved = insert_;
   insert_ = InsertPoint::at_end();
   link(n);

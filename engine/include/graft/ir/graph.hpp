@@ -252,6 +252,9 @@ class Graph {
   /// Node references in `d.args` then `d.kwargs`, in order, repeats kept.
   static std::vector<NodeId> collect_inputs(const NodeData& d);
   NodeId allocate_slot();
+  /// create_node_named and append_node: at the insertion point, or at the end.
+  Result<NodeId> add_node(OpKind op, Symbol target, std::vector<Argument> args, Kwargs kwargs, std::string name,
+                          NodeMeta meta, bool at_end);
   void link(NodeId n);
   void unlink(NodeId n);
   void attach_inputs(NodeId n);
