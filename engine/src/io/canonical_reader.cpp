@@ -297,14 +297,6 @@ class PipelinedScope final : public NodeScope {
   bool stopped_ = false;
 };
 
-// Joins a thread when the scope ends, however it ends (the thread uses the scope's locals).
-struct JoinOnExit {
-  std::thread& thread;
-  ~JoinOnExit() {
-    if (thread.joinable()) thread.join();
-  }
-};
-
 // The error reading line `index` in turn gives, with the graph holding the nodes before it:
 // the builder's way to report exactly what reading in turn reports.
 LoadError error_reading_in_turn(std::string_view line, std::size_t index, Graph& g, const LoadError& otherwise) {
@@ -329,9 +321,9 @@ PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
   std::string_view failed_line;  // the line of read.error
   std::size_t failed_index = 0;
   std::exception_ptr crashed;  // anything else the reading thread threw (out of memory)
-  std::thread reader_thread;
+  std::jthread reader_thread;  // joined on every way out: it uses the locals above
   try {
-    reader_thread = std::thread([&] {
+    reader_thread = std::jthread([&] {
       try {
         dom::parser parser;
         DomReader reader;
@@ -367,7 +359,6 @@ PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
   } catch (const std::system_error&) {
     return read_canonical_nodes(body);  // no thread to be had
   }
-  JoinOnExit join{reader_thread};
 
   PartResult<Graph> out;
   Graph g;
@@ -441,10 +432,10 @@ std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t
   bool parallel = size >= g_parallel_threshold.load(std::memory_order_relaxed);
   PartResult<GraphModule> head;
   std::exception_ptr head_crashed;
-  std::thread head_reader;
+  std::jthread head_reader;  // joined on every way out: it uses the locals above
   if (parallel) {
     try {
-      head_reader = std::thread([&] {
+      head_reader = std::jthread([&] {
         try {
           head = read_canonical_head(before_nodes);
         } catch (...) {
@@ -455,7 +446,6 @@ std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t
       parallel = false;  // no thread to be had: read in turn
     }
   }
-  JoinOnExit join{head_reader};
   // One node per line, without its trailing comma; a broken layout is found on the way, and
   // errors before it are the same in turn and on threads.
   std::string_view body = all.substr(body_begin, all.size() - kEnd.size() - body_begin);

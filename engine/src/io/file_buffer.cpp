@@ -66,10 +66,10 @@ Status FileBuffer::read(const std::string& path, std::size_t padding) {
   // fresh pages, and the second core is otherwise idle until parsing starts.
   std::size_t half = size >= kSplitReadBytes ? size / 2 : size;
   std::size_t second_done = 0;
-  std::thread second;
+  std::jthread second;
   if (half < size) {
     try {
-      second = std::thread([&] { second_done = read_range(fd, data_ + half, half, size - half); });
+      second = std::jthread([&] { second_done = read_range(fd, data_ + half, half, size - half); });
     } catch (const std::system_error&) {
       half = size;  // no thread to be had: read it all here
     }
