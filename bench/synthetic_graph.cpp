@@ -13,7 +13,7 @@ struct Builder {
   GraphModule& gm;
   Graph& g = gm.graph;
 
-  NodeId call(const char* target, std::vector<Argument> args, std::vector<Dim> shape) {
+  NodeId call(const char* target, std::vector<Argument> args, Dims shape) {
     NodeId n = g.create_node(OpKind::CallFunction, target, std::move(args));
     TensorMeta t;
     t.dtype = "float32";
@@ -29,7 +29,7 @@ struct Builder {
     return n;
   }
 
-  NodeId weight(const std::string& module, const char* name, std::vector<Dim> shape) {
+  NodeId weight(const std::string& module, const char* name, Dims shape) {
     ModuleInfo* m = gm.modules.find(module);
     if (!m) {
       ModuleInfo info;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,7 @@ OpKind check_op(lua_State* L, int index) {
 // {====================================================================================
 // Metadata
 
-void push_dims(lua_State* L, const std::vector<Dim>& dims) {
+void push_dims(lua_State* L, const Dims& dims) {
   lua_createtable(L, static_cast<int>(dims.size()), 0);
   lua_Integer i = 0;
   for (const Dim& d : dims) {
@@ -97,8 +98,8 @@ void push_value_meta(lua_State* L, const ValueMeta& v) {
   }
 }
 
-std::vector<Dim> to_dims(lua_State* L, int index, const char* field) {
-  std::vector<Dim> dims;
+Dims to_dims(lua_State* L, int index, const char* field) {
+  Dims dims;
   if (!lua_istable(L, index)) luaL_error(L, "tensor_meta.%s: expected a list of sizes", field);
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, index));
   for (lua_Integer i = 1; i <= n; ++i) {
@@ -135,7 +136,7 @@ int node_replace_all_uses_with(lua_State* L) {
   const bool filtered = !lua_isnoneornil(L, 3);
   if (filtered) {
     luaL_checktype(L, 3, LUA_TFUNCTION);
-    const std::vector<NodeId> users = g.users(from.id);
+    const NodeIdList users = g.users(from.id);
     for (NodeId u : users) {
       lua_pushvalue(L, 3);
       push_node(L, from.session_id, u);
@@ -294,7 +295,7 @@ int node_is_alive(lua_State* L) {
 }
 
 
-int push_node_list(lua_State* L, int session, const std::vector<NodeId>& ids) {
+int push_node_list(lua_State* L, int session, std::span<const NodeId> ids) {
   state_of(L).charge_work(L, static_cast<double>(ids.size()));
   lua_createtable(L, static_cast<int>(ids.size()), 0);
   lua_Integer i = 0;

@@ -405,16 +405,16 @@ class DomWalk {
     return v;
   }
 
-  std::vector<Dim> shape(dom::element e, const Path& at) {
-    std::vector<Dim> out = dims(e, at);
+  Dims shape(dom::element e, const Path& at) {
+    Dims out = dims(e, at);
     for (std::size_t i = 0; i < out.size(); ++i)
       if (!out[i].is_symbolic() && out[i].value() < 0) fail(at.at(i), "a size cannot be negative");
     return out;
   }
 
-  std::vector<Dim> dims(dom::element e, const Path& at) {
+  Dims dims(dom::element e, const Path& at) {
     dom::array arr = as_array(e, at);
-    std::vector<Dim> out;
+    Dims out;
     out.reserve(arr.size());
     std::size_t i = 0;
     for (dom::element d : arr) {

@@ -163,7 +163,7 @@ class Writer {
     out_ += ']';
   }
 
-  void dims(const std::vector<Dim>& ds) {
+  void dims(const Dims& ds) {
     out_ += '[';
     for (std::size_t i = 0; i < ds.size(); ++i) {
       if (i) out_ += ',';

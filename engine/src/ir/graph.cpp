@@ -176,13 +176,13 @@ void Graph::unlink(NodeId n) {
   bump_order();
 }
 
-std::vector<NodeId> Graph::collect_inputs(const NodeData& d) {
+NodeIdList Graph::collect_inputs(const NodeData& d) {
   std::size_t count = 0;
   auto tally = [&](NodeId) { ++count; };
   for (const Argument& a : d.args) for_each_node_ref(a, tally);
   for (const auto& kv : d.kwargs) for_each_node_ref(kv.second, tally);
-  std::vector<NodeId> inputs;
-  inputs.reserve(count);  // exact size: a load makes a million of these
+  NodeIdList inputs;
+  inputs.reserve(count);
   auto add = [&](NodeId input) { inputs.push_back(input); };
   for (const Argument& a : d.args) for_each_node_ref(a, add);
   for (const auto& kv : d.kwargs) for_each_node_ref(kv.second, add);
@@ -197,7 +197,7 @@ void Graph::attach_inputs(NodeId n) {
   // `n` uses none of them yet (new node, or detach_inputs ran first), so a repeat of the same
   // input can only find `n` at the back of that input's list: no scan, no quadratic fan-out.
   for (NodeId input : d.inputs) {
-    std::vector<NodeId>& users = slots_[input].users;
+    NodeIdList& users = slots_[input].users;
     if (users.empty() || users.back() != n) users.push_back(n);
   }
 }
@@ -207,9 +207,12 @@ void Graph::detach_inputs(NodeId n) {
   for (NodeId input : slots_[n].inputs) {
     touch(input);
     // From the back: DCE and rewrites mostly detach the newest users.
-    std::vector<NodeId>& users = slots_[input].users;
-    auto it = std::find(users.rbegin(), users.rend(), n);
-    if (it != users.rend()) users.erase(std::next(it).base());
+    NodeIdList& users = slots_[input].users;
+    for (std::size_t i = users.size(); i-- > 0;)
+      if (users[i] == n) {
+        users.erase(users.begin() + i);
+        break;
+      }
   }
   slots_[n].inputs.clear();
 }

@@ -62,7 +62,7 @@ std::vector<NodeId> Graph::replace_all_uses_with(NodeId from, NodeId to,
   if (from == to || !is_alive(from) || !is_alive(to)) return changed;
   // Only the use lists of `from` and `to` change, so this is linear in the users' sizes even
   // when `from` has a hundred thousand users (a detach/attach per user would be quadratic).
-  std::vector<NodeId> kept;
+  NodeIdList kept;
   auto swap = [&](NodeId id) { return id == from ? to : id; };
   touch(from);
   touch(to);

@@ -58,7 +58,7 @@ Status Graph::lint(const ModuleTable* modules, std::string_view module_prefix) c
       if (pos[input] >= pos[n])
         return Status::node_error(d.name, "uses '" + slots_[input].name + "' before it is defined");
     }
-    std::vector<NodeId> distinct = d.inputs;
+    NodeIdList distinct = d.inputs;
     std::sort(distinct.begin(), distinct.end());
     use_pairs += static_cast<std::size_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
     user_entries += d.users.size();
@@ -69,7 +69,7 @@ Status Graph::lint(const ModuleTable* modules, std::string_view module_prefix) c
         return Status::node_error(d.name, "users list holds '" + slots_[user].name + "', which does not use it");
     }
     if (d.users.size() > 1) {
-      std::vector<NodeId> sorted = d.users;
+      NodeIdList sorted = d.users;
       std::sort(sorted.begin(), sorted.end());
       auto twice = std::adjacent_find(sorted.begin(), sorted.end());
       if (twice != sorted.end()) return Status::node_error(d.name, "users list holds '" + slots_[*twice].name + "' twice");

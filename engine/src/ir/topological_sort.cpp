@@ -13,7 +13,7 @@ Status Graph::stable_topological_sort() {
   std::vector<NodeId> by_pos = node_list();
   std::vector<std::uint32_t> waiting(slots_.size(), 0);  // distinct inputs not yet placed
   for (NodeId n : by_pos) {
-    std::vector<NodeId> distinct = slots_[n].inputs;
+    NodeIdList distinct = slots_[n].inputs;
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     waiting[n] = static_cast<std::uint32_t>(distinct.size());

@@ -18,12 +18,16 @@
 #include "graft/ir/ids.hpp"
 #include "graft/ir/meta.hpp"
 #include "graft/ir/name_index.hpp"
+#include "graft/ir/small_vector.hpp"
 #include "graft/ir/symbol_table.hpp"
 #include "graft/status.hpp"
 
 namespace graft {
 
 class ModuleTable;
+
+/// A node's inputs or users: most nodes have at most four, kept in place.
+using NodeIdList = SmallVector<NodeId, 4>;
 
 /// The storage of one node. Read it through Graph; change it only through Graph's edit API,
 /// which keeps `inputs` and `users` in sync with `args` and `kwargs`.
@@ -38,8 +42,8 @@ struct NodeData {
   std::vector<Argument> args{};
   Kwargs kwargs{};
   NodeMeta meta{};
-  std::vector<NodeId> inputs{};  ///< node references in args then kwargs, in order, repeats kept
-  std::vector<NodeId> users{};   ///< distinct consumers, in the order they started using this node
+  NodeIdList inputs{};  ///< node references in args then kwargs, in order, repeats kept
+  NodeIdList users{};   ///< distinct consumers, in the order they started using this node
 };
 
 /// Where `create_node` puts new nodes (FX's `inserting_before` / `inserting_after`).
@@ -78,8 +82,8 @@ class Graph {
     touch(n);
     return slots_[n].meta;
   }
-  const std::vector<NodeId>& users(NodeId n) const { return slots_[n].users; }
-  const std::vector<NodeId>& inputs(NodeId n) const { return slots_[n].inputs; }
+  const NodeIdList& users(NodeId n) const { return slots_[n].users; }
+  const NodeIdList& inputs(NodeId n) const { return slots_[n].inputs; }
   const SymbolTable& symbols() const { return symbols_; }
 
   /// The node called `name`, or kNoNode.
@@ -250,7 +254,7 @@ class Graph {
     return {where, n, slots_[n].generation};
   }
   /// Node references in `d.args` then `d.kwargs`, in order, repeats kept.
-  static std::vector<NodeId> collect_inputs(const NodeData& d);
+  static NodeIdList collect_inputs(const NodeData& d);
   NodeId allocate_slot();
   /// create_node_named and append_node: at the insertion point, or at the end.
   Result<NodeId> add_node(OpKind op, Symbol target, std::vector<Argument> args, Kwargs kwargs, std::string name,

@@ -7,15 +7,18 @@
 #include <vector>
 
 #include "graft/ir/interned.hpp"
+#include "graft/ir/small_vector.hpp"
 
 namespace graft {
 
+/// A shape or a stride: up to four dims in place, more on the heap.
+using Dims = SmallVector<Dim, 4>;
 
 /// What FX records as `tensor_meta` for one tensor.
 struct TensorMeta {
-  std::vector<Dim> shape;
+  Dims shape;
   InternedString dtype;  ///< `float32`, `int64`, ...
-  std::vector<Dim> stride;
+  Dims stride;
   InternedString device;  ///< `cpu`, `cuda:0`, ...
   friend bool operator==(const TensorMeta&, const TensorMeta&) = default;
 };

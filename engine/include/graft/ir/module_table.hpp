@@ -19,7 +19,7 @@ class Graph;
 /// A parameter or buffer: its own name within the module, its shape and dtype.
 struct TensorSpec {
   std::string name;
-  std::vector<Dim> shape;
+  Dims shape;
   InternedString dtype;
   friend bool operator==(const TensorSpec&, const TensorSpec&) = default;
 };
