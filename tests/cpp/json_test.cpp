@@ -9,6 +9,7 @@
 #include "graft/io/atomic_file.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/io/json_text.hpp"
+#include "io/canonical_reader.hpp"
 
 using namespace graft;
 
@@ -250,21 +251,36 @@ struct ThreadedLoads {
   ~ThreadedLoads() { detail::set_parallel_load_threshold(saved); }
 };
 
-// What parsing `text` gives, read in turn and on threads: the saved bytes or the error.
+// What `r` came to: the saved bytes or the error.
+std::string outcome_of(const Result<GraphModule>& r) {
+  if (!r) return "error: " + r.status().message();
+  Status lint = r->lint();
+  REQUIRE_MESSAGE(lint.is_ok(), lint.message());
+  return to_graph_json(r.value()).value();
+}
+
+// What parsing `text` gives, read in turn and on threads: the saved bytes or the error. On
+// threads it is read twice, from memory and as a file whose node lines are streamed from disk
+// (the path of large files); both must give the same.
 std::pair<std::string, std::string> both_ways(const std::string& text) {
-  auto outcome = [&] {
-    Result<GraphModule> r = parse_graph_json(text, "g.json");
-    if (!r) return "error: " + r.status().message();
-    Status lint = r->lint();
-    REQUIRE_MESSAGE(lint.is_ok(), lint.message());
-    return to_graph_json(r.value()).value();
-  };
-  std::string in_turn = outcome();
+  std::string in_turn = outcome_of(parse_graph_json(text, "g.json"));
   ThreadedLoads threaded;
   std::size_t before = detail::threaded_loads();
-  std::string on_threads = outcome();
+  std::string on_threads = outcome_of(parse_graph_json(text, "g.json"));
   // Unless the text is not in the canonical layout at all, it took the threaded path.
-  if (text.find("\n\"nodes\": [\n") != std::string::npos) CHECK(detail::threaded_loads() == before + 1);
+  bool canonical = text.find("\n\"nodes\": [\n") != std::string::npos;
+  if (canonical) CHECK(detail::threaded_loads() == before + 1);
+
+  ScratchDir dir("graft_json_streamed");
+  REQUIRE(write_file_atomic(dir.file("g.json"), text).is_ok());
+  std::size_t streamed_before = detail::streamed_loads();
+  std::string streamed = outcome_of(load_graph_file(dir.file("g.json")));
+  if (std::string prefix = "error: " + dir.file(""); streamed.rfind(prefix, 0) == 0) streamed = "error: " + streamed.substr(prefix.size());
+  // Streamed exactly when the layout holds all the way (else the file is read whole after all).
+  std::string padded = text + std::string(64, '\0');  // simdjson's padding
+  bool laid_out = detail::parse_canonical(padded.data(), text.size(), "g.json").has_value();
+  CHECK(detail::streamed_loads() == streamed_before + (laid_out ? 1 : 0));
+  CHECK(streamed == on_threads);
   return {in_turn, on_threads};
 }
 
@@ -314,6 +330,15 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
     CHECK(in_turn == text);
     CHECK(threaded == text);
   }
+  SUBCASE("a line longer than the buffer a file's lines are streamed through") {
+    std::string nodes = std::string(kX) + ",\n" + R"({"name":"y","op":"call_function","target":"f","args":[{"node":"x"},")" +
+                        std::string(std::size_t{3} << 20, 'a') + R"("],"kwargs":{},"meta":{}})" + ",\n" +
+                        R"({"name":"output","op":"output","target":"output","args":[{"node":"y"}],"kwargs":{},"meta":{}})";
+    std::string text = doc_with_modules(kModuleA, nodes);
+    auto [in_turn, threaded] = both_ways(text);
+    CHECK(in_turn == text);
+    CHECK(threaded == text);
+  }
   const std::string node_x = kX;
   const std::string node_y_uses_z = R"({"name":"y","op":"call_function","target":"f","args":[{"node":"z"}],"kwargs":{},"meta":{}})";
   struct Case {
@@ -324,7 +349,14 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
   std::string many;  // a late error, after several batches went to the graph
   for (int i = 0; i < 4500; ++i)
     many += R"({"name":"n)" + std::to_string(i) + R"(","op":"placeholder","target":"n","args":[],"kwargs":{},"meta":{}},)" + "\n";
+  std::string lots;  // over a mebibyte: the failing line is read again from past the first streamed buffer
+  for (int i = 0; i < 15000; ++i)
+    lots += R"({"name":"n)" + std::to_string(i) + R"(","op":"placeholder","target":"n","args":[],"kwargs":{},"meta":{}},)" + "\n";
   const Case cases[] = {
+      {"unknown node past the first mebibyte", doc_with_modules(kModuleA, lots + node_y_uses_z),
+       "g.json: $.nodes[15000].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"},
+      {"a bad value past the first mebibyte", doc_with_modules(kModuleA, lots + R"({"name":"y","op":"call_function","target":"f","args":[],"kwargs":{},"meta":{"tensor_meta":{"shape":[1.5],"dtype":"f","stride":[],"device":"cpu"}}})"),
+       "g.json: $.nodes[15000].meta.tensor_meta.shape[0]: expected an integer, found a float"},
       {"duplicate name late in a large file", doc_with_modules(kModuleA, many + node_x + ",\n" + node_x),
        "g.json: $.nodes[4501].name: duplicate node name 'x'"},
       {"unknown node late in a large file", doc_with_modules(kModuleA, many + node_y_uses_z),
@@ -370,15 +402,30 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
   }
 }
 
-TEST_CASE("json: a file of 64 MiB or more, read in two halves at once, loads exactly") {
-  std::string text = "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {\"pad\":\"" + std::string(std::size_t{65} << 20, 'p') +
-                     "\"},\n\"modules\": [],\n\"nodes\": [\n" + kX +
-                     ",\n" + R"({"name":"output","op":"output","target":"output","args":[{"node":"x"}],"kwargs":{},"meta":{}})" + "\n]\n}\n";
+TEST_CASE("json: a file with a head of 65 MiB loads exactly, streamed or read whole in two halves at once") {
+  std::string head = "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {\"pad\":\"" + std::string(std::size_t{65} << 20, 'p') +
+                     "\"},\n\"modules\": [],\n\"nodes\": [";
+  std::string output = R"({"name":"output","op":"output","target":"output","args":[{"node":"x"}],"kwargs":{},"meta":{}})";
   ScratchDir dir("graft_json_big_file");
-  REQUIRE(write_file_atomic(dir.file("big.json"), text).is_ok());
-  Result<GraphModule> gm = load_graph_file(dir.file("big.json"));
-  REQUIRE_MESSAGE(gm.is_ok(), gm.status().message());
-  CHECK(to_graph_json(gm.value()).value() == text);
+  SUBCASE("canonical: the node lines are streamed, the head is found past many scan windows") {
+    std::string text = head + "\n" + kX + ",\n" + output + "\n]\n}\n";
+    REQUIRE(write_file_atomic(dir.file("big.json"), text).is_ok());
+    std::size_t streamed_before = detail::streamed_loads();
+    Result<GraphModule> gm = load_graph_file(dir.file("big.json"));
+    REQUIRE_MESSAGE(gm.is_ok(), gm.status().message());
+    CHECK(to_graph_json(gm.value()).value() == text);
+    CHECK(detail::streamed_loads() == streamed_before + 1);
+  }
+  SUBCASE("not canonical (two nodes on one line): the file is read whole, in two halves at once") {
+    std::string text = head + "\n" + kX + ", " + output + "\n]\n}\n";
+    REQUIRE(write_file_atomic(dir.file("big.json"), text).is_ok());
+    std::size_t streamed_before = detail::streamed_loads();
+    Result<GraphModule> gm = load_graph_file(dir.file("big.json"));
+    REQUIRE_MESSAGE(gm.is_ok(), gm.status().message());
+    CHECK(gm->graph.size() == 2);
+    CHECK(to_graph_json(gm.value()).value() == head + "\n" + kX + ",\n" + output + "\n]\n}\n");
+    CHECK(detail::streamed_loads() == streamed_before);  // it tried, found the layout broken, and read it whole
+  }
 }
 
 TEST_CASE("json: a missing file is an error naming it") {

@@ -4,15 +4,21 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <exception>
+#include <fcntl.h>
 #include <memory>
 #include <mutex>
+#include <sys/stat.h>
 #include <system_error>
 #include <thread>
+#include <unistd.h>
 
 #include "graft/io/graph_json.hpp"
+#include "graft/ir/memory.hpp"
 #include "io/dom_reader.hpp"
 
 namespace graft::detail {
@@ -21,17 +27,89 @@ namespace {
 
 namespace dom = simdjson::dom;
 
+// Where the body of a canonical array is: in memory (followed by simdjson's padding), or the
+// bytes [begin, end) of an open file. A large file's nodes are read from the file a chunk at a
+// time into one reused buffer: reading the whole file first put a quarter of a gigabyte into
+// fresh pages, which on this VM cost more than parsing it.
+struct BodySource {
+  std::string_view memory;  ///< when fd < 0
+  int fd = -1;
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+
+  static BodySource in_memory(std::string_view body) { return BodySource{body}; }
+  static BodySource in_file(int fd, std::uint64_t begin, std::uint64_t end) { return BodySource{{}, fd, begin, end}; }
+  bool streamed() const { return fd >= 0; }
+  std::uint64_t size() const { return streamed() ? end - begin : memory.size(); }
+
+  /// Up to `count` bytes at body offset `offset` into `out`; how many it got (short if the
+  /// file shrank or could not be read).
+  std::size_t read(std::uint64_t offset, char* out, std::size_t count) const {
+    count = static_cast<std::size_t>(std::min<std::uint64_t>(count, size() - std::min(offset, size())));
+    if (!streamed()) {
+      std::copy_n(memory.data() + offset, count, out);
+      return count;
+    }
+    std::size_t done = 0;
+    while (done < count) {
+      ssize_t n = ::pread(fd, out + done, count - done, static_cast<off_t>(begin + offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    return done;
+  }
+
+  /// The body text at [offset, offset + count), padded for simdjson (a line to read again).
+  simdjson::padded_string text(std::uint64_t offset, std::size_t count) const {
+    std::string out(count, '\0');
+    out.resize(read(offset, out.data(), count));
+    return simdjson::padded_string(out);
+  }
+
+  /// How many lines to make room for: counted in memory; in a file, estimated from its first
+  /// mebibyte with a margin (reading the whole file twice to count would cost more than room
+  /// for a few more slots, which stays untouched virtual memory).
+  std::size_t expected_lines() const {
+    if (!streamed()) return static_cast<std::size_t>(std::count(memory.begin(), memory.end(), '\n')) + 1;
+    constexpr std::size_t kSample = std::size_t{1} << 20;
+    std::vector<char> sample(static_cast<std::size_t>(std::min<std::uint64_t>(kSample, size())));
+    std::size_t got = read(0, sample.data(), sample.size());
+    auto lines = static_cast<std::uint64_t>(std::count(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(got), '\n')) + 1;
+    if (got == size() || got == 0) return static_cast<std::size_t>(lines);
+    return static_cast<std::size_t>(size() * lines / got + size() * lines / got / 5 + 1024);
+  }
+};
+
 // Walks the body of a canonical array (one element per line, each but the last ending in a
-// comma) one element at a time, without building a list of a million lines first.
+// comma) one element at a time, without building a list of a million lines first. A streamed
+// body is read in chunks into one buffer, which grows only for a line longer than it.
 class ElementLines {
  public:
-  explicit ElementLines(std::string_view body) : rest_(body) {}
-  /// The next element without its comma; false at the end, or where the layout breaks.
+  explicit ElementLines(const BodySource& source) : source_(source) {
+    if (!source.streamed()) {
+      data_ = source.memory.data();
+      filled_ = source.memory.size();
+      read_to_ = filled_;
+    }
+  }
+
+  /// The next element without its comma, valid until the next call; false at the end, where
+  /// the layout breaks, or where a streamed file could not be read (a break, too: the caller
+  /// then reads the file whole, which reports what went wrong).
   bool next(std::string_view& element) {
     if (done_) return false;
-    std::size_t nl = rest_.find('\n');
-    bool last = nl == std::string_view::npos;
-    std::string_view line = last ? rest_ : rest_.substr(0, nl);
+    const char* nl = nullptr;
+    while ((nl = static_cast<const char*>(std::memchr(data_ + pos_, '\n', filled_ - pos_))) == nullptr &&
+           read_to_ < source_.size()) {
+      if (!refill()) {
+        laid_out_ = false;
+        done_ = true;
+        return false;
+      }
+    }
+    bool last = nl == nullptr;
+    std::string_view line(data_ + pos_, last ? filled_ - pos_ : static_cast<std::size_t>(nl - (data_ + pos_)));
     done_ = last;
     if (last == (!line.empty() && line.back() == ',')) {
       laid_out_ = false;
@@ -39,24 +117,55 @@ class ElementLines {
       return false;
     }
     element = last ? line : line.substr(0, line.size() - 1);
-    if (!last) rest_ = rest_.substr(nl + 1);
+    offset_ = base_ + pos_;
+    if (!last) pos_ += line.size() + 1;
     return true;
   }
   /// False if the walk stopped where the layout broke.
   bool laid_out() const { return laid_out_; }
-  /// How many lines the body has: an upper bound of the elements, for reserving.
-  static std::size_t count(std::string_view body) {
-    return static_cast<std::size_t>(std::count(body.begin(), body.end(), '\n')) + 1;
-  }
+  /// Where the last element next() gave starts, from the start of the body.
+  std::uint64_t offset() const { return offset_; }
 
  private:
-  std::string_view rest_;
+  // Keeps the unread tail of the chunk (a line the chunk's end cut) and reads more after it.
+  bool refill() {
+    std::size_t keep = filled_ - pos_;
+    if (keep == capacity_) {
+      std::size_t bigger = std::max(kChunk, capacity_ * 2);
+      auto grown = std::make_unique<char[]>(bigger + simdjson::SIMDJSON_PADDING);
+      std::copy_n(data_ + pos_, keep, grown.get());
+      chunk_ = std::move(grown);
+      capacity_ = bigger;
+    } else {
+      std::memmove(chunk_.get(), data_ + pos_, keep);
+    }
+    data_ = chunk_.get();
+    base_ += pos_;
+    pos_ = 0;
+    filled_ = keep;
+    std::size_t got = source_.read(read_to_, chunk_.get() + filled_, capacity_ - filled_);
+    filled_ += got;
+    read_to_ += got;
+    return got > 0;
+  }
+
+  static constexpr std::size_t kChunk = std::size_t{1} << 20;
+  const BodySource& source_;
+  std::unique_ptr<char[]> chunk_;  // streamed: capacity_ bytes plus padding
+  std::size_t capacity_ = 0;
+  const char* data_ = "";
+  std::size_t pos_ = 0;     // unread text is data_[pos_, filled_)
+  std::size_t filled_ = 0;
+  std::uint64_t base_ = 0;     // body offset of data_[0]
+  std::uint64_t read_to_ = 0;  // body bytes read so far
+  std::uint64_t offset_ = 0;
   bool done_ = false;
   bool laid_out_ = true;
 };
 
 bool split_element_lines(std::string_view body, std::vector<std::string_view>& lines) {
-  ElementLines walk(body);
+  BodySource source = BodySource::in_memory(body);
+  ElementLines walk(source);
   for (std::string_view line; walk.next(line);) lines.push_back(line);
   return walk.laid_out();
 }
@@ -134,12 +243,12 @@ PartResult<GraphModule> read_canonical_head(std::string_view before_nodes) {
 }
 
 // The root graph's nodes, one line each, on one thread.
-PartResult<Graph> read_canonical_nodes(std::string_view body) {
+PartResult<Graph> read_canonical_nodes(const BodySource& body) {
   PartResult<Graph> out;
   try {
     dom::parser parser;
     Graph g;
-    g.reserve(ElementLines::count(body));
+    g.reserve(body.expected_lines());
     GraphScope scope(g);
     DomReader reader;
     ElementLines lines(body);
@@ -169,7 +278,8 @@ struct ReadNode {
   Kwargs kwargs;
   std::string name;
   NodeMeta meta;
-  std::string_view line;  ///< where it came from, to read it again for the exact error
+  std::uint64_t line_offset = 0;  ///< where it came from in the body, to read it again for the exact error
+  std::size_t line_size = 0;
 };
 
 constexpr NodeId kPendingRef = NodeId{1} << 31;  // no graph has two billion slots
@@ -269,13 +379,16 @@ class PipelinedScope final : public NodeScope {
 
   bool add(OpKind op, std::string_view target, std::vector<Argument> args, Kwargs kwargs, std::string_view name,
            NodeMeta meta) override {
-    batch_.nodes.push_back(ReadNode{op, batch_.text.add(target), std::move(args), std::move(kwargs), std::string(name), std::move(meta), line_});
+    batch_.nodes.push_back(ReadNode{op, batch_.text.add(target), std::move(args), std::move(kwargs), std::string(name), std::move(meta), line_offset_, line_size_});
     if (batch_.nodes.size() == kBatch || batch_.ref_names.size() >= kMaxRefs) flush();
     return true;
   }
 
-  /// The line being read (in the file buffer, which outlives the load).
-  void set_line(std::string_view line) { line_ = line; }
+  /// Where the line being read is in the body.
+  void set_line(std::uint64_t offset, std::size_t size) {
+    line_offset_ = offset;
+    line_size_ = size;
+  }
 
   /// Hands the last batch over; false if the builder gave up.
   bool flush() {
@@ -292,18 +405,21 @@ class PipelinedScope final : public NodeScope {
   static constexpr std::size_t kMaxRefs = std::size_t{1} << 20;
   static constexpr std::size_t kMaxRefsPerLine = std::size_t{1} << 30;  // pending ids stay below kNoNode
   ReadNodeQueue& queue_;
-  std::string_view line_;
+  std::uint64_t line_offset_ = 0;
+  std::size_t line_size_ = 0;
   ReadBatch batch_;
   bool stopped_ = false;
 };
 
 // The error reading line `index` in turn gives, with the graph holding the nodes before it:
 // the builder's way to report exactly what reading in turn reports.
-LoadError error_reading_in_turn(std::string_view line, std::size_t index, Graph& g, const LoadError& otherwise) {
+LoadError error_reading_in_turn(const BodySource& body, std::uint64_t offset, std::size_t size, std::size_t index, Graph& g,
+                                const LoadError& otherwise) {
   try {
+    simdjson::padded_string line = body.text(offset, size);
     dom::parser parser;
     dom::element node;
-    if (!parse_line(parser, line, node)) return otherwise;
+    if (line.size() != size || !parse_line(parser, line, node)) return otherwise;
     GraphScope scope(g);
     DomReader{}.root_node(node, index, scope);
   } catch (const LoadError& e) {
@@ -314,11 +430,12 @@ LoadError error_reading_in_turn(std::string_view line, std::size_t index, Graph&
 
 // The same, on two threads: a second thread parses the lines and the calling thread resolves
 // names and puts the nodes into the graph, so parsing, allocating and first touches overlap.
-PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
+PartResult<Graph> read_canonical_nodes_pipelined(const BodySource& body) {
   ReadNodeQueue queue;
   PipelinedScope scope(queue);
   PartResult<Graph> read;  // what the reading thread found: an error or "not canonical"
-  std::string_view failed_line;  // the line of read.error
+  std::uint64_t failed_offset = 0;  // the line of read.error
+  std::size_t failed_size = 0;
   std::size_t failed_index = 0;
   std::exception_ptr crashed;  // anything else the reading thread threw (out of memory)
   std::jthread reader_thread;  // joined on every way out: it uses the locals above
@@ -335,8 +452,9 @@ PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
             read.canonical = false;
             break;
           }
-          scope.set_line(line);
-          failed_line = line;
+          scope.set_line(lines.offset(), line.size());
+          failed_offset = lines.offset();
+          failed_size = line.size();
           failed_index = i;
           reader.root_node(node, i, scope);
         }
@@ -363,7 +481,7 @@ PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
   PartResult<Graph> out;
   Graph g;
   try {
-    g.reserve(ElementLines::count(body));
+    g.reserve(body.expected_lines());
     ReadBatch batch;
     std::size_t appended = 0;
     while (!out.error && queue.pop(batch)) {
@@ -381,7 +499,7 @@ PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
                                      : Result<NodeId>(Status::error("unresolved reference"));
         if (!id || id.value() != appended) {
           // An unknown reference or a taken name: read the line again in turn for its exact error.
-          out.error = error_reading_in_turn(n.line, appended, g,
+          out.error = error_reading_in_turn(body, n.line_offset, n.line_size, appended, g,
                                             LoadError{root_node_path(appended), id ? "internal error: node ids out of step"
                                                                                  : id.status().message()});
           queue.abandon();
@@ -392,7 +510,7 @@ PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
     }
     reader_thread.join();
     // The reading thread's error, unless its line holds an earlier one (a reference checked here).
-    if (!out.error && read.error) out.error = error_reading_in_turn(failed_line, failed_index, g, *read.error);
+    if (!out.error && read.error) out.error = error_reading_in_turn(body, failed_offset, failed_size, failed_index, g, *read.error);
   } catch (...) {
     queue.abandon();
     throw;
@@ -406,30 +524,31 @@ PartResult<Graph> read_canonical_nodes_pipelined(std::string_view body) {
 
 std::atomic<std::size_t> g_parallel_threshold{std::size_t{4} << 20};
 std::atomic<std::size_t> g_threaded_loads{0};
+std::atomic<std::size_t> g_streamed_loads{0};
 
-}  // namespace
+constexpr std::string_view kNodesMarker = "\n\"nodes\": [\n";
+constexpr std::string_view kEnd = "\n]\n}\n";
 
-// The canonical form (what graft and graft_fx write) puts each module and each root node on
-// its own line, after `"modules": [` and `"nodes": [` lines. Such a file is read as a small
-// head document plus one small document per line, with reused parsers: a parser then touches
-// kilobytes instead of about three times the file, which is most of a cold load's cost.
-// Anything else, and any line that is not valid JSON on its own, returns nullopt and takes
-// the whole-document path, which reports syntax errors with their line and column.
-std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t size, std::string_view source) {
-  constexpr std::string_view kMarker = "\n\"nodes\": [\n";
-  constexpr std::string_view kEnd = "\n]\n}\n";
-  std::string_view all(text, size);
-  // The first marker ends the head. Another one later would be a node line `"nodes": [`, which
-  // is not JSON on its own: that line sends the file to the whole-document path.
-  std::size_t marker = all.find(kMarker);
-  if (marker == std::string_view::npos) return std::nullopt;
-  std::size_t body_begin = marker + kMarker.size();
-  if (all.size() < body_begin + kEnd.size() || all.substr(all.size() - kEnd.size()) != kEnd) return std::nullopt;
-  std::string_view before_nodes = all.substr(0, marker);
-
+// The head (everything before the nodes marker) and the node lines of a canonical file, read
+// as parse_canonical describes; `parallel` puts them on three threads.
+std::optional<Result<GraphModule>> read_head_and_nodes(const BodySource& before_nodes, const BodySource& body,
+                                                       std::string_view source, bool parallel) {
   // Large files read their head (the module table) on a second thread, and their nodes on two
   // more (see read_canonical_nodes_pipelined); below the threshold threads cost more than they save.
-  bool parallel = size >= g_parallel_threshold.load(std::memory_order_relaxed);
+  auto read_head = [&before_nodes]() -> PartResult<GraphModule> {
+    if (!before_nodes.streamed()) return read_canonical_head(before_nodes.memory);
+    // A file's head is read here, on the head's own thread, while the nodes are being read.
+    auto size = static_cast<std::size_t>(before_nodes.size());
+    auto text = std::make_unique_for_overwrite<char[]>(size + simdjson::SIMDJSON_PADDING);
+    advise_huge_pages(text.get(), size);
+    std::fill_n(text.get() + size, simdjson::SIMDJSON_PADDING, '\0');
+    if (before_nodes.read(0, text.get(), size) != size) {
+      PartResult<GraphModule> unreadable;  // the whole-file path reports why
+      unreadable.canonical = false;
+      return unreadable;
+    }
+    return read_canonical_head(std::string_view(text.get(), size));
+  };
   PartResult<GraphModule> head;
   std::exception_ptr head_crashed;
   std::jthread head_reader;  // joined on every way out: it uses the locals above
@@ -437,7 +556,7 @@ std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t
     try {
       head_reader = std::jthread([&] {
         try {
-          head = read_canonical_head(before_nodes);
+          head = read_head();
         } catch (...) {
           head_crashed = std::current_exception();
         }
@@ -448,7 +567,6 @@ std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t
   }
   // One node per line, without its trailing comma; a broken layout is found on the way, and
   // errors before it are the same in turn and on threads.
-  std::string_view body = all.substr(body_begin, all.size() - kEnd.size() - body_begin);
   PartResult<Graph> nodes;
   if (parallel) {
     g_threaded_loads.fetch_add(1, std::memory_order_relaxed);
@@ -456,7 +574,7 @@ std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t
     head_reader.join();
     if (head_crashed) std::rethrow_exception(head_crashed);
   } else {
-    head = read_canonical_head(before_nodes);
+    head = read_head();
     if (head.canonical && !head.error) nodes = read_canonical_nodes(body);
   }
   // Errors in file order: the head's come first.
@@ -472,8 +590,74 @@ std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t
   return Result<GraphModule>(std::move(gm));
 }
 
+// An open file, closed on every way out.
+struct OpenFile {
+  int fd = -1;
+  ~OpenFile() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+// The canonical form (what graft and graft_fx write) puts each module and each root node on
+// its own line, after `"modules": [` and `"nodes": [` lines. Such a file is read as a small
+// head document plus one small document per line, with reused parsers: a parser then touches
+// kilobytes instead of about three times the file, which is most of a cold load's cost.
+// Anything else, and any line that is not valid JSON on its own, returns nullopt and takes
+// the whole-document path, which reports syntax errors with their line and column.
+std::optional<Result<GraphModule>> parse_canonical(const char* text, std::size_t size, std::string_view source) {
+  std::string_view all(text, size);
+  // The first marker ends the head. Another one later would be a node line `"nodes": [`, which
+  // is not JSON on its own: that line sends the file to the whole-document path.
+  std::size_t marker = all.find(kNodesMarker);
+  if (marker == std::string_view::npos) return std::nullopt;
+  std::size_t body_begin = marker + kNodesMarker.size();
+  if (all.size() < body_begin + kEnd.size() || all.substr(all.size() - kEnd.size()) != kEnd) return std::nullopt;
+  BodySource body = BodySource::in_memory(all.substr(body_begin, all.size() - kEnd.size() - body_begin));
+  return read_head_and_nodes(BodySource::in_memory(all.substr(0, marker)), body, source,
+                             size >= g_parallel_threshold.load(std::memory_order_relaxed));
+}
+
+// The same for a file on disk, which is never in memory whole: the head is read up to the
+// nodes marker, and the node lines are streamed from the file (BodySource).
+std::optional<Result<GraphModule>> parse_canonical_file(const std::string& path) {
+  OpenFile file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  struct stat st {};
+  if (file.fd < 0 || ::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;  // FileBuffer says why
+  auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size < g_parallel_threshold.load(std::memory_order_relaxed) || size < kEnd.size()) return std::nullopt;
+  BodySource whole = BodySource::in_file(file.fd, 0, size);
+  char tail[kEnd.size()];
+  if (whole.read(size - kEnd.size(), tail, kEnd.size()) != kEnd.size() || std::string_view(tail, kEnd.size()) != kEnd)
+    return std::nullopt;
+
+  // Where the nodes start: the first marker, found through a small reused window (the head's
+  // thread reads the head itself, while the nodes are read).
+  constexpr std::size_t kWindow = std::size_t{1} << 20;
+  std::vector<char> window(kWindow);
+  std::uint64_t marker = 0;
+  for (std::uint64_t at = 0;; at += window.size() - (kNodesMarker.size() - 1)) {
+    std::size_t got = whole.read(at, window.data(), window.size());
+    if (got < kNodesMarker.size()) return std::nullopt;  // no marker, or unreadable: the whole-file path says which
+    if (std::size_t found = std::string_view(window.data(), got).find(kNodesMarker); found != std::string_view::npos) {
+      marker = at + found;
+      break;
+    }
+    if (got < window.size()) return std::nullopt;
+  }
+  std::uint64_t body_begin = marker + kNodesMarker.size();
+  if (size < body_begin + kEnd.size()) return std::nullopt;
+  std::optional<Result<GraphModule>> read = read_head_and_nodes(
+      BodySource::in_file(file.fd, 0, marker), BodySource::in_file(file.fd, body_begin, size - kEnd.size()), path, true);
+  if (read) g_streamed_loads.fetch_add(1, std::memory_order_relaxed);
+  return read;
+}
+
 std::size_t set_parallel_load_threshold(std::size_t bytes) { return g_parallel_threshold.exchange(bytes); }
 
 std::size_t threaded_loads() { return g_threaded_loads.load(std::memory_order_relaxed); }
+
+std::size_t streamed_loads() { return g_streamed_loads.load(std::memory_order_relaxed); }
 
 }  // namespace graft::detail

@@ -609,6 +609,7 @@ Result<GraphModule> parse_graph_json(std::string_view text, std::string_view sou
 void release_parser_memory() { t_parser.reset(); }
 
 Result<GraphModule> load_graph_file(const std::string& path) {
+  if (std::optional<Result<GraphModule>> streamed = detail::parse_canonical_file(path)) return std::move(*streamed);
   detail::FileBuffer buffer;
   if (Status s = buffer.read(path, simdjson::SIMDJSON_PADDING); !s) return s;
   return parse_with_padding(buffer.data(), buffer.size(), path);

@@ -27,6 +27,10 @@ namespace detail {
 std::size_t set_parallel_load_threshold(std::size_t bytes);
 /// How many loads so far took the threaded path (tests check that they ran it).
 std::size_t threaded_loads();
+/// How many file loads so far were read with their node lines streamed from the file instead
+/// of reading it whole first (canonical files past the threshold above; a file found not to be
+/// canonical on the way is read whole after all, and not counted).
+std::size_t streamed_loads();
 }  // namespace detail
 
 /// The canonical text of `gm` (docs/FORMAT.md §5). Fails if the graph refers to dead nodes.
