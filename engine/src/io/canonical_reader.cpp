@@ -9,6 +9,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <map>
 #include <fcntl.h>
 #include <memory>
 #include <mutex>
@@ -60,6 +61,19 @@ struct BodySource {
     return done;
   }
 
+  /// Where the first line that starts at or after `pos` starts; size() + 1 if none does.
+  std::uint64_t line_start_from(std::uint64_t pos) const {
+    if (pos == 0) return 0;
+    char window[4096];
+    for (std::uint64_t at = pos - 1; at < size();) {
+      std::size_t got = read(at, window, sizeof window);
+      if (got == 0) break;
+      if (const void* nl = std::memchr(window, '\n', got)) return at + static_cast<std::uint64_t>(static_cast<const char*>(nl) - window) + 1;
+      at += got;
+    }
+    return size() + 1;
+  }
+
   /// The body text at [offset, offset + count), padded for simdjson (a line to read again).
   simdjson::padded_string text(std::uint64_t offset, std::size_t count) const {
     std::string out(count, '\0');
@@ -86,11 +100,28 @@ struct BodySource {
 // body is read in chunks into one buffer, which grows only for a line longer than it.
 class ElementLines {
  public:
-  explicit ElementLines(const BodySource& source) : source_(source) {
-    if (!source.streamed()) {
-      data_ = source.memory.data();
-      filled_ = source.memory.size();
+  explicit ElementLines(const BodySource& source) : source_(source) { restart(0, kNoLimit); }
+
+  /// Walks the elements whose lines start in [start, limit) instead; `start` must be where a
+  /// line starts. Keeps the buffer.
+  void restart(std::uint64_t start, std::uint64_t limit) {
+    limit_ = limit;
+    pos_ = 0;
+    offset_ = 0;
+    done_ = start > source_.size();  // no line starts there: an empty stretch
+    laid_out_ = true;
+    if (done_) start = source_.size();
+    if (!source_.streamed()) {
+      data_ = source_.memory.data();
+      base_ = 0;
+      pos_ = static_cast<std::size_t>(start);
+      filled_ = source_.memory.size();
       read_to_ = filled_;
+    } else {
+      data_ = chunk_ ? chunk_.get() : "";
+      base_ = start;
+      filled_ = 0;
+      read_to_ = start;
     }
   }
 
@@ -98,7 +129,7 @@ class ElementLines {
   /// the layout breaks, or where a streamed file could not be read (a break, too: the caller
   /// then reads the file whole, which reports what went wrong).
   bool next(std::string_view& element) {
-    if (done_) return false;
+    if (done_ || base_ + pos_ >= limit_) return false;
     const char* nl = nullptr;
     while ((nl = static_cast<const char*>(std::memchr(data_ + pos_, '\n', filled_ - pos_))) == nullptr &&
            read_to_ < source_.size()) {
@@ -143,13 +174,18 @@ class ElementLines {
     base_ += pos_;
     pos_ = 0;
     filled_ = keep;
-    std::size_t got = source_.read(read_to_, chunk_.get() + filled_, capacity_ - filled_);
+    // Up to the limit, and past it only in small steps: the rest of the last line.
+    std::uint64_t until = read_to_ < limit_ ? limit_ : read_to_ + kTailStep;
+    std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(capacity_ - filled_, until - read_to_));
+    std::size_t got = source_.read(read_to_, chunk_.get() + filled_, want);
     filled_ += got;
     read_to_ += got;
     return got > 0;
   }
 
   static constexpr std::size_t kChunk = std::size_t{1} << 20;
+  static constexpr std::size_t kTailStep = std::size_t{16} << 10;
+  static constexpr std::uint64_t kNoLimit = ~std::uint64_t{0};
   const BodySource& source_;
   std::unique_ptr<char[]> chunk_;  // streamed: capacity_ bytes plus padding
   std::size_t capacity_ = 0;
@@ -159,6 +195,7 @@ class ElementLines {
   std::uint64_t base_ = 0;     // body offset of data_[0]
   std::uint64_t read_to_ = 0;  // body bytes read so far
   std::uint64_t offset_ = 0;
+  std::uint64_t limit_ = kNoLimit;
   bool done_ = false;
   bool laid_out_ = true;
 };
@@ -319,47 +356,78 @@ struct ReadBatch {
   TextArena text;
 };
 
-// Batches of read nodes from the reading thread to the building one, at most a few in flight
-// so the reader cannot run far ahead and hold the whole graph twice.
-class ReadNodeQueue {
+// What reading one segment of the node lines came to: its nodes, in batches, and where it
+// stopped early, if it did.
+struct SegmentRead {
+  std::vector<ReadBatch> batches;
+  bool canonical = true;            ///< false: a line that is not JSON on its own, or a break in the layout
+  std::optional<LoadError> error;   ///< its path's index counts from the segment: the builder reads the line again
+  std::uint64_t failed_offset = 0;  ///< the line the error is on
+  std::size_t failed_size = 0;
+  std::size_t failed_index = 0;     ///< the line's index in the segment
+};
+
+// The body is cut into segments (the lines that start in each stretch of S bytes), read by
+// several threads and taken by the builder strictly in order. A thread claims the next segment
+// only while fewer than kAhead wait for the builder, so the graph is never held twice.
+class SegmentQueue {
  public:
-  /// False if the builder gave up (then the reader should stop).
-  bool push(ReadBatch batch) {
+  explicit SegmentQueue(std::size_t count) : count_(count) {}
+
+  /// The next segment to read; false when none is left, an earlier one stopped early, or the
+  /// builder gave up.
+  bool claim(std::size_t& k) {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return batches_.size() < kMaxInFlight || abandoned_; });
-    if (abandoned_) return false;
-    batches_.push_back(std::move(batch));
+    changed_.wait(lock, [&] { return next_ < taken_ + kAhead || next_ >= count_ || stopped_; });
+    if (stopped_ || next_ >= count_) return false;
+    k = next_++;
+    return true;
+  }
+  void deliver(std::size_t k, SegmentRead read) {
+    std::lock_guard lock(mutex_);
+    if (!read.canonical || read.error) count_ = std::min(count_, k + 1);  // later segments no longer matter
+    ready_.emplace(k, std::move(read));
+    changed_.notify_all();
+  }
+  /// Segment k once read; false if a reading thread failed (it says why) or k is past the end.
+  bool take(std::size_t k, SegmentRead& read) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return ready_.count(k) > 0 || failed_ || k >= count_; });
+    auto it = ready_.find(k);
+    if (it == ready_.end()) return false;
+    read = std::move(it->second);
+    ready_.erase(it);
+    taken_ = k + 1;
     changed_.notify_all();
     return true;
   }
-  /// False once the reader closed the queue and it is empty.
-  bool pop(ReadBatch& batch) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return !batches_.empty() || closed_; });
-    if (batches_.empty()) return false;
-    batch = std::move(batches_.front());
-    batches_.pop_front();
-    changed_.notify_all();
-    return true;
-  }
-  void close() {
+  std::size_t count() const {
     std::lock_guard lock(mutex_);
-    closed_ = true;
+    return count_;
+  }
+  /// The builder gave up: reading threads stop claiming.
+  void stop() {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
     changed_.notify_all();
   }
-  void abandon() {
+  /// A reading thread failed (out of memory): everyone stops.
+  void fail() {
     std::lock_guard lock(mutex_);
-    abandoned_ = true;
+    failed_ = stopped_ = true;
     changed_.notify_all();
   }
 
  private:
-  static constexpr std::size_t kMaxInFlight = 8;
-  std::mutex mutex_;
+  static constexpr std::size_t kAhead = 6;
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<ReadBatch> batches_;
-  bool closed_ = false;
-  bool abandoned_ = false;
+  std::map<std::size_t, SegmentRead> ready_;
+  std::size_t count_;
+  std::size_t next_ = 0;   // the next segment to claim
+  std::size_t taken_ = 0;  // segments the builder took
+  bool stopped_ = false;
+  bool failed_ = false;
 };
 
 // The reading side of a pipelined load: everything but names. References stay pending and
@@ -367,7 +435,7 @@ class ReadNodeQueue {
 // exactly the nodes before the one it appends, as reading in turn would.
 class PipelinedScope final : public NodeScope {
  public:
-  explicit PipelinedScope(ReadNodeQueue& queue) : queue_(queue) { batch_.nodes.reserve(kBatch); }
+  explicit PipelinedScope(std::vector<ReadBatch>& out) : out_(out) { batch_.nodes.reserve(kBatch); }
 
   NodeId find(std::string_view name) override {
     // A batch is handed over once it holds kMaxRefs references, so only one line with over
@@ -390,25 +458,22 @@ class PipelinedScope final : public NodeScope {
     line_size_ = size;
   }
 
-  /// Hands the last batch over; false if the builder gave up.
-  bool flush() {
-    if (batch_.nodes.empty()) return !stopped_;
-    stopped_ = stopped_ || !queue_.push(std::move(batch_));
+  /// Hands the current batch over.
+  void flush() {
+    if (batch_.nodes.empty()) return;
+    out_.push_back(std::move(batch_));
     batch_ = {};
     batch_.nodes.reserve(kBatch);
-    return !stopped_;
   }
-  bool stopped() const { return stopped_; }
 
  private:
   static constexpr std::size_t kBatch = 2048;
   static constexpr std::size_t kMaxRefs = std::size_t{1} << 20;
   static constexpr std::size_t kMaxRefsPerLine = std::size_t{1} << 30;  // pending ids stay below kNoNode
-  ReadNodeQueue& queue_;
+  std::vector<ReadBatch>& out_;
   std::uint64_t line_offset_ = 0;
   std::size_t line_size_ = 0;
   ReadBatch batch_;
-  bool stopped_ = false;
 };
 
 // The error reading line `index` in turn gives, with the graph holding the nodes before it:
@@ -428,96 +493,118 @@ LoadError error_reading_in_turn(const BodySource& body, std::uint64_t offset, st
   return otherwise;
 }
 
-// The same, on two threads: a second thread parses the lines and the calling thread resolves
-// names and puts the nodes into the graph, so parsing, allocating and first touches overlap.
+// The same, on three threads: two parse segments of the lines, and the calling thread resolves
+// names and puts the nodes into the graph, segment after segment, so parsing, allocating and
+// first touches overlap and neither core waits.
 PartResult<Graph> read_canonical_nodes_pipelined(const BodySource& body) {
-  ReadNodeQueue queue;
-  PipelinedScope scope(queue);
-  PartResult<Graph> read;  // what the reading thread found: an error or "not canonical"
-  std::uint64_t failed_offset = 0;  // the line of read.error
-  std::size_t failed_size = 0;
-  std::size_t failed_index = 0;
-  std::exception_ptr crashed;  // anything else the reading thread threw (out of memory)
-  std::jthread reader_thread;  // joined on every way out: it uses the locals above
-  try {
-    reader_thread = std::jthread([&] {
-      try {
-        dom::parser parser;
-        DomReader reader;
-        ElementLines lines(body);
-        std::size_t i = 0;
-        for (std::string_view line; !scope.stopped() && lines.next(line); ++i) {
-          dom::element node;
-          if (!parse_line(parser, line, node)) {
-            read.canonical = false;
-            break;
-          }
-          scope.set_line(lines.offset(), line.size());
-          failed_offset = lines.offset();
-          failed_size = line.size();
-          failed_index = i;
-          reader.root_node(node, i, scope);
-        }
-        read.canonical = read.canonical && lines.laid_out();
-        // Also before a line that is not JSON or a break in the layout: the builder may find
-        // an error in the nodes before it, which reading in turn would report first.
-        scope.flush();
-      } catch (const LoadError& e) {
+  // Segments of a mebibyte (a few thousand lines); smaller in small files, so that tests that
+  // force this path on them cross segments too.
+  const std::uint64_t segment = std::clamp<std::uint64_t>(body.size() / 16, std::uint64_t{64} << 10, std::uint64_t{1} << 20);
+  SegmentQueue segments(static_cast<std::size_t>(body.size() / segment + 1));
+  std::mutex crash_mutex;
+  std::exception_ptr crashed;  // anything but a LoadError a reading thread threw (out of memory)
+  auto read_segments = [&] {
+    try {
+      dom::parser parser;
+      DomReader reader;
+      ElementLines lines(body);
+      for (std::size_t k = 0; segments.claim(k);) {
+        SegmentRead read;
+        PipelinedScope scope(read.batches);
+        lines.restart(body.line_start_from(k * segment), (k + 1) * segment);
         try {
+          std::size_t i = 0;
+          for (std::string_view line; lines.next(line); ++i) {
+            dom::element node;
+            if (!parse_line(parser, line, node)) {
+              read.canonical = false;
+              break;
+            }
+            scope.set_line(lines.offset(), line.size());
+            read.failed_offset = lines.offset();
+            read.failed_size = line.size();
+            read.failed_index = i;
+            reader.root_node(node, i, scope);
+          }
+          read.canonical = read.canonical && lines.laid_out();
+        } catch (const LoadError& e) {
           read.error = e;
-          scope.flush();  // the nodes before the error: the builder may find an earlier one
-        } catch (...) {
-          crashed = std::current_exception();
         }
-      } catch (...) {
-        crashed = std::current_exception();
+        // Also before an error, a line that is not JSON or a break in the layout: the builder
+        // may find an error in the nodes before it, which reading in turn would report first.
+        scope.flush();
+        segments.deliver(k, std::move(read));
       }
-      queue.close();
-    });
-  } catch (const std::system_error&) {
-    return read_canonical_nodes(body);  // no thread to be had
+    } catch (...) {
+      std::lock_guard lock(crash_mutex);
+      if (!crashed) crashed = std::current_exception();
+      segments.fail();
+    }
+  };
+  std::jthread readers[2];  // joined on every way out: they use the locals above
+  std::size_t started = 0;
+  for (std::jthread& t : readers) {
+    try {
+      t = std::jthread(read_segments);
+      ++started;
+    } catch (const std::system_error&) {
+      break;  // fewer threads to be had: the ones running read every segment
+    }
   }
+  if (started == 0) return read_canonical_nodes(body);
 
   PartResult<Graph> out;
   Graph g;
   try {
     g.reserve(body.expected_lines());
-    ReadBatch batch;
     std::size_t appended = 0;
-    while (!out.error && queue.pop(batch)) {
-      for (ReadNode& n : batch.nodes) {
-        bool resolved = true;
-        auto resolve = [&](NodeId id) {
-          NodeId found = g.find(batch.ref_names[id - kPendingRef]);
-          resolved = resolved && found != kNoNode;
-          return found;
-        };
-        for (Argument& a : n.args) map_node_refs(a, resolve);
-        for (auto& kv : n.kwargs) map_node_refs(kv.second, resolve);
-        Result<NodeId> id = resolved ? g.append_node(n.op, g.intern_target(n.target), std::move(n.args), std::move(n.kwargs),
-                                                     std::move(n.name), std::move(n.meta))
-                                     : Result<NodeId>(Status::error("unresolved reference"));
-        if (!id || id.value() != appended) {
-          // An unknown reference or a taken name: read the line again in turn for its exact error.
-          out.error = error_reading_in_turn(body, n.line_offset, n.line_size, appended, g,
-                                            LoadError{root_node_path(appended), id ? "internal error: node ids out of step"
-                                                                                 : id.status().message()});
-          queue.abandon();
-          break;
+    SegmentRead read;
+    for (std::size_t k = 0; !out.error && out.canonical && segments.take(k, read); ++k) {
+      for (ReadBatch& batch : read.batches) {
+        for (ReadNode& n : batch.nodes) {
+          bool resolved = true;
+          auto resolve = [&](NodeId id) {
+            NodeId found = g.find(batch.ref_names[id - kPendingRef]);
+            resolved = resolved && found != kNoNode;
+            return found;
+          };
+          for (Argument& a : n.args) map_node_refs(a, resolve);
+          for (auto& kv : n.kwargs) map_node_refs(kv.second, resolve);
+          Result<NodeId> id = resolved ? g.append_node(n.op, g.intern_target(n.target), std::move(n.args), std::move(n.kwargs),
+                                                       std::move(n.name), std::move(n.meta))
+                                       : Result<NodeId>(Status::error("unresolved reference"));
+          if (!id || id.value() != appended) {
+            // An unknown reference or a taken name: read the line again in turn for its exact error.
+            out.error = error_reading_in_turn(body, n.line_offset, n.line_size, appended, g,
+                                              LoadError{root_node_path(appended), id ? "internal error: node ids out of step"
+                                                                                   : id.status().message()});
+            break;
+          }
+          ++appended;
         }
-        ++appended;
+        if (out.error) break;
       }
+      if (out.error) break;
+      // Where the segment stopped early: every node before that line is in the graph now, so
+      // reading the line again in turn gives the exact error (a reference checked only here
+      // may come before the value the reading thread stopped at).
+      if (read.error) {
+        LoadError otherwise = *read.error;  // with the line's index in the file, not the segment
+        std::string local = root_node_path(read.failed_index);
+        if (otherwise.path.rfind(local, 0) == 0) otherwise.path = root_node_path(appended) + otherwise.path.substr(local.size());
+        out.error = error_reading_in_turn(body, read.failed_offset, read.failed_size, appended, g, otherwise);
+      }
+      out.canonical = read.canonical;
     }
-    reader_thread.join();
-    // The reading thread's error, unless its line holds an earlier one (a reference checked here).
-    if (!out.error && read.error) out.error = error_reading_in_turn(body, failed_offset, failed_size, failed_index, g, *read.error);
+    segments.stop();
+    for (std::jthread& t : readers)
+      if (t.joinable()) t.join();
   } catch (...) {
-    queue.abandon();
+    segments.stop();
     throw;
   }
   if (crashed) std::rethrow_exception(crashed);
-  if (out.error) return out;
-  if (!read.canonical) return read;
+  if (out.error || !out.canonical) return out;
   out.value = std::move(g);
   return out;
 }
