@@ -405,6 +405,40 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
   }
 }
 
+TEST_CASE("json: a file cut short while its lines are streamed is read whole, never loaded in part") {
+  std::string nodes = kX;
+  for (int i = 0; i < 40000; ++i)
+    nodes += ",\n" + std::string(R"({"name":"r)") + std::to_string(i) + R"(","op":"call_function","target":"f","args":[{"node":")" +
+             (i == 0 ? std::string("x") : "r" + std::to_string(i - 1)) + R"("}],"kwargs":{},"meta":{}})";
+  nodes += ",\n" + std::string(R"({"name":"output","op":"output","target":"output","args":[{"node":"r39999"}],"kwargs":{},"meta":{}})");
+  std::string text = doc_with_modules(kModuleA, nodes);
+  ScratchDir dir("graft_json_cut_short");
+  REQUIRE(write_file_atomic(dir.file("g.json"), text).is_ok());
+  ThreadedLoads threaded;
+  // Where the cut falls: in the head, in a middle segment, in the last line, and (white box:
+  // the reader cuts bodies under 16 MiB into sixteen segments) just before the second and the
+  // sixth segment, where only the search for the segment's first line reads past it.
+  std::uint64_t body = text.find("\n\"nodes\": [\n") + 12;
+  std::uint64_t segment = std::max<std::uint64_t>((text.size() - 5 - body) / 16, 65536);
+  for (std::uint64_t cut : {std::uint64_t{100}, std::uint64_t{text.size() * 3 / 5}, std::uint64_t{text.size() - 40}, body + segment - 1,
+                            body + 5 * segment - 1}) {
+    INFO("cut at " << cut << " of " << text.size());
+    struct Restore {
+      ~Restore() { detail::set_stream_read_limit(~std::uint64_t{0}); }
+    } restore;
+    detail::set_stream_read_limit(cut);
+    std::size_t streamed_before = detail::streamed_loads();
+    Result<GraphModule> gm = load_graph_file(dir.file("g.json"));
+    REQUIRE_MESSAGE(gm.is_ok(), gm.status().message());
+    CHECK(gm->graph.size() == 40002);  // all of it, read whole after the streamed read came up short
+    CHECK(to_graph_json(gm.value()).value() == text);
+    CHECK(detail::streamed_loads() == streamed_before);
+  }
+  std::size_t streamed_before = detail::streamed_loads();
+  CHECK(load_graph_file(dir.file("g.json")).is_ok());
+  CHECK(detail::streamed_loads() == streamed_before + 1);  // uncut, it is streamed
+}
+
 TEST_CASE("json: a file with a head of 65 MiB loads exactly, streamed or read whole in two halves at once") {
   std::string head = "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {\"pad\":\"" + std::string(std::size_t{65} << 20, 'p') +
                      "\"},\n\"modules\": [],\n\"nodes\": [";

@@ -28,6 +28,8 @@ namespace {
 
 namespace dom = simdjson::dom;
 
+std::atomic<std::uint64_t> g_stream_read_limit{~std::uint64_t{0}};
+
 // Where the body of a canonical array is: in memory (followed by simdjson's padding), or the
 // bytes [begin, end) of an open file. A large file's nodes are read from the file a chunk at a
 // time into one reused buffer: reading the whole file first put a quarter of a gigabyte into
@@ -51,6 +53,7 @@ struct BodySource {
       std::copy_n(memory.data() + offset, count, out);
       return count;
     }
+    if (begin + offset >= g_stream_read_limit.load(std::memory_order_relaxed)) count = 0;  // tests: a file cut short
     std::size_t done = 0;
     while (done < count) {
       ssize_t n = ::pread(fd, out + done, count - done, static_cast<off_t>(begin + offset + done));
@@ -61,17 +64,21 @@ struct BodySource {
     return done;
   }
 
-  /// Where the first line that starts at or after `pos` starts; size() + 1 if none does.
-  std::uint64_t line_start_from(std::uint64_t pos) const {
+  /// Where the first line that starts in [pos, limit) starts; `limit` if none does; nullopt
+  /// if the file could not be read that far (it shrank, or failed). Searches only up to
+  /// `limit`, so stretches inside one very long line cost a stretch each, not the whole line.
+  std::optional<std::uint64_t> line_start_in(std::uint64_t pos, std::uint64_t limit) const {
     if (pos == 0) return 0;
-    char window[4096];
-    for (std::uint64_t at = pos - 1; at < size();) {
-      std::size_t got = read(at, window, sizeof window);
-      if (got == 0) break;
+    std::uint64_t end = std::min(limit - 1, size());  // a newline at end - 1 starts a line before limit
+    char window[16384];
+    for (std::uint64_t at = pos - 1; at < end;) {
+      std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof window, end - at));
+      std::size_t got = read(at, window, want);
+      if (got != want) return std::nullopt;
       if (const void* nl = std::memchr(window, '\n', got)) return at + static_cast<std::uint64_t>(static_cast<const char*>(nl) - window) + 1;
       at += got;
     }
-    return size() + 1;
+    return limit;
   }
 
   /// The body text at [offset, offset + count), padded for simdjson (a line to read again).
@@ -110,6 +117,8 @@ class ElementLines {
     offset_ = 0;
     done_ = start > source_.size();  // no line starts there: an empty stretch
     laid_out_ = true;
+    reached_end_ = false;
+    tail_step_ = kTailStep;
     if (done_) start = source_.size();
     if (!source_.streamed()) {
       data_ = source_.memory.data();
@@ -131,15 +140,19 @@ class ElementLines {
   bool next(std::string_view& element) {
     if (done_ || base_ + pos_ >= limit_) return false;
     const char* nl = nullptr;
-    while ((nl = static_cast<const char*>(std::memchr(data_ + pos_, '\n', filled_ - pos_))) == nullptr &&
+    std::size_t from = pos_;  // what of the line was searched already is not searched again
+    while ((nl = static_cast<const char*>(std::memchr(data_ + from, '\n', filled_ - from))) == nullptr &&
            read_to_ < source_.size()) {
+      std::size_t searched = filled_ - pos_;
       if (!refill()) {
         laid_out_ = false;
         done_ = true;
         return false;
       }
+      from = pos_ + searched;
     }
     bool last = nl == nullptr;
+    reached_end_ = last;
     std::string_view line(data_ + pos_, last ? filled_ - pos_ : static_cast<std::size_t>(nl - (data_ + pos_)));
     done_ = last;
     if (last == (!line.empty() && line.back() == ',')) {
@@ -156,6 +169,8 @@ class ElementLines {
   bool laid_out() const { return laid_out_; }
   /// Where the last element next() gave starts, from the start of the body.
   std::uint64_t offset() const { return offset_; }
+  /// True once next() gave the body's last element (the one without a comma).
+  bool reached_end() const { return reached_end_; }
 
  private:
   // Keeps the unread tail of the chunk (a line the chunk's end cut) and reads more after it.
@@ -174,8 +189,12 @@ class ElementLines {
     base_ += pos_;
     pos_ = 0;
     filled_ = keep;
-    // Up to the limit, and past it only in small steps: the rest of the last line.
-    std::uint64_t until = read_to_ < limit_ ? limit_ : read_to_ + kTailStep;
+    // Up to the limit, and past it only in growing steps: the rest of the last line.
+    std::uint64_t until = limit_;
+    if (read_to_ >= limit_) {
+      until = read_to_ + tail_step_;
+      tail_step_ = std::min(tail_step_ * 2, kChunk);
+    }
     std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(capacity_ - filled_, until - read_to_));
     std::size_t got = source_.read(read_to_, chunk_.get() + filled_, want);
     filled_ += got;
@@ -196,8 +215,10 @@ class ElementLines {
   std::uint64_t read_to_ = 0;  // body bytes read so far
   std::uint64_t offset_ = 0;
   std::uint64_t limit_ = kNoLimit;
+  std::size_t tail_step_ = kTailStep;
   bool done_ = false;
   bool laid_out_ = true;
+  bool reached_end_ = false;
 };
 
 bool split_element_lines(std::string_view body, std::vector<std::string_view>& lines) {
@@ -365,6 +386,7 @@ struct SegmentRead {
   std::uint64_t failed_offset = 0;  ///< the line the error is on
   std::size_t failed_size = 0;
   std::size_t failed_index = 0;     ///< the line's index in the segment
+  bool reached_end = false;         ///< it holds the body's last line
 };
 
 // The body is cut into segments (the lines that start in each stretch of S bytes), read by
@@ -511,7 +533,9 @@ PartResult<Graph> read_canonical_nodes_pipelined(const BodySource& body) {
       for (std::size_t k = 0; segments.claim(k);) {
         SegmentRead read;
         PipelinedScope scope(read.batches);
-        lines.restart(body.line_start_from(k * segment), (k + 1) * segment);
+        std::optional<std::uint64_t> start = body.line_start_in(k * segment, (k + 1) * segment);
+        lines.restart(start.value_or(0), start ? (k + 1) * segment : 0);
+        read.canonical = start.has_value();  // unreadable: the whole-file path reports why
         try {
           std::size_t i = 0;
           for (std::string_view line; lines.next(line); ++i) {
@@ -527,6 +551,7 @@ PartResult<Graph> read_canonical_nodes_pipelined(const BodySource& body) {
             reader.root_node(node, i, scope);
           }
           read.canonical = read.canonical && lines.laid_out();
+          read.reached_end = lines.reached_end();
         } catch (const LoadError& e) {
           read.error = e;
         }
@@ -542,12 +567,16 @@ PartResult<Graph> read_canonical_nodes_pipelined(const BodySource& body) {
     }
   };
   std::jthread readers[2];  // joined on every way out: they use the locals above
+  struct StopFirst {  // destroyed before the readers: whatever happens, they stop claiming, then are joined
+    SegmentQueue& segments;
+    ~StopFirst() { segments.stop(); }
+  } stop_first{segments};
   std::size_t started = 0;
   for (std::jthread& t : readers) {
     try {
       t = std::jthread(read_segments);
       ++started;
-    } catch (const std::system_error&) {
+    } catch (const std::exception&) {
       break;  // fewer threads to be had: the ones running read every segment
     }
   }
@@ -558,6 +587,7 @@ PartResult<Graph> read_canonical_nodes_pipelined(const BodySource& body) {
   try {
     g.reserve(body.expected_lines());
     std::size_t appended = 0;
+    bool reached_end = false;
     SegmentRead read;
     for (std::size_t k = 0; !out.error && out.canonical && segments.take(k, read); ++k) {
       for (ReadBatch& batch : read.batches) {
@@ -595,7 +625,10 @@ PartResult<Graph> read_canonical_nodes_pipelined(const BodySource& body) {
         out.error = error_reading_in_turn(body, read.failed_offset, read.failed_size, appended, g, otherwise);
       }
       out.canonical = read.canonical;
+      reached_end = reached_end || read.reached_end;
     }
+    // Every segment read, yet the last line never seen: the file shrank while it was read.
+    if (!out.error && out.canonical && !reached_end) out.canonical = false;
     segments.stop();
     for (std::jthread& t : readers)
       if (t.joinable()) t.join();
@@ -716,7 +749,8 @@ std::optional<Result<GraphModule>> parse_canonical_file(const std::string& path)
   if (size < g_parallel_threshold.load(std::memory_order_relaxed) || size < kEnd.size()) return std::nullopt;
   BodySource whole = BodySource::in_file(file.fd, 0, size);
   char tail[kEnd.size()];
-  if (whole.read(size - kEnd.size(), tail, kEnd.size()) != kEnd.size() || std::string_view(tail, kEnd.size()) != kEnd)
+  if (::pread(file.fd, tail, kEnd.size(), static_cast<off_t>(size - kEnd.size())) != static_cast<ssize_t>(kEnd.size()) ||
+      std::string_view(tail, kEnd.size()) != kEnd)
     return std::nullopt;
 
   // Where the nodes start: the first marker, found through a small reused window (the head's
@@ -746,5 +780,7 @@ std::size_t set_parallel_load_threshold(std::size_t bytes) { return g_parallel_t
 std::size_t threaded_loads() { return g_threaded_loads.load(std::memory_order_relaxed); }
 
 std::size_t streamed_loads() { return g_streamed_loads.load(std::memory_order_relaxed); }
+
+std::uint64_t set_stream_read_limit(std::uint64_t bytes) { return g_stream_read_limit.exchange(bytes); }
 
 }  // namespace graft::detail

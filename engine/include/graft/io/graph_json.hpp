@@ -1,6 +1,7 @@
 // Reading and writing graph files (docs/FORMAT.md).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,10 @@ std::size_t threaded_loads();
 /// of reading it whole first (canonical files past the threshold above; a file found not to be
 /// canonical on the way is read whole after all, and not counted).
 std::size_t streamed_loads();
+/// Tests only: streamed reads that start at or after `bytes` find the end of the file, as if
+/// another process cut it there after the earlier reads (the whole-file read is not affected).
+/// Returns the previous value.
+std::uint64_t set_stream_read_limit(std::uint64_t bytes);
 }  // namespace detail
 
 /// The canonical text of `gm` (docs/FORMAT.md §5). Fails if the graph refers to dead nodes.
