@@ -1,5 +1,5 @@
 // Graph files in the canonical layout (what graft and graft_fx write: one module and one root
-// node per line), read a line at a time, and large ones on three threads.
+// node per line), read a line at a time, and large ones on four threads.
 #include "io/canonical_reader.hpp"
 
 #include <algorithm>
@@ -650,7 +650,7 @@ constexpr std::string_view kNodesMarker = "\n\"nodes\": [\n";
 constexpr std::string_view kEnd = "\n]\n}\n";
 
 // The head (everything before the nodes marker) and the node lines of a canonical file, read
-// as parse_canonical describes; `parallel` puts them on three threads.
+// as parse_canonical describes; `parallel` puts them on four threads (head, two node parsers, builder).
 std::optional<Result<GraphModule>> read_head_and_nodes(const BodySource& before_nodes, const BodySource& body,
                                                        std::string_view source, bool parallel) {
   // Large files read their head (the module table) on a second thread, and their nodes on two

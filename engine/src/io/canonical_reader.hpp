@@ -1,4 +1,4 @@
-// Reading graph files in the canonical layout: a line at a time, large ones on three threads
+// Reading graph files in the canonical layout: a line at a time, large ones on four threads
 // (docs/ARCHITECTURE.md, "The graph file and its parser").
 #pragma once
 

@@ -22,9 +22,9 @@ Result<GraphModule> load_graph_file(const std::string& path);
 void release_parser_memory();
 
 namespace detail {
-/// Canonical files of at least this many bytes (default 4 MiB) are read on three threads:
-/// module table, node parsing, graph building. Tests lower it to run that path on small
-/// files. Returns the previous value.
+/// Canonical files of at least this many bytes (default 4 MiB) are read on four threads:
+/// module table, two node parsers, graph building (files on disk are streamed, not read whole).
+/// Tests lower it to run that path on small files. Returns the previous value.
 std::size_t set_parallel_load_threshold(std::size_t bytes);
 /// How many loads so far took the threaded path (tests check that they ran it).
 std::size_t threaded_loads();
