@@ -4,13 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <exception>
-#include <map>
 #include <fcntl.h>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <sys/stat.h>
@@ -21,6 +19,7 @@
 #include "graft/io/graph_json.hpp"
 #include "graft/ir/memory.hpp"
 #include "io/dom_reader.hpp"
+#include "io/file_buffer.hpp"
 
 namespace graft::detail {
 
@@ -53,15 +52,8 @@ struct BodySource {
       std::copy_n(memory.data() + offset, count, out);
       return count;
     }
-    if (begin + offset >= g_stream_read_limit.load(std::memory_order_relaxed)) count = 0;  // tests: a file cut short
-    std::size_t done = 0;
-    while (done < count) {
-      ssize_t n = ::pread(fd, out + done, count - done, static_cast<off_t>(begin + offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<std::size_t>(n);
-    }
-    return done;
+    if (begin + offset >= g_stream_read_limit.load(std::memory_order_relaxed)) return 0;  // tests: a file cut short
+    return read_range(fd, out, begin + offset, count);
   }
 
   /// Where the first line that starts in [pos, limit) starts; `limit` if none does; nullopt
@@ -98,7 +90,8 @@ struct BodySource {
     std::size_t got = read(0, sample.data(), sample.size());
     auto lines = static_cast<std::uint64_t>(std::count(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(got), '\n')) + 1;
     if (got == size() || got == 0) return static_cast<std::size_t>(lines);
-    return static_cast<std::size_t>(size() * lines / got + size() * lines / got / 5 + 1024);
+    std::uint64_t estimate = size() * lines / got;
+    return static_cast<std::size_t>(estimate + estimate / 5 + 1024);
   }
 };
 
@@ -584,58 +577,56 @@ PartResult<Graph> read_canonical_nodes_pipelined(const BodySource& body) {
 
   PartResult<Graph> out;
   Graph g;
-  try {
-    g.reserve(body.expected_lines());
-    std::size_t appended = 0;
-    bool reached_end = false;
-    SegmentRead read;
-    for (std::size_t k = 0; !out.error && out.canonical && segments.take(k, read); ++k) {
-      for (ReadBatch& batch : read.batches) {
-        for (ReadNode& n : batch.nodes) {
-          bool resolved = true;
-          auto resolve = [&](NodeId id) {
-            NodeId found = g.find(batch.ref_names[id - kPendingRef]);
-            resolved = resolved && found != kNoNode;
-            return found;
-          };
-          for (Argument& a : n.args) map_node_refs(a, resolve);
-          for (auto& kv : n.kwargs) map_node_refs(kv.second, resolve);
-          Result<NodeId> id = resolved ? g.append_node(n.op, g.intern_target(n.target), std::move(n.args), std::move(n.kwargs),
-                                                       std::move(n.name), std::move(n.meta))
-                                       : Result<NodeId>(Status::error("unresolved reference"));
-          if (!id || id.value() != appended) {
-            // An unknown reference or a taken name: read the line again in turn for its exact error.
-            out.error = error_reading_in_turn(body, n.line_offset, n.line_size, appended, g,
-                                              LoadError{root_node_path(appended), id ? "internal error: node ids out of step"
-                                                                                   : id.status().message()});
-            break;
-          }
-          ++appended;
+  g.reserve(body.expected_lines());
+  std::size_t appended = 0;
+  // Appends a segment's nodes; at the first it cannot append (an unknown reference or a taken
+  // name), reads that line again in turn for its exact error and returns false.
+  auto append_segment = [&](SegmentRead& read) {
+    for (ReadBatch& batch : read.batches)
+      for (ReadNode& n : batch.nodes) {
+        bool resolved = true;
+        auto resolve = [&](NodeId id) {
+          NodeId found = g.find(batch.ref_names[id - kPendingRef]);
+          resolved = resolved && found != kNoNode;
+          return found;
+        };
+        for (Argument& a : n.args) map_node_refs(a, resolve);
+        for (auto& kv : n.kwargs) map_node_refs(kv.second, resolve);
+        Result<NodeId> id = resolved ? g.append_node(n.op, g.intern_target(n.target), std::move(n.args), std::move(n.kwargs),
+                                                     std::move(n.name), std::move(n.meta))
+                                     : Result<NodeId>(Status::error("unresolved reference"));
+        if (!id || id.value() != appended) {
+          out.error = error_reading_in_turn(body, n.line_offset, n.line_size, appended, g,
+                                            LoadError{root_node_path(appended), id ? "internal error: node ids out of step"
+                                                                                 : id.status().message()});
+          return false;
         }
-        if (out.error) break;
+        ++appended;
       }
-      if (out.error) break;
-      // Where the segment stopped early: every node before that line is in the graph now, so
-      // reading the line again in turn gives the exact error (a reference checked only here
-      // may come before the value the reading thread stopped at).
-      if (read.error) {
-        LoadError otherwise = *read.error;  // with the line's index in the file, not the segment
-        std::string local = root_node_path(read.failed_index);
-        if (otherwise.path.rfind(local, 0) == 0) otherwise.path = root_node_path(appended) + otherwise.path.substr(local.size());
-        out.error = error_reading_in_turn(body, read.failed_offset, read.failed_size, appended, g, otherwise);
-      }
-      out.canonical = read.canonical;
-      reached_end = reached_end || read.reached_end;
+    return true;
+  };
+  bool reached_end = false;
+  SegmentRead read;
+  for (std::size_t k = 0; !out.error && out.canonical && segments.take(k, read); ++k) {
+    if (!append_segment(read)) break;
+    // Where the segment stopped early: every node before that line is in the graph now, so
+    // reading the line again in turn gives the exact error (a reference checked only here
+    // may come before the value the reading thread stopped at).
+    if (read.error) {
+      LoadError otherwise = *read.error;  // with the line's index in the file, not the segment
+      std::string local = root_node_path(read.failed_index);
+      if (otherwise.path.rfind(local, 0) == 0) otherwise.path = root_node_path(appended) + otherwise.path.substr(local.size());
+      out.error = error_reading_in_turn(body, read.failed_offset, read.failed_size, appended, g, otherwise);
     }
-    // Every segment read, yet the last line never seen: the file shrank while it was read.
-    if (!out.error && out.canonical && !reached_end) out.canonical = false;
-    segments.stop();
-    for (std::jthread& t : readers)
-      if (t.joinable()) t.join();
-  } catch (...) {
-    segments.stop();
-    throw;
+    out.canonical = read.canonical;
+    reached_end = reached_end || read.reached_end;
   }
+  // Every segment read, yet the last line never seen: the file shrank while it was read.
+  if (!out.error && out.canonical && !reached_end) out.canonical = false;
+  // Joined before `crashed` is read (an exception on the way is handled by stop_first).
+  segments.stop();
+  for (std::jthread& t : readers)
+    if (t.joinable()) t.join();
   if (crashed) std::rethrow_exception(crashed);
   if (out.error || !out.canonical) return out;
   out.value = std::move(g);
@@ -749,8 +740,7 @@ std::optional<Result<GraphModule>> parse_canonical_file(const std::string& path)
   if (size < g_parallel_threshold.load(std::memory_order_relaxed) || size < kEnd.size()) return std::nullopt;
   BodySource whole = BodySource::in_file(file.fd, 0, size);
   char tail[kEnd.size()];
-  if (::pread(file.fd, tail, kEnd.size(), static_cast<off_t>(size - kEnd.size())) != static_cast<ssize_t>(kEnd.size()) ||
-      std::string_view(tail, kEnd.size()) != kEnd)
+  if (read_range(file.fd, tail, size - kEnd.size(), kEnd.size()) != kEnd.size() || std::string_view(tail, kEnd.size()) != kEnd)
     return std::nullopt;
 
   // Where the nodes start: the first marker, found through a small reused window (the head's

@@ -17,8 +17,9 @@ namespace {
 
 constexpr std::size_t kSplitReadBytes = std::size_t{64} << 20;
 
-// Reads up to `count` bytes at `offset` into `out`; returns how many it got.
-std::size_t read_range(int fd, char* out, std::size_t offset, std::size_t count) {
+}  // namespace
+
+std::size_t read_range(int fd, char* out, std::uint64_t offset, std::size_t count) {
   std::size_t done = 0;
   while (done < count) {
     ssize_t n = ::pread(fd, out + done, count - done, static_cast<off_t>(offset + done));
@@ -28,8 +29,6 @@ std::size_t read_range(int fd, char* out, std::size_t offset, std::size_t count)
   }
   return done;
 }
-
-}  // namespace
 
 FileBuffer::~FileBuffer() {
   if (data_) ::munmap(data_, mapped_);

@@ -4,12 +4,17 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "graft/ir/memory.hpp"
 #include "graft/status.hpp"
 
 namespace graft::detail {
+
+/// Reads up to `count` bytes at `offset` of the open file `fd` into `out` (retrying short and
+/// interrupted reads); returns how many it got: fewer at the end of the file or on an error.
+std::size_t read_range(int fd, char* out, std::uint64_t offset, std::size_t count);
 
 class FileBuffer {
  public:
