@@ -24,6 +24,10 @@ class NameIndex {
   /// Removes the entry for `name` (which must map to `id`).
   void erase(std::string_view name, NodeId id);
   void reserve(std::size_t count);
+  /// Starts loading the bucket where `name` would be, for a find or insert soon after.
+  void prefetch(std::string_view name) const {
+    if (!buckets_.empty()) __builtin_prefetch(&buckets_[hash_of(name) & (buckets_.size() - 1)]);
+  }
   std::size_t size() const { return size_; }
 
  private:
