@@ -7,6 +7,7 @@ packages=(
   libboost-graph-dev                        # analyses on the IR (Boost.Graph, header-only)
   libsimdjson-dev nlohmann-json3-dev        # graph file parsing; syntax-error positions
   libcli11-dev libfmt-dev                   # the graft command line
+  libjemalloc-dev                           # graft's programs allocate on huge pages (bindings/allocator)
   liblua5.4-dev                             # scripts: Lua 5.4, linked as its C++ build (lua5.4-c++)
   doctest-dev                               # C++ unit tests
   python3 python3-torch python3-torchvision # the graft_fx bridge and its round-trip tests
