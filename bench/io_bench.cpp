@@ -2,8 +2,8 @@
 //
 // Usage: graft_io_bench NODES [DIR]   (writes DIR/transformer_NODES.json, default DIR /tmp)
 // Prints one line of key=value pairs; bench/run_io.sh runs the sizes and torch.fx beside it.
-// `graft_io_bench --load-once FILE` loads FILE and prints the seconds: the benchmark runs
-// itself that way to time cold loads in fresh processes.
+// `graft_io_bench --load-once FILE` loads FILE and prints the seconds and the process's peak
+// resident kilobytes: the benchmark runs itself that way to time cold loads in fresh processes.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +17,10 @@
 #include <string_view>
 #include <unistd.h>
 #include <vector>
+
+#ifdef GRAFT_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
 
 #include "graft/io/atomic_file.hpp"
 #include "graft/io/graph_json.hpp"
@@ -36,6 +40,39 @@ long proc_status_kb(const char* field) {
 }
 void reset_peak() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
+// Freed memory handed back to the system, so that the next load touches fresh pages.
+void return_freed_memory() {
+#ifdef GRAFT_JEMALLOC
+  std::string purge = fmt::format("arena.{}.purge", MALLCTL_ARENAS_ALL);
+  if (mallctl(purge.c_str(), nullptr, nullptr, nullptr, 0) != 0) std::abort();
+#else
+  ::malloc_trim(0);
+#endif
+}
+
+// Freed memory kept in the process from now on, as a long-running host's allocator would.
+void keep_freed_memory() {
+#ifdef GRAFT_JEMALLOC
+  ssize_t never = -1;
+  for (const char* key : {"arenas.dirty_decay_ms", "arenas.muzzy_decay_ms"})  // arenas made later
+    if (mallctl(key, nullptr, nullptr, &never, sizeof never) != 0) std::abort();
+  unsigned arenas = 0;
+  std::size_t size = sizeof arenas;
+  if (mallctl("arenas.narenas", &arenas, &size, nullptr, 0) != 0) std::abort();
+  for (unsigned i = 0; i < arenas; ++i)  // arenas that exist (the others refuse, and need not)
+    for (const char* kind : {"dirty", "muzzy"})
+      (void)mallctl(fmt::format("arena.{}.{}_decay_ms", i, kind).c_str(), nullptr, nullptr, &never, sizeof never);
+#else
+  ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
+struct FreshLoads {
+  std::vector<double> seconds;  // sorted
+  std::vector<long> peak_kb;    // sorted
+};
+
 template <class Fn>
 double best_of(int runs, Fn&& fn) {
   double best = 1e30;
@@ -48,23 +85,26 @@ double best_of(int runs, Fn&& fn) {
 }
 
 // Cold loads of `path` in fresh processes that do nothing else (what `graft stats big.json`
-// pays), sorted; empty if they could not be run.
-std::vector<double> fresh_process_loads(const std::string& path, int runs) {
+// pays); empty if they could not be run.
+FreshLoads fresh_process_loads(const std::string& path, int runs) {
   char self[4096];
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return {};
   std::string command = "'" + std::string(self, static_cast<std::size_t>(n)) + "' --load-once '" + path + "'";
-  std::vector<double> seconds;
+  FreshLoads loads;
   for (int i = 0; i < runs; ++i) {
     FILE* child = ::popen(command.c_str(), "r");
     if (child == nullptr) return {};
     double s = 0;
-    bool read = std::fscanf(child, "%lf", &s) == 1;
+    long kb = 0;
+    bool read = std::fscanf(child, "%lf %ld", &s, &kb) == 2;
     if (::pclose(child) != 0 || !read) return {};
-    seconds.push_back(s);
+    loads.seconds.push_back(s);
+    loads.peak_kb.push_back(kb);
   }
-  std::sort(seconds.begin(), seconds.end());
-  return seconds;
+  std::sort(loads.seconds.begin(), loads.seconds.end());
+  std::sort(loads.peak_kb.begin(), loads.peak_kb.end());
+  return loads;
 }
 
 }  // namespace
@@ -78,7 +118,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", gm.status().message().c_str());
       return 1;
     }
-    std::printf("%.4f\n", s);
+    std::printf("%.4f %ld\n", s, proc_status_kb("VmHWM:"));
     std::fflush(stdout);
     std::_Exit(0);  // the load is timed, not the freeing
   }
@@ -99,7 +139,7 @@ int main(int argc, char** argv) {
     }
   }
   int runs = nodes >= 1000000 ? 2 : 3;
-  ::malloc_trim(0);  // hand the generator's memory back so the load is measured alone
+  return_freed_memory();  // the generator's: the load is measured alone, on fresh pages
 
   // Cold: the first load in this process, into memory the process has never touched. Memory
   // is measured here. Then keep freed memory in the process (as a long-running host would)
@@ -120,8 +160,7 @@ int main(int argc, char** argv) {
     graft::release_parser_memory();  // what stays is the graph itself
     resident_kb = proc_status_kb("VmRSS:") - rss_before;
   }
-  ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  keep_freed_memory();
   (void)graft::load_graph_file(path);  // first touch of the retained heap and parser
   double warm = 1e30;
   for (int i = 0; i < runs; ++i) {
@@ -153,17 +192,17 @@ int main(int argc, char** argv) {
   std::remove(out_path.c_str());
 
   // Last, once the file's pages are written back: cold loads in fresh processes.
-  std::vector<double> fresh = fresh_process_loads(path, 7);
-  if (fresh.empty()) {
+  FreshLoads fresh = fresh_process_loads(path, 7);
+  if (fresh.seconds.empty()) {
     std::fprintf(stderr, "graft_io_bench: could not run itself to time fresh-process loads\n");
     return 1;
   }
 
   fmt::print("nodes={} file_mb={:.1f} load_cold_s={:.3f} load_fresh_min_s={:.3f} load_fresh_median_s={:.3f} "
-             "load_fresh_max_s={:.3f} load_warm_s={:.3f} save_s={:.3f} simdjson_parse_s={:.3f} "
+             "load_fresh_max_s={:.3f} load_fresh_peak_mb={:.0f} load_warm_s={:.3f} save_s={:.3f} simdjson_parse_s={:.3f} "
              "nlohmann_parse_s={:.3f} load_peak_bytes_per_node={:.0f} graph_bytes_per_node={:.0f} identical={}\n",
-             actual_nodes, text.size() / 1e6, cold, fresh.front(), fresh[fresh.size() / 2], fresh.back(), warm, save,
-             simdjson_parse, nlohmann_parse, peak_kb * 1024.0 / actual_nodes, resident_kb * 1024.0 / actual_nodes,
-             identical ? "yes" : "NO");
+             actual_nodes, text.size() / 1e6, cold, fresh.seconds.front(), fresh.seconds[fresh.seconds.size() / 2],
+             fresh.seconds.back(), fresh.peak_kb[fresh.peak_kb.size() / 2] / 1024.0, warm, save, simdjson_parse,
+             nlohmann_parse, peak_kb * 1024.0 / actual_nodes, resident_kb * 1024.0 / actual_nodes, identical ? "yes" : "NO");
   return identical ? 0 : 1;
 }
