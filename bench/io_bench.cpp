@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
              "load_fresh_max_s={:.3f} load_fresh_peak_mb={:.0f} load_warm_s={:.3f} save_s={:.3f} simdjson_parse_s={:.3f} "
              "nlohmann_parse_s={:.3f} load_peak_bytes_per_node={:.0f} graph_bytes_per_node={:.0f} identical={}\n",
              actual_nodes, text.size() / 1e6, cold, fresh.seconds.front(), fresh.seconds[fresh.seconds.size() / 2],
-             fresh.seconds.back(), fresh.peak_kb[fresh.peak_kb.size() / 2] / 1024.0, warm, save, simdjson_parse,
+             fresh.seconds.back(), fresh.peak_kb[fresh.peak_kb.size() / 2] * 1024.0 / 1e6, warm, save, simdjson_parse,
              nlohmann_parse, peak_kb * 1024.0 / actual_nodes, resident_kb * 1024.0 / actual_nodes, identical ? "yes" : "NO");
   return identical ? 0 : 1;
 }
