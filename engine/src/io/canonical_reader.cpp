@@ -416,10 +416,6 @@ class SegmentQueue {
     changed_.notify_all();
     return true;
   }
-  std::size_t count() const {
-    std::lock_guard lock(mutex_);
-    return count_;
-  }
   /// The builder gave up: reading threads stop claiming.
   void stop() {
     std::lock_guard lock(mutex_);
@@ -435,7 +431,7 @@ class SegmentQueue {
 
  private:
   static constexpr std::size_t kAhead = 6;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::size_t, SegmentRead> ready_;
   std::size_t count_;
