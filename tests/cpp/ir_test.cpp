@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "graft/ir/graph.hpp"
 #include "graft/ir/graph_module.hpp"
@@ -109,20 +110,65 @@ TEST_CASE("ir: erase is refused while the node is used, and tombstones the slot"
   CHECK(refused.message() == "node 'x': cannot erase: still used by 'relu' and 1 more");
   CHECK(g.size() == 4);
 
-  std::uint32_t gen = g.generation(s.relu);
+  const StampedId relu = g.stamp(s.relu);
   g.replace_all_uses_with(s.relu, s.x);
   REQUIRE(g.erase_node(s.relu).is_ok());
   CHECK_FALSE(g.is_alive(s.relu));
-  CHECK(g.generation(s.relu) == gen + 1);
+  CHECK(g.resolve(relu) == kNoNode);
   CHECK(g.find("relu") == kNoNode);
   CHECK(g.users(s.x) == std::vector<NodeId>{s.add});
   CHECK(g.size() == 3);
   CHECK(g.num_slots() == 4);
   CHECK_FALSE(g.erase_node(s.relu).is_ok());  // erasing twice is an error, not a crash
-  // A new node reuses the slot with a newer generation.
+  // A new node reuses the slot with a generation no node had before: the old ref stays stale.
   NodeId again = g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(s.x)});
   CHECK(again == s.relu);
-  CHECK(g.generation(again) == gen + 1);
+  CHECK(g.generation(again) > relu.generation);
+  CHECK(g.resolve(relu) == kNoNode);
+  CHECK(g.resolve(g.stamp(again)) == again);
+}
+
+TEST_CASE("ir: no slot is reused while a transaction or a UniqueIdScope is open") {
+  for (int way = 0; way < 2; ++way) {
+    CAPTURE(way);
+    Small s;
+    Graph& g = s.g;
+    g.replace_all_uses_with(s.relu, s.x);
+    {
+      std::optional<UniqueIdScope> scope;
+      if (way == 0) REQUIRE(g.begin_transaction().is_ok());
+      else scope.emplace(g);
+      CHECK(g.ids_unique());
+      REQUIRE(g.erase_node(s.relu).is_ok());
+      const NodeId fresh = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)});
+      CHECK(fresh != s.relu);  // a map keyed by relu's id cannot land on the new node
+      CHECK(g.num_slots() == 5);
+      if (way == 0) g.commit_transaction();
+    }
+    CHECK_FALSE(g.ids_unique());
+    // Once nothing keeps ids unique, the slot is reused.
+    CHECK(g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)}) == s.relu);
+  }
+}
+
+TEST_CASE("ir: a node created in a rolled-back transaction never shares a generation with a later one") {
+  Small s;
+  Graph& g = s.g;
+  REQUIRE(g.begin_transaction().is_ok());
+  const StampedId gone = g.stamp(g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)}));
+  g.rollback_transaction();
+  CHECK(g.resolve(gone) == kNoNode);
+  const NodeId again = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)});
+  CHECK(again == gone.id);  // same slot...
+  CHECK(g.resolve(gone) == kNoNode);  // ...but the old reference does not resolve to it
+  // Erased inside, restored by the rollback: the same node, so its reference is good again.
+  const StampedId add = g.stamp(s.add);
+  g.replace_all_uses_with(s.add, s.x);
+  REQUIRE(g.begin_transaction().is_ok());
+  REQUIRE(g.erase_node(s.add).is_ok());
+  CHECK(g.resolve(add) == kNoNode);
+  g.rollback_transaction();
+  CHECK(g.resolve(add) == s.add);
 }
 
 TEST_CASE("ir: dead code elimination keeps placeholders, output and side effects") {

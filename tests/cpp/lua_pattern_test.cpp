@@ -103,3 +103,40 @@ TEST_CASE("patterns: a replacement that fails part-way leaves the pass's graph u
   CHECK(r.error->message.find("returning nodes count mismatch") != std::string::npos);
   CHECK(save(gm) == before);
 }
+
+TEST_CASE("patterns: g:replace_pattern on back-to-back matches chains the replacements (2 to 10 long)") {
+  for (int n = 2; n <= 10; ++n) {
+    CAPTURE(n);
+    std::string nodes = R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}})";
+    std::string expected_nodes = nodes;
+    std::string prev = "x";
+    std::string prev_exp = "x";
+    for (int i = 0; i < n; ++i) {
+      const std::string s = i == 0 ? "sigmoid" : "sigmoid_" + std::to_string(i);
+      const std::string e = i == 0 ? "exp" : "exp_" + std::to_string(i);
+      nodes += ",\n{\"name\":\"" + s + R"(","op":"call_function","target":"torch.sigmoid","args":[{"node":")" + prev +
+               R"("}],"kwargs":{},"meta":{}})";
+      expected_nodes += ",\n{\"name\":\"" + e + R"(","op":"call_function","target":"torch.exp","args":[{"node":")" +
+                        prev_exp + R"("}],"kwargs":{},"meta":{}})";
+      prev = s;
+      prev_exp = e;
+    }
+    auto output = [](const std::string& v) {
+      return ",\n{\"name\":\"output\",\"op\":\"output\",\"target\":\"output\",\"args\":[{\"node\":\"" + v +
+             "\"}],\"kwargs\":{},\"meta\":{}}";
+    };
+    GraphModule gm = parse(graph_doc(nodes + output(prev)));
+    lua::PipelineReport r = run_on(R"(
+        local torch = graft.ns("torch")
+        local pattern = graft.trace(function(x) return torch.sigmoid(x) end)
+        local replacement = graft.trace(function(x) return torch.exp(x) end)
+        return function(g)
+          local n, done = g:replace_pattern(pattern, replacement)
+          -- each input is reported as the node the replacement before it made, never as ""
+          for i = 2, n do assert(done[i].nodes.x == done[i - 1].replacements[1].name, done[i].nodes.x) end
+        end)",
+                                   gm);
+    REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+    CHECK(save(gm) == graph_doc(expected_nodes + output(prev_exp)));
+  }
+}

@@ -407,3 +407,28 @@ TEST_CASE("pipeline: a move and its undo is no change; runs are reproducible; op
   CHECK(refused.error->message == "the graph has an open transaction; commit or roll it back before running a pipeline");
   CHECK(held.graph.in_transaction());
 }
+
+TEST_CASE("pipeline: a Transformer handler that erases a value the original graph still needs is an error") {
+  // x -> add(x, x) -> relu(add) -> mul(add, relu). At relu the handler erases the new graph's
+  // add (nothing uses it yet) and returns relu(sigmoid(x)); mul then needs the erased add. Its
+  // slot must not be handed to sigmoid, or mul would silently read sigmoid.
+  GraphModule gm = parse(graph_doc(
+      R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"add","op":"call_function","target":"torch.add","args":[{"node":"x"},{"node":"x"}],"kwargs":{},"meta":{}},
+{"name":"relu","op":"call_function","target":"torch.relu","args":[{"node":"add"}],"kwargs":{},"meta":{}},
+{"name":"mul","op":"call_function","target":"torch.mul","args":[{"node":"add"},{"node":"relu"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"mul"}],"kwargs":{},"meta":{}})"));
+  const std::string before = save(gm);
+  lua::PipelineReport r = run_on(R"(return graft.transformer{
+      call_function = function(g, target, args, kwargs, node)
+        if node.name ~= "relu" then return g:call_function(target, args, kwargs) end
+        g:erase_node(args[1])
+        local s = g:call_function("torch.sigmoid", {g:find("x")})
+        return g:call_function("torch.relu", {s})
+      end})",
+                                 gm);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error->message.find("transformer: the value of node 'add' was erased from the new graph by a handler, "
+                              "but node 'mul' still uses it") != std::string::npos);
+  CHECK(save(gm) == before);
+}

@@ -77,12 +77,29 @@ def replacement_tanh(a):
     return torch.tanh(a)
 
 
+def sigmoid_chain(n):
+    """x -> sigmoid -> ... (n times): every match's input is the previous match's output."""
+    def model(x):
+        for _ in range(n):
+            x = torch.sigmoid(x)
+        return x
+    return model
+
+
+def pattern_sigmoid(a):
+    return torch.sigmoid(a)
+
+
+def replacement_exp(a):
+    return torch.exp(a)
+
+
 CASES = [
     ("add+relu -> mul+sigmoid", model_add_relu, pattern_add_relu, replacement_add_relu, 2),
     ("two outputs", model_two_outputs, pattern_two_outputs, replacement_two_outputs, 2),
     ("identity replacement", model_identity, pattern_double_neg, replacement_identity, 1),
     ("back-to-back matches", model_chain, pattern_sigmoid2, replacement_tanh, 1),
-]
+] + [(f"chain of {n} one-node matches", sigmoid_chain(n), pattern_sigmoid, replacement_exp, 1) for n in range(2, 11)]
 
 
 def structure(gm):

@@ -68,13 +68,23 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
                      const ModuleTable* modules, Graph& after) {
   after = Graph();
   after.reserve(before.size());
+  // `env` keeps ids of `after`: a handler that erases a node must not free its slot for the
+  // next one, or a later copy would read a node it never asked for.
+  UniqueIdScope unique_ids(after);
   SessionPair sessions(s, before, after, modules);
   std::vector<Argument> env(before.num_slots());  // original node -> its value in `after`
+  NodeId current = kNoNode;                        // the original node being rebuilt
   // Replaces references to original nodes by their values; a value may be a constant, so
   // this rebuilds the argument instead of rewriting ids in place.
   std::function<Argument(const Argument&)> remap = [&](const Argument& a) -> Argument {
     switch (a.kind()) {
-      case ArgKind::Node: return env[a.node_id()];
+      case ArgKind::Node: {
+        const Argument& value = env[a.node_id()];
+        if (value.is_node() && !after.is_alive(value.node_id()))
+          luaL_error(L, "transformer: the value of node '%s' was erased from the new graph by a handler, but node "
+                        "'%s' still uses it", before.name(a.node_id()).c_str(), before.name(current).c_str());
+        return value;
+      }
       case ArgKind::List: case ArgKind::Tuple: case ArgKind::Dict: case ArgKind::Slice: {
         Argument copy = a;
         auto& items = *copy.items();
@@ -88,6 +98,7 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
   lua_rawgeti(L, LUA_REGISTRYINDEX, handlers_ref);
   const int handlers = lua_gettop(L);
   for (NodeId n : before.nodes()) {
+    current = n;
     const OpKind op = before.op(n);
     std::vector<Argument> args;
     args.reserve(before.args(n).size());

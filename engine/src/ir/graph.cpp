@@ -91,19 +91,22 @@ void Graph::reserve(std::size_t nodes) {
 }
 
 NodeId Graph::allocate_slot() {
+  if (!held_slots_.empty() && !ids_unique()) {
+    free_slots_.insert(free_slots_.end(), held_slots_.begin(), held_slots_.end());
+    held_slots_.clear();
+  }
   NodeId id;
   if (!free_slots_.empty()) {
     id = free_slots_.back();
     free_slots_.pop_back();
     touch(id);
-    std::uint32_t generation = slots_[id].generation;
     slots_[id] = NodeData{};
-    slots_[id].generation = generation;
   } else {
     id = static_cast<NodeId>(slots_.size());
     slots_.emplace_back();
   }
   slots_[id].alive = true;
+  slots_[id].generation = ++last_generation_;
   ++live_count_;
   return id;
 }

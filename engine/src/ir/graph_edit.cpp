@@ -101,8 +101,8 @@ Status Graph::erase_node(NodeId n) {
   detach_inputs(n);
   unlink(n);
   by_name_.erase(d.name, n);
-  d = NodeData{.generation = d.generation + 1};
-  free_slots_.push_back(n);
+  d = NodeData{.generation = d.generation};
+  (ids_unique() ? held_slots_ : free_slots_).push_back(n);
   --live_count_;
   return Status::ok();
 }

@@ -17,6 +17,7 @@ struct Graph::Journal {
   NodeId tail = kNoNode;
   std::size_t live_count = 0;
   std::vector<NodeId> free_slots;
+  std::size_t held_slots = 0;  ///< held_slots_.size() at begin: later ones were erased since
   InsertPoint insert;
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters;
   std::vector<std::pair<NodeId, NodeData>> saved;  ///< each slot's contents at its first change

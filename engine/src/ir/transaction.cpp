@@ -28,6 +28,7 @@ void Graph::begin_nested_transaction() {
   j->tail = tail_;
   j->live_count = live_count_;
   j->free_slots = free_slots_;
+  j->held_slots = held_slots_.size();
   j->insert = insert_;
   j->name_counters = name_counters_;
   j->touched.assign(slots_.size(), false);
@@ -88,6 +89,7 @@ void Graph::rollback_transaction() {
   tail_ = j->tail;
   live_count_ = j->live_count;
   free_slots_ = std::move(j->free_slots);
+  held_slots_.resize(j->held_slots);  // the nodes erased since begin are back
   insert_ = j->insert;
   name_counters_ = std::move(j->name_counters);
   reorder_all();

@@ -44,12 +44,23 @@ Result<MetaPolicy> parse_meta_policy(std::string_view text) {
 
 Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMatch& m, const Graph& replacement,
                      MetaPolicy meta, ReplacedValues& replaced, ReplacedPattern& result) {
+  // `replaced` and the match hold bare ids of nodes earlier rewrites erased: only sound while
+  // no slot is reused.
+  if (!g.ids_unique()) return Status::error("rewrite_match: open a transaction on the graph first");
   const Graph& pattern = matcher.pattern();
+  auto follow = [&](NodeId n) {  // a value an earlier replacement replaced: its new node
+    for (auto it = replaced.find(n); it != replaced.end(); it = replaced.find(n)) n = it->second;
+    return n;
+  };
   result.anchor = m.anchors.front();
   result.nodes_map = m.nodes_map;
+  // As torch.fx: an input bound to a node an earlier replacement replaced reports its new node.
+  for (NodeId pn : matcher.placeholders())
+    if (MatchValue& v = result.nodes_map[pn]; v.node != kNoNode) v.node = follow(v.node);
   if (const NodeId at = m.graph_node(m.anchors.front()); at != kNoNode) result.anchor_name = g.name(at);
   for (NodeId pn : pattern.nodes())
-    if (const NodeId gn = m.graph_node(pn); gn != kNoNode) result.matched_names.emplace_back(pattern.name(pn), g.name(gn));
+    if (const NodeId gn = result.nodes_map.size() > pn ? result.nodes_map[pn].node : kNoNode; gn != kNoNode)
+      result.matched_names.emplace_back(pattern.name(pn), g.name(gn));
   if (replacement.output_node() == kNoNode) return Status::error("the replacement has no output node");
   // Inputs: replacement placeholders bind to the match's inputs by position.
   std::vector<NodeId> rep_inputs;
@@ -58,10 +69,6 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
   if (rep_inputs.size() != m.placeholder_nodes.size())
     return Status::error("placeholder count mismatch: the pattern has " + std::to_string(m.placeholder_nodes.size()) +
                          " inputs, the replacement " + std::to_string(rep_inputs.size()));
-  auto follow = [&](NodeId n) {  // a value an earlier replacement replaced: its new node
-    for (auto it = replaced.find(n); it != replaced.end(); it = replaced.find(n)) n = it->second;
-    return n;
-  };
   // A bound list may hold nodes an earlier replacement replaced (FX does not remap those:
   // issue #159613, back-to-back `cat`).
   auto follow_nested = [&](Argument a) {

@@ -1,7 +1,10 @@
 // Graph: FX's node list as a tombstoned slot arena with use lists.
 //
-// Nodes live in slots addressed by NodeId. Erasing a node tombstones its slot and bumps the
-// slot's generation, so a (NodeId, generation) handle held elsewhere can tell it went stale.
+// Nodes live in slots addressed by NodeId. Erasing a node tombstones its slot; a later node may
+// reuse the slot, with a generation no node of this graph had before, so a StampedId (slot and
+// generation) held elsewhere can tell it went stale. While a transaction or a UniqueIdScope is
+// open, erased slots are not reused at all, so maps keyed by bare NodeIds inside a rewrite
+// cannot land on a node created after the one they meant.
 // The nodes also form a doubly linked list: FX's total order, which lint checks is topological.
 #pragma once
 
@@ -36,7 +39,7 @@ struct NodeData {
   Symbol target = 0;
   OpKind op = OpKind::CallFunction;
   bool alive = false;
-  std::uint32_t generation = 0;
+  std::uint32_t generation = 0;  ///< unique per creation in this graph; kept by the tombstone
   NodeId prev = kNoNode;
   NodeId next = kNoNode;
   std::vector<Argument> args{};
@@ -69,6 +72,14 @@ class Graph {
   bool is_alive(NodeId n) const { return n < slots_.size() && slots_[n].alive; }
   const NodeData& node(NodeId n) const { return slots_[n]; }
   std::uint32_t generation(NodeId n) const { return slots_[n].generation; }
+  /// A reference to live node `n` that cannot be mistaken for a later node in its slot.
+  StampedId stamp(NodeId n) const { return {n, slots_[n].generation}; }
+  /// The node `r` refers to, or kNoNode if it was erased since.
+  NodeId resolve(StampedId r) const {
+    return is_alive(r.id) && slots_[r.id].generation == r.generation ? r.id : kNoNode;
+  }
+  /// True while erased slots are kept from reuse (a transaction or a UniqueIdScope is open).
+  bool ids_unique() const { return journal_.p != nullptr || unique_id_scopes_.count > 0; }
 
   OpKind op(NodeId n) const { return slots_[n].op; }
   const std::string& name(NodeId n) const { return slots_[n].name; }
@@ -248,6 +259,7 @@ class Graph {
   }
   void record(NodeId n);
   void note_moved(NodeId n);
+  friend class UniqueIdScope;
   void note_reordered();
   void note_reordered(Journal* j);
 
@@ -280,6 +292,16 @@ class Graph {
 
   std::vector<NodeData> slots_;
   std::vector<NodeId> free_slots_;
+  /// Slots erased while ids_unique(): reusable once nothing keeps ids unique any more.
+  std::vector<NodeId> held_slots_;
+  /// Open UniqueIdScopes; a copy of a graph starts with none.
+  struct ScopeCount {
+    std::uint32_t count = 0;
+    ScopeCount() = default;
+    ScopeCount(const ScopeCount&) {}
+    ScopeCount& operator=(const ScopeCount&) { return *this; }
+  } unique_id_scopes_;
+  std::uint32_t last_generation_ = 0;  ///< the generation of the newest node
   NodeId head_ = kNoNode;
   NodeId tail_ = kNoNode;
   std::size_t live_count_ = 0;
@@ -292,6 +314,19 @@ class Graph {
   mutable std::vector<std::uint64_t> keys_;
   mutable bool keys_valid_ = false;
   JournalHandle journal_;
+};
+
+/// RAII: no slot of `g` is reused while the scope is open, so a NodeId taken meanwhile names at
+/// most one node until it closes (a transaction does the same). For code that keeps bare ids
+/// across erases outside a transaction: a Transformer's map from old nodes to new ones.
+class UniqueIdScope {
+ public:
+  explicit UniqueIdScope(Graph& g) : g_(g) { ++g_.unique_id_scopes_.count; }
+  ~UniqueIdScope() { --g_.unique_id_scopes_.count; }
+  UniqueIdScope(const UniqueIdScope&) = delete;
+  UniqueIdScope& operator=(const UniqueIdScope&) = delete;
+ private:
+  Graph& g_;
 };
 
 /// RAII: sets a graph's insertion point for a scope and restores the old one after.

@@ -30,7 +30,10 @@ Result<MetaPolicy> parse_meta_policy(std::string_view text);
 /// One replacement, as FX's ReplacedPatterns.
 struct ReplacedPattern {
   NodeId anchor = kNoNode;               ///< the pattern node the match was found from (as FX)
-  std::vector<MatchValue> nodes_map;     ///< pattern node -> graph value (erased nodes included)
+  /// Pattern node -> graph value: inputs bound to a node an earlier replacement replaced name
+  /// the replacing node (as torch.fx); the other nodes are erased by the rewrite, and their
+  /// ids mean nothing once the rewrite's transaction ends (use matched_names).
+  std::vector<MatchValue> nodes_map;
   std::vector<NodeId> replacements;      ///< nodes copied into the graph, in replacement order
   /// The graph node the match was found at, and every matched graph node, by name: the nodes
   /// themselves are erased by the rewrite (FX keeps erased Node objects; ids would be reused).
@@ -39,11 +42,13 @@ struct ReplacedPattern {
 };
 
 /// Returned node -> the node that replaced it, so that later matches bound to a replaced value
-/// use its replacement (FX's match_changed_node).
+/// use its replacement (FX's match_changed_node). Bare ids are sound here because the
+/// transaction every rewrite runs in keeps erased slots from being reused.
 using ReplacedValues = std::unordered_map<NodeId, NodeId>;
 
-/// Replaces match `m` of `matcher` in `g` by `replacement`. On error the graph may be half
-/// edited: callers run it inside a transaction.
+/// Replaces match `m` of `matcher` in `g` by `replacement`. Refused unless a transaction is
+/// open on `g`: on error the graph may be half edited, and `replaced` and the matches found
+/// before the first rewrite keep ids of erased nodes.
 Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMatch& m, const Graph& replacement,
                      MetaPolicy meta, ReplacedValues& replaced, ReplacedPattern& result);
 
