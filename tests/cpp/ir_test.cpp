@@ -349,3 +349,19 @@ TEST_CASE("ir: an insertion point whose anchor was erased appends at the end ins
     CHECK(g.lint().message() == "node 'c': comes after the output node 'output'");
   }
 }
+
+TEST_CASE("ir: as in FX, a derived name never repeats the name of an erased node, unless the erase is undone") {
+  Small s;
+  Graph& g = s.g;
+  g.replace_all_uses_with(s.relu, s.x);
+  REQUIRE(g.begin_transaction().is_ok());
+  REQUIRE(g.erase_node(s.relu).is_ok());
+  CHECK(g.unique_name("relu") == "relu_1");
+  g.rollback_transaction();
+  CHECK(g.find("relu") == s.relu);
+  REQUIRE(g.erase_node(s.relu).is_ok());
+  CHECK(g.find("relu") == kNoNode);
+  CHECK(g.name(g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(s.x)})) == "relu_1");
+  // An explicit name is still allowed: only derived names avoid it.
+  CHECK(g.create_node_named(OpKind::CallFunction, "torch.relu", {Argument::node(s.x)}, {}, "relu").is_ok());
+}

@@ -1,7 +1,7 @@
 // Graph edits that keep use lists in sync: args, targets, replace-all-uses, erase, move.
 #include <algorithm>
 
-#include "graft/ir/graph.hpp"
+#include "journal.hpp"
 
 namespace graft {
 
@@ -101,6 +101,7 @@ Status Graph::erase_node(NodeId n) {
   detach_inputs(n);
   unlink(n);
   by_name_.erase(d.name, n);
+  if (auto [it, fresh] = retired_names_.insert(std::move(d.name)); fresh && journal_.p) journal_.p->retired.push_back(*it);
   d = NodeData{.generation = d.generation};
   (ids_unique() ? held_slots_ : free_slots_).push_back(n);
   --live_count_;

@@ -20,6 +20,7 @@ struct Graph::Journal {
   std::size_t held_slots = 0;  ///< held_slots_.size() at begin: later ones were erased since
   InsertPoint insert;
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters;
+  std::vector<std::string> retired;                 ///< names retired since begin
   std::vector<std::pair<NodeId, NodeData>> saved;  ///< each slot's contents at its first change
   std::vector<bool> touched;                       ///< indexed by slot, for slots < slot_count
   bool order_changed = false;                      ///< a move() or a whole-graph reorder happened

@@ -98,13 +98,14 @@ std::pair<std::string, std::uint32_t> split_suffix(const std::string& name) {
 
 std::string Graph::unique_name(std::string_view hint) {
   std::string candidate = sanitize(hint);
-  if (!name_taken(candidate)) return candidate;
+  auto used = [&](const std::string& name) { return name_taken(name) || retired_names_.contains(name); };
+  if (!used(candidate)) return candidate;
   auto [base, number] = split_suffix(candidate);
   std::uint32_t& counter = name_counters_[base];
   if (counter < number) counter = number;
   for (;;) {
     std::string name = base + '_' + std::to_string(++counter);
-    if (!name_taken(name)) return name;
+    if (!used(name)) return name;
   }
 }
 

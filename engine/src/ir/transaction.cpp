@@ -68,7 +68,13 @@ void Graph::note_reordered(Journal* jp) {
 }
 
 void Graph::commit_transaction() {
-  if (journal_.p) journal_.p = std::move(journal_.p->outer);
+  if (!journal_.p) return;
+  std::unique_ptr<Journal> j = std::move(journal_.p);
+  journal_.p = std::move(j->outer);
+  if (journal_.p) {  // the outer transaction now covers these edits
+    auto& outer = journal_.p->retired;
+    outer.insert(outer.end(), std::make_move_iterator(j->retired.begin()), std::make_move_iterator(j->retired.end()));
+  }
 }
 
 void Graph::rollback_transaction() {
@@ -92,6 +98,7 @@ void Graph::rollback_transaction() {
   held_slots_.resize(j->held_slots);  // the nodes erased since begin are back
   insert_ = j->insert;
   name_counters_ = std::move(j->name_counters);
+  for (const std::string& name : j->retired) retired_names_.erase(name);
   reorder_all();
 }
 

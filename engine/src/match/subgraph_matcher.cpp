@@ -13,6 +13,12 @@
 namespace graft {
 namespace {
 
+bool holds_node_ref(const Argument& a) {
+  bool found = false;
+  for_each_node_ref(a, [&](NodeId) { found = true; });
+  return found;
+}
+
 /// A schema default as a value, for the defaults TorchScript prints simply: None, True/False,
 /// integers, floats, quoted strings and int lists (`int[2] stride=1` means [1, 1]). Others
 /// (memory formats, dtypes) give nothing: an omitted one then matches only an omitted one.
@@ -184,7 +190,7 @@ class Walk {
     Kwargs kept;
     for (auto& [k, v] : pk) {
       const bool optional = std::find(c.optional_kwargs.begin(), c.optional_kwargs.end(), k) != c.optional_kwargs.end();
-      const bool given = std::any_of(gk.begin(), gk.end(), [&](const auto& kv) { return kv.first == k; });
+      const bool given = std::any_of(gk.begin(), gk.end(), [&key = k](const auto& kv) { return kv.first == key; });
       if (!optional || given) {
         kept.emplace_back(k, v);
         continue;
@@ -322,7 +328,9 @@ class Walk {
         bind(pn, MatchValue{kNoNode, std::make_shared<const Argument>(b)});  // literals are not injective: no reverse entry
         return true;
       }
-      return o_.ignore_literals || fail(MatchFailure::Kind::NodeVsLiteral, where_node_, pn, kNoNode, std::nullopt, b);
+      // Even with ignore_literals: a pattern operator never stands for a literal (torch.fx
+      // lets it, leaving its inputs unbound, and then fails with a KeyError).
+      return fail(MatchFailure::Kind::NodeVsLiteral, where_node_, pn, kNoNode, std::nullopt, b);
     }
     const bool a_seq = a.kind() == ArgKind::List || a.kind() == ArgKind::Tuple;
     const bool b_seq = b.kind() == ArgKind::List || b.kind() == ArgKind::Tuple;
@@ -336,9 +344,13 @@ class Walk {
       }
       return true;
     }
+    // ignore_literals ignores literal values only: a pattern list holding pattern nodes is not
+    // a literal, and ignoring it would leave those inputs unbound (torch.fx then fails with a
+    // KeyError).
+    const bool ignore = o_.ignore_literals && !holds_node_ref(a);
     if (b.is_node())
-      return o_.ignore_literals || fail(MatchFailure::Kind::LiteralVsNode, where_node_, kNoNode, b.node_id(), a, std::nullopt);
-    if (a == b || o_.ignore_literals) return true;  // type-strict: 1 is not 1.0, True is not 1
+      return ignore || fail(MatchFailure::Kind::LiteralVsNode, where_node_, kNoNode, b.node_id(), a, std::nullopt);
+    if (a == b || ignore) return true;  // type-strict: 1 is not 1.0, True is not 1
     return fail(MatchFailure::Kind::LiteralMismatch, where_node_, kNoNode, kNoNode, a, b);
   }
 

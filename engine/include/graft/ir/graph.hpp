@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "graft/ir/argument.hpp"
@@ -177,7 +178,8 @@ class Graph {
   /// This graph's symbol for a target text, added on first use.
   Symbol intern_target(std::string_view text) { return symbols_.intern(text); }
 
-  /// A fresh name derived from `hint` by FX's rules (`add` -> `add_1` when taken).
+  /// A fresh name derived from `hint` by FX's rules (`add` -> `add_1` when taken). As in FX,
+  /// the name of an erased node counts as taken.
   std::string unique_name(std::string_view hint);
 
   // --- editing -------------------------------------------------------------------------------
@@ -309,6 +311,8 @@ class Graph {
   SymbolTable symbols_;
   detail::NameIndex by_name_;
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters_;
+  /// Names of erased nodes: as in FX, a derived name never repeats one the graph has used.
+  std::unordered_set<std::string, StringHash, std::equal_to<>> retired_names_;
   mutable std::vector<std::uint32_t> order_;
   mutable bool order_valid_ = false;
   mutable std::vector<std::uint64_t> keys_;

@@ -1,0 +1,766 @@
+"""Differential testing of graft against torch.fx on random graphs.
+
+Each case is made from a seed: a random torch.fx graph on 4x4 float tensors (chains, diamonds,
+fan-out and fan-in, a multi-output split read through getitem, call_function, call_method and
+call_module nodes, get_attr constants, literals of every kind the graph format has, keyword
+arguments, repeated inputs), a pattern cut out of it (sometimes changed so that it should not
+match, sometimes with a literal turned into an input), matcher options, and a replacement (an
+input returned as is, the pattern with its operators swapped, or new operators).
+
+torch.fx runs in this process; graft runs through its command line (`graft match --pattern
+--json` and `graft rewrite`). Compared: the number of matches and each match's node map, in
+order; and for rewrites, the rewritten graph node by node (names, ops, targets, arguments, in
+order) and its outputs in PyTorch.
+
+torch 1.13 (Debian's) is known to differ from torch main in a few places, where graft follows
+main, so the reference here is 1.13's matcher with main's rules (`MainRulesMatcher`):
+ - 1.13 flattens nested arguments before comparing them (a list could match the wrong
+   nesting, and an input could never bind a whole list); main compares them nested, with a
+   list and a tuple interchangeable;
+ - 1.13 raises KeyError when an anchor of the pattern has no candidate; main returns no match;
+ - 1.13 has no ignore_literals.
+graft deliberately differs from both in three places, and the reference follows graft there:
+ - keyword arguments compare by name in any order (as 1.13 does; main compares the key lists
+   in order);
+ - with ignore_literals, a pattern operator, or a pattern list holding pattern nodes, never
+   matches a literal or a graph node in its place (torch.fx lets it, leaves the pattern's
+   inputs there unbound and then fails with a KeyError);
+ - a match whose fusion would make a cycle is dropped also when overlapping matches are kept
+   (torch.fx skips its cycle filter then).
+
+1.13's rewriter also looks every bound value up in a dict, where main looks up only nodes:
+the reference hands it hashable lists and tuples, and a case where an input binds a slice
+(unhashable) is counted as explained and not compared.
+
+Run it long:   /usr/bin/python3 tests/python/fx_differential.py --graft build/bindings/cli/graft --cases 5000
+A failing case is shrunk to a minimal one and printed as an entry for REGRESSIONS in
+tests/python/test_fx_differential.py.
+"""
+import argparse
+import contextlib
+import copy
+import io
+import json
+import operator
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import torch.fx
+import torch.nn.functional as F
+from torch.fx import subgraph_rewriter
+from torch.fx.passes.utils import matcher_utils
+from torch.fx.passes.utils.fuser_utils import validate_partition
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "bindings", "python"))
+
+from graft_fx import export_graph_module  # noqa: E402
+from graft_fx import format as fmt  # noqa: E402
+from graft_fx.importer import import_graph  # noqa: E402
+
+
+class Root(torch.nn.Module):
+    """The module every generated graph, pattern and replacement runs on."""
+
+    def __init__(self):
+        super().__init__()
+        gen = torch.Generator().manual_seed(0)
+        self.relu = torch.nn.ReLU()
+        self.tanh = torch.nn.Tanh()
+        self.act = torch.nn.Sigmoid()
+        self.lin = torch.nn.Linear(4, 4)
+        with torch.no_grad():
+            self.lin.weight.copy_(torch.randn(4, 4, generator=gen))
+            self.lin.bias.copy_(torch.randn(4, generator=gen))
+        self.register_buffer("const", torch.randn(4, 4, generator=gen))
+
+
+# --- operators: each builds one node from tensors picked among the graph's values ------------
+
+UNARY = [torch.relu, torch.sigmoid, torch.tanh, torch.neg, torch.sin, torch.abs]
+BINARY = [torch.add, torch.mul, torch.sub, operator.add, operator.mul, torch.maximum]
+METHODS_UNARY = ["relu", "sigmoid", "tanh", "neg", "contiguous"]
+MODULES = ["relu", "tanh", "act", "lin"]
+
+
+def _float(rng):
+    return rng.choice([0.5, -0.5, 2.0, 0.25, 1.0])
+
+
+def _int(rng):
+    return rng.choice([1, 2, -1, 3])
+
+
+def op_builders():
+    """name -> build(rng, pick) returning (op, target, args, kwargs)."""
+    return {
+        "unary": lambda rng, pick: ("call_function", rng.choice(UNARY), (pick(),), {}),
+        "binary": lambda rng, pick: ("call_function", rng.choice(BINARY), (pick(), pick()), {}),
+        "add_alpha": lambda rng, pick: ("call_function", torch.add, (pick(), pick()),
+                                        {"alpha": rng.choice([_int(rng), _float(rng)])}),
+        "scale": lambda rng, pick: ("call_function", rng.choice([torch.mul, operator.mul, operator.add, torch.add]),
+                                    (pick(), rng.choice([_int(rng), _float(rng)])), {}),
+        "clamp": lambda rng, pick: ("call_function", torch.clamp, (pick(),),
+                                    rng.choice([{"min": -0.5, "max": 0.5}, {"max": 0.5, "min": -0.5}, {"min": _float(rng)}])),
+        "transpose": lambda rng, pick: ("call_function", torch.transpose, (pick(), 0, 1), {}),
+        "flip": lambda rng, pick: ("call_function", torch.flip, (pick(), rng.choice([[0], (0,), [0, 1], (1, 0)])), {}),
+        "leaky": lambda rng, pick: ("call_function", F.leaky_relu, (pick(), rng.choice([0.1, 0.2])), {}),
+        "gelu": lambda rng, pick: ("call_function", F.gelu, (pick(),), {"approximate": rng.choice(["tanh", "none"])}),
+        "softmax": lambda rng, pick: ("call_function", torch.softmax, (pick(), rng.choice([-1, 0, 1])), {}),
+        "method": lambda rng, pick: ("call_method", rng.choice(METHODS_UNARY), (pick(),), {}),
+        "method_add": lambda rng, pick: ("call_method", "add", (pick(), pick()), {}),
+        "method_mul": lambda rng, pick: ("call_method", "mul", (pick(), _float(rng)), {}),
+        "method_view": lambda rng, pick: ("call_method", rng.choice(["view", "reshape"]),
+                                          rng.choice([(pick(), 4, 4), (pick(), (4, 4)), (pick(), [4, -1])]), {}),
+        "method_to": lambda rng, pick: ("call_method", "to", (pick(), torch.float32), {}),
+        "method_clamp": lambda rng, pick: ("call_method", "clamp", (pick(),), {"min": _float(rng)}),
+        "clamp_none": lambda rng, pick: ("call_function", torch.clamp, (pick(), None, rng.choice([0.5, 1.0])), {}),
+        "dropout": lambda rng, pick: ("call_function", F.dropout,
+                                      *rng.choice([((pick(), 0.0, False), {}), ((pick(),), {"p": 0.0, "training": False})])),
+        "to_device": lambda rng, pick: ("call_method", "to", (pick(), torch.device("cpu")), {}),
+        "module": lambda rng, pick: ("call_module", rng.choice(MODULES), (pick(),), {}),
+    }
+
+
+BUILDERS = op_builders()
+BUILDER_NAMES = sorted(BUILDERS)
+# Operators a pattern or replacement may swap for each other (same op kind and signature).
+SWAPS = [("call_function", UNARY), ("call_function", [torch.add, torch.mul, torch.sub, torch.maximum]),
+         ("call_function", [operator.add, operator.mul]), ("call_method", METHODS_UNARY),
+         ("call_module", ["relu", "tanh", "act"])]
+
+
+def swap_target(rng, op, target):
+    for kind, group in SWAPS:
+        if kind == op and target in group:
+            return rng.choice([t for t in group if t is not target and t != target])
+    return None
+
+
+# --- graphs ------------------------------------------------------------------------------------
+
+def random_graph(rng, size):
+    """A graph of about `size` operators on 1-3 inputs; every value is used (unused ones are
+    returned, so the output may be a tuple)."""
+    g = torch.fx.Graph()
+    values = [g.placeholder(n) for n in ["x", "y", "z"][: rng.randint(1, 3)]]
+    if rng.random() < 0.3:
+        values.append(g.get_attr("const"))
+
+    def pick():
+        if rng.random() < 0.55:
+            return values[-1]
+        return rng.choice(values)
+
+    for _ in range(size):
+        r = rng.random()
+        if r < 0.07:  # fan-in through a list of nodes
+            items = [pick() for _ in range(rng.randint(2, 3))]
+            stack = g.call_function(torch.stack, (items,))
+            values.append(g.call_function(torch.sum, (stack, 0)))
+        elif r < 0.14:  # a multi-output node read through getitem
+            cat = g.call_function(torch.cat, ([pick(), pick()],), {"dim": 0})
+            split = g.call_function(torch.split, (cat, 4))
+            parts = [g.call_function(operator.getitem, (split, i)) for i in range(2)]
+            rng.shuffle(parts)
+            values.extend(parts)
+        elif r < 0.20:  # slices of two values, put back together
+            top = g.call_function(operator.getitem, (pick(), (slice(None, 2), slice(None))))
+            bottom = g.call_function(operator.getitem, (pick(), (slice(2, None, None), slice(None))))
+            values.append(g.call_function(torch.cat, ((top, bottom),)))
+        else:
+            op, target, args, kwargs = BUILDERS[rng.choice(BUILDER_NAMES)](rng, pick)
+            values.append(g.create_node(op, target, args, kwargs))
+    unused = [v for v in values if v.op not in ("placeholder", "get_attr") and not v.users]
+    if not unused:
+        unused = [values[-1]]
+    g.output(unused[0] if len(unused) == 1 else tuple(unused))
+    return g
+
+
+def tensor_inputs(n):
+    return [x for x in n.all_input_nodes]
+
+
+def cut_pattern(rng, g):
+    """A pattern taken from `g` around a random anchor, or None. Returns (graph, notes)."""
+    calls = [n for n in g.nodes if n.op in ("call_function", "call_method", "call_module")
+             and n.target not in (torch.split, torch.stack)]
+    if not calls:
+        return None, []
+    anchor = rng.choice(calls)
+    chosen = {anchor}
+    frontier = [anchor]
+    limit = rng.randint(1, 5)
+    while frontier and len(chosen) < limit:
+        n = frontier.pop(0)
+        for i in tensor_inputs(n):
+            if i in chosen or i.op in ("placeholder",):
+                continue
+            if i.op == "get_attr" and rng.random() < 0.7:
+                continue
+            if rng.random() < 0.6 and len(chosen) < limit:
+                chosen.add(i)
+                frontier.append(i)
+    notes = []
+    p = torch.fx.Graph()
+    env = {}
+    inputs = {}
+
+    def value(a):
+        if isinstance(a, torch.fx.Node):
+            if a in chosen:
+                return env[a]
+            if a not in inputs:
+                inputs[a] = p.placeholder(f"p{len(inputs)}")
+            return inputs[a]
+        if isinstance(a, (list, tuple)):
+            return type(a)(value(x) for x in a)
+        return literal(a)
+
+    def literal(v):
+        if v is None or isinstance(v, torch.dtype):
+            return v
+        r = rng.random()
+        if r < 0.12:
+            notes.append("literal as input")
+            ph = p.placeholder(f"lit{sum(1 for n in p.nodes if n.op == 'placeholder')}")
+            return ph
+        if r < 0.18 and isinstance(v, (int, float)) and not isinstance(v, bool):
+            notes.append("literal changed")
+            return v + 1 if isinstance(v, int) else v * 2
+        if r < 0.22 and isinstance(v, int) and not isinstance(v, bool):
+            notes.append("int as float")
+            return float(v)
+        return v
+
+    for n in g.nodes:
+        if n not in chosen:
+            continue
+        target = n.target
+        if rng.random() < 0.08:
+            swapped = swap_target(rng, n.op, target)
+            if swapped is not None:
+                target = swapped
+                notes.append("target changed")
+        args = tuple(value(a) for a in n.args)
+        kwargs = {k: value(v) for k, v in n.kwargs.items()}
+        if n.op == "get_attr":
+            env[n] = p.get_attr(n.target)
+        else:
+            env[n] = p.create_node(n.op, target, args, kwargs, name=n.name)
+    outputs = [env[anchor]]
+    inner = [n for n in chosen if n is not anchor and n.op != "get_attr" and n.target is not torch.split]
+    if inner and rng.random() < 0.2:
+        outputs.append(env[rng.choice(sorted(inner, key=lambda n: n.name))])
+        notes.append("two outputs")
+    # A placeholder made for a literal might be unused if a later argument fell through.
+    p.output(outputs[0] if len(outputs) == 1 else tuple(outputs))
+    for n in list(p.nodes):
+        if n.op == "placeholder" and not n.users:
+            p.erase_node(n)
+    return p, notes
+
+
+def random_replacement(rng, pattern):
+    placeholders = [n for n in pattern.nodes if n.op == "placeholder"]
+    out = next(n for n in pattern.nodes if n.op == "output")
+    returned = out.args[0]
+    k = len(returned) if isinstance(returned, tuple) else 1
+    tensors = [n for n in placeholders if n.name.startswith("p")]
+    r = rng.random()
+    if r < 0.5:  # the pattern with some operators swapped
+        rep = copy.deepcopy(pattern)
+        for n in rep.nodes:
+            if n.op in ("call_function", "call_method", "call_module") and rng.random() < 0.7:
+                t = swap_target(rng, n.op, n.target)
+                if t is not None:
+                    n.target = t
+        return rep, "swapped"
+    g = torch.fx.Graph()
+    env = {n: g.placeholder(n.name) for n in placeholders}
+    tvals = [env[n] for n in tensors]
+    if r < 0.6 and k == 1 and tvals:
+        g.output(rng.choice(tvals))
+        return g, "identity"
+    if not tvals:
+        tvals = [g.get_attr("const")]
+    values = list(tvals)
+
+    def pick():
+        return values[-1] if rng.random() < 0.5 else rng.choice(values)
+
+    made = []
+    for _ in range(rng.randint(1, 3) + k - 1):
+        op, target, args, kwargs = BUILDERS[rng.choice(["unary", "binary", "scale", "method", "module", "clamp"])](rng, pick)
+        node = g.create_node(op, target, args, kwargs)
+        values.append(node)
+        made.append(node)
+    outs = made[-k:] if len(made) >= k else made + [tvals[0]] * (k - len(made))
+    g.output(outs[0] if k == 1 else tuple(outs))
+    return g, "new"
+
+
+def document(graph):
+    """The graph file of `graph` with every node named from its operator, as tracing names
+    them (torch.fx's replace_pattern traces its pattern and replacement again)."""
+    named = torch.fx.Graph()
+    env = {}
+    for n in graph.nodes:
+        args = torch.fx.node.map_arg(n.args, lambda a: env[a])
+        kwargs = torch.fx.node.map_arg(n.kwargs, lambda a: env[a])
+        env[n] = named.create_node(n.op, n.target, args, kwargs, name=n.target if n.op == "placeholder" else None)
+    return export_graph_module(torch.fx.GraphModule(Root(), named), root_module=Root())
+
+
+def make_case(seed, index, rewrite_share=0.6):
+    rng = random.Random(f"{seed}:{index}")
+    for _ in range(50):
+        g = random_graph(rng, rng.randint(2, 14))
+        p, notes = cut_pattern(rng, g)
+        if p is not None:
+            break
+    rep, kind = random_replacement(rng, p)
+    rewrite = rng.random() < rewrite_share
+    options = {"match_output": False, "match_placeholder": False,
+               "remove_overlapping_matches": True, "ignore_literals": False}
+    if not rewrite:
+        options = {"match_output": rng.random() < 0.15, "match_placeholder": rng.random() < 0.2,
+                   "remove_overlapping_matches": rng.random() < 0.8, "ignore_literals": rng.random() < 0.2}
+    return {"id": f"{seed}:{index}", "mode": "rewrite" if rewrite else "match", "options": options,
+            "notes": notes + [f"replacement {kind}"],
+            "graph": fmt.dumps(document(g)), "pattern": fmt.dumps(document(p)),
+            "replacement": fmt.dumps(document(rep))}
+
+
+# --- the reference: torch 1.13's matcher with main's rules ---------------------------------------
+
+class _HashableList(list):
+    __hash__ = object.__hash__
+
+
+class _HashableTuple(tuple):
+    __hash__ = object.__hash__
+
+
+def _hashable(v):
+    if isinstance(v, list):
+        return _HashableList(v)
+    if isinstance(v, tuple):
+        return _HashableTuple(v)
+    return v
+
+
+class MainRulesMatcher(matcher_utils.SubgraphMatcher):
+    """1.13's SubgraphMatcher where main's rules differ (the module docstring lists them)."""
+
+    def __init__(self, pattern, match_output=False, match_placeholder=False,
+                 remove_overlapping_matches=True, ignore_literals=False):
+        super().__init__(pattern, match_output, match_placeholder, remove_overlapping_matches)
+        self.ignore_literals = ignore_literals
+
+    def _is_contained(self, nodes_map):
+        lookup = {gn: pn for pn, gn in nodes_map.items() if pn.op != "placeholder"}
+        for gn, pn in lookup.items():
+            if pn in self.pattern_returning_nodes:
+                continue
+            if any(user not in lookup for user in gn.users):
+                return False
+        return True
+
+    def _match_values(self, a, b, match):
+        if isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node):
+            return self._match_nodes(a, b, match)
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            return len(a) == len(b) and all(self._match_values(x, y, match) for x, y in zip(a, b))
+        if isinstance(a, torch.fx.Node) and a.op != "placeholder":
+            return False  # graft's fix: an operator never matches a literal, even ignoring literals
+        # ... nor does a pattern list holding pattern nodes (ignoring it leaves them unbound)
+        holds_nodes = bool(_node_refs(a))
+        return self._match_args(a, b, match) or (self.ignore_literals and not holds_nodes)
+
+    def _match_nodes(self, pn, gn, match):
+        if pn in match.nodes_map:
+            return match.nodes_map[pn] == gn
+        if any(v is gn for v in match.nodes_map.values()):
+            return False
+        if not self._nodes_are_equal(pn, gn):
+            return False
+        match.nodes_map[pn] = gn
+        if pn.op == "placeholder":
+            return True
+        if len(pn.args) != len(gn.args) or set(pn.kwargs) != set(gn.kwargs):
+            return False
+        pairs = list(zip(pn.args, gn.args)) + [(pn.kwargs[k], gn.kwargs[k]) for k in pn.kwargs]
+        return all(self._match_values(a, b, match) for a, b in pairs)
+
+    def match(self, graph):
+        for anchor in self.pattern_anchors:
+            if not any(self._nodes_are_equal(anchor, n) for n in graph.nodes):
+                return []
+        matches = super().match(graph)
+        for m in matches:  # 1.13's rewriter looks bound values up in a dict; main skips literals
+            m.placeholder_nodes = [_hashable(v) for v in m.placeholder_nodes]
+            m.nodes_map = {pn: _hashable(v) for pn, v in m.nodes_map.items()}
+        if self.remove_overlapping_matches:
+            return matches
+        # torch.fx (1.13 and main) skips its cycle filter when overlapping matches are kept; graft
+        # never returns a match whose fusion would make a cycle.
+        return [m for m in matches
+                if validate_partition([gn for pn, gn in m.nodes_map.items() if pn.op not in ("placeholder", "output")])]
+
+
+def _node_refs(value):
+    refs = []
+    torch.fx.node.map_arg(value, refs.append)
+    return refs
+
+
+def _rounds_output(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    return [t for v in value for t in _rounds_output(v)]
+
+
+def _text(v):
+    """A bound literal as graft's `graft match --json` spells it (FX's repr)."""
+    if isinstance(v, torch.fx.Node):
+        return v.name
+    if isinstance(v, torch.dtype):
+        return str(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_text(x) for x in v) + "]"
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_text(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    return repr(v)
+
+
+def fx_matches(case):
+    root = Root()
+    g = import_graph(fmt.loads(case["graph"]), root)
+    p = import_graph(fmt.loads(case["pattern"]), root)
+    o = case["options"]
+    matcher = MainRulesMatcher(p.graph, o["match_output"], o["match_placeholder"],
+                               o["remove_overlapping_matches"], o["ignore_literals"])
+    return [{pn.name: _text(gn) for pn, gn in m.nodes_map.items()} for m in matcher.match(g.graph)]
+
+
+def _copy_attributes(gm, replacement):
+    """torch main's last step of replace_pattern, where 1.13 knows only submodules: every
+    call_module / get_attr target gm lacks is deep-copied from the replacement (a tensor
+    attribute included); gm's own wins; unused submodules are deleted first."""
+    gm.delete_all_unused_submodules()
+
+    def find(module, target):
+        owner, _, name = target.rpartition(".")
+        try:
+            return getattr(module.get_submodule(owner), name, None)
+        except AttributeError:
+            return None
+
+    for node in gm.graph.nodes:
+        if node.op not in ("call_module", "get_attr") or find(gm, node.target) is not None:
+            continue
+        value = find(replacement, node.target)
+        if value is None:
+            raise RuntimeError(f"replacement has no {node.op} target {node.target!r}")
+        if isinstance(value, torch.nn.Module):
+            gm.add_submodule(node.target, copy.deepcopy(value))
+        else:
+            setattr(gm, node.target, copy.deepcopy(value))
+    gm.graph.lint()
+
+
+def fx_rewrite(case):
+    """(count, GraphModule) or raises."""
+    root = Root()
+    gm = import_graph(fmt.loads(case["graph"]), root)
+    pattern = import_graph(fmt.loads(case["pattern"]), Root())
+    replacement = import_graph(fmt.loads(case["replacement"]), Root())
+    # As torch main: a GraphModule pattern or replacement is used as it is, not traced again
+    # (tracing cannot pass a Proxy where an operator wants a number, so 1.13 cannot take an
+    # input in a literal's place).
+    saved = matcher_utils.SubgraphMatcher, subgraph_rewriter._replace_submodules, subgraph_rewriter.symbolic_trace
+    matcher_utils.SubgraphMatcher = MainRulesMatcher
+    subgraph_rewriter._replace_submodules = _copy_attributes
+    subgraph_rewriter.symbolic_trace = lambda m: m if isinstance(m, torch.fx.GraphModule) else saved[2](m)
+    try:
+        matches = subgraph_rewriter.replace_pattern(gm, pattern, replacement)
+    finally:
+        matcher_utils.SubgraphMatcher, subgraph_rewriter._replace_submodules, subgraph_rewriter.symbolic_trace = saved
+    return len(matches), gm
+
+
+class Graft:
+    def __init__(self, binary, workdir):
+        self.binary = binary
+        self.workdir = workdir
+
+    def _files(self, case):
+        paths = {}
+        for key in ("graph", "pattern", "replacement"):
+            paths[key] = os.path.join(self.workdir, key + ".json")
+            with open(paths[key], "w") as f:
+                f.write(case[key])
+        return paths
+
+    def matches(self, case):
+        paths = self._files(case)
+        cmd = [self.binary, "match", "--pattern", paths["pattern"], paths["graph"], "--json"]
+        o = case["options"]
+        for key, flag in (("match_output", "--match-output"), ("match_placeholder", "--match-placeholder"),
+                          ("ignore_literals", "--ignore-literals")):
+            if o[key]:
+                cmd.append(flag)
+        if not o["remove_overlapping_matches"]:
+            cmd.append("--keep-overlapping")
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if proc.returncode != 0:
+            raise RuntimeError(f"graft match failed: {proc.stderr.strip()}")
+        return [m["nodes_map"] for m in json.loads(proc.stdout)["matches"]]
+
+    def rewrite(self, case):
+        paths = self._files(case)
+        out = os.path.join(self.workdir, "out.json")
+        if os.path.exists(out):
+            os.remove(out)
+        proc = subprocess.run([self.binary, "rewrite", "--pattern", paths["pattern"], "--replacement",
+                               paths["replacement"], paths["graph"], "-o", out], capture_output=True, text=True,
+                              timeout=60)
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stderr.strip())
+        count = int(proc.stdout.split()[0])
+        return count, import_graph(fmt.read(out), Root())
+
+
+def structure(gm):
+    def arg(a):
+        if isinstance(a, torch.fx.Node):
+            return "%" + a.name
+        if isinstance(a, (list, tuple)):
+            return "list" if isinstance(a, list) else "tuple", tuple(arg(x) for x in a)
+        if isinstance(a, dict):
+            return tuple((k, arg(v)) for k, v in a.items())
+        return repr(a)
+
+    def target(n):
+        if n.op == "call_function":
+            return torch.fx.node._get_qualified_name(n.target)
+        return str(n.target)
+
+    return [(n.name, n.op, target(n), arg(n.args), arg(dict(n.kwargs))) for n in gm.graph.nodes]
+
+
+def _run(gm, inputs):
+    try:
+        with torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
+            return _rounds_output(gm(*inputs)), None
+    except Exception as e:  # noqa: BLE001 - a graph that fails in PyTorch is compared as such
+        return None, type(e).__name__
+
+
+def _same_outputs(a, b):
+    return len(a) == len(b) and all(x.shape == y.shape and torch.equal(torch.nan_to_num(x), torch.nan_to_num(y))
+                                    for x, y in zip(a, b))
+
+
+def differences(case, graft, tally=None):
+    """What graft does differently from torch.fx on `case`: a list of sentences (empty: none),
+    or None when torch.fx itself fails on it for a known reason. `tally` counts what the case
+    exercised (matches, replacements, errors on both sides)."""
+    tally = tally if tally is not None else {}
+
+    def count(key, n=1):
+        tally[key] = tally.get(key, 0) + n
+
+    if case["mode"] == "match":
+        want = fx_matches(case)
+        count("matches", len(want))
+        try:
+            got = graft.matches(case)
+        except RuntimeError as e:
+            return [str(e)]
+        if len(want) != len(got):
+            return [f"match count: torch.fx {len(want)}, graft {len(got)}"]
+        return [f"match {i + 1}: torch.fx {w}, graft {g}" for i, (w, g) in enumerate(zip(want, got)) if w != g]
+    try:
+        want_count, want = fx_rewrite(case)
+        fx_error = None
+    except TypeError as e:
+        if str(e) == "unhashable type: 'slice'":
+            return None  # 1.13's rewriter looks a bound slice up in a dict (main: only nodes)
+        fx_error = f"{type(e).__name__}: {e}"
+    except (AssertionError, RuntimeError, KeyError) as e:
+        fx_error = f"{type(e).__name__}: {e}"
+    try:
+        got_count, got = graft.rewrite(case)
+        graft_error = None
+    except RuntimeError as e:
+        graft_error = str(e)
+    if fx_error or graft_error:
+        if fx_error and graft_error:
+            count("errors on both sides")
+            return []
+        return [f"torch.fx: {fx_error or 'ok'}; graft: {graft_error or 'ok'}"]
+    count("replacements", want_count)
+    diffs = []
+    if want_count != got_count:
+        diffs.append(f"replacements: torch.fx {want_count}, graft {got_count}")
+    a, b = structure(want), structure(got)
+    if a != b:
+        first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        diffs.append(f"graphs differ at node {first}: torch.fx {a[first] if first < len(a) else None}, "
+                     f"graft {b[first] if first < len(b) else None}")
+    gen = torch.Generator().manual_seed(1)
+    n_inputs = sum(1 for n in want.graph.nodes if n.op == "placeholder")
+    inputs = [torch.randn(4, 4, generator=gen) for _ in range(n_inputs)]
+    out_a, err_a = _run(want, inputs)
+    out_b, err_b = _run(got, inputs)
+    if err_a != err_b or (out_a is not None and not _same_outputs(out_a, out_b)):
+        diffs.append(f"outputs differ (torch.fx error {err_a}, graft error {err_b})")
+    return diffs
+
+
+# --- shrinking ------------------------------------------------------------------------------------
+
+def _without_node(doc_text, index):
+    """The graph with node `index` removed: its users read its first tensor input instead."""
+    doc = fmt.loads(doc_text)
+    nodes = doc["nodes"]
+    n = nodes[index]
+    if n["op"] in ("placeholder", "output"):
+        return None
+    refs = [a for a in n["args"] if isinstance(a, fmt.NodeRef)]
+    if not refs:
+        return None
+    stand_in = refs[0]
+
+    def sub(v):
+        if isinstance(v, fmt.NodeRef):
+            return stand_in if v.name == n["name"] else v
+        if isinstance(v, (list, tuple)):
+            return type(v)(sub(x) for x in v)
+        if isinstance(v, dict):
+            return {k: sub(x) for k, x in v.items()}
+        return v
+
+    rest = nodes[:index] + nodes[index + 1:]
+    for m in rest:
+        m["args"] = [sub(a) for a in m["args"]]
+        m["kwargs"] = {k: sub(v) for k, v in m["kwargs"].items()}
+    doc["nodes"] = rest
+    return fmt.dumps(doc)
+
+
+def _runs(doc_text):
+    try:
+        gm = import_graph(fmt.loads(doc_text), Root())
+        n = sum(1 for x in gm.graph.nodes if x.op == "placeholder")
+        with contextlib.redirect_stderr(io.StringIO()):  # FX prints the failing line of its code
+            gm(*[torch.randn(4, 4) for _ in range(n)])
+        return True
+    except Exception:  # noqa: BLE001 - an invalid shrink step is simply not taken
+        return False
+
+
+def shrink(case, graft, still_fails):
+    """The smallest case found by removing graph nodes one at a time and resetting options."""
+    best = dict(case)
+    changed = True
+    while changed:
+        changed = False
+        for key in ("graph",):  # patterns and replacements are small already
+            i = 0
+            while i < len(fmt.loads(best[key])["nodes"]):
+                text = _without_node(best[key], i)
+                if text is not None and _runs(text):
+                    trial = dict(best, **{key: text})
+                    try:
+                        if still_fails(trial):
+                            best = trial
+                            changed = True
+                            continue
+                    except Exception:  # noqa: BLE001 - a shrink step that breaks the case is skipped
+                        pass
+                i += 1
+        for key, default in (("match_output", False), ("match_placeholder", False),
+                             ("remove_overlapping_matches", True), ("ignore_literals", False)):
+            if best["options"][key] != default:
+                trial = dict(best, options=dict(best["options"], **{key: default}))
+                if still_fails(trial):
+                    best = trial
+                    changed = True
+    return best
+
+
+def failure_kind(diffs):
+    """What a shrink step must keep: the kind of the first difference (and the errors' text)."""
+    if not diffs:
+        return None
+    first = diffs[0]
+    if first.startswith("torch.fx:") or first.startswith("graft match failed"):
+        return first
+    return first.split(":")[0].split(" at ")[0]
+
+
+def regression_entry(case, diffs):
+    keys = ("id", "mode", "options", "graph", "pattern", "replacement")
+    body = ",\n".join(f"    {k!r}: {case[k]!r}" for k in keys)
+    return f"# {diffs[0]}\nREGRESSIONS.append({{\n{body},\n}})"
+
+
+def run(graft_binary, seed, cases, log=print, stop_after=None, shrink_failures=True):
+    """Runs `cases` cases; returns (summary dict, list of (case, diffs, minimal case))."""
+    work = tempfile.mkdtemp(prefix="graft_fxdiff_")
+    graft = Graft(graft_binary, work)
+    summary = {"cases": 0, "match": 0, "rewrite": 0, "explained": 0, "failed": 0}
+    failures = []
+    t0 = time.time()
+    try:
+        for i in range(cases):
+            case = make_case(seed, i)
+            summary["cases"] += 1
+            summary[case["mode"]] += 1
+            diffs = differences(case, graft, summary)
+            if diffs is None:
+                summary["explained"] += 1
+                continue
+            if diffs:
+                summary["failed"] += 1
+                minimal = case
+                if shrink_failures:
+                    kind = failure_kind(diffs)
+                    minimal = shrink(case, graft, lambda c: failure_kind(differences(c, graft)) == kind)
+                failures.append((case, diffs, minimal))
+                log(f"case {case['id']}: {diffs[0]}")
+                if stop_after is not None and len(failures) >= stop_after:
+                    break
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    summary["seconds"] = round(time.time() - t0, 1)
+    return summary, failures
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--graft", required=True, help="the graft command (build/bindings/cli/graft)")
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--stop-after", type=int, default=None, help="stop after this many failures")
+    args = parser.parse_args(argv)
+    summary, failures = run(args.graft, args.seed, args.cases, stop_after=args.stop_after)
+    print(json.dumps(summary))
+    for case, diffs, minimal in failures:
+        print(f"\n# case {case['id']} ({', '.join(case['notes'])}): " + "; ".join(diffs))
+        print(regression_entry(minimal, differences(minimal, Graft(args.graft, tempfile.mkdtemp())) or diffs))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
