@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up and run every test: install what is missing, build, run ctest (doctest, the graft
 # command, the Python bridge against real PyTorch), then the C++ tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# AddressSanitizer + UndefinedBehaviorSanitizer, then each libFuzzer target for 20 seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
@@ -11,3 +11,4 @@ ctest --test-dir build -j2 --output-on-failure
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_WERROR=ON -DGRAFT_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j2
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan -j2 --output-on-failure -E '^python_'
+tests/fuzz/run.sh 20

@@ -247,3 +247,35 @@ TEST_CASE("lua rules: the log shows the matcher's decisions") {
                                  gm);
   REQUIRE_MESSAGE(r.ok(), r.error->to_string());
 }
+
+TEST_CASE("lua rules: a rule whose replacement matches again is stopped by the script's budgets, not after a million rewrites") {
+  // relu(a) -> relu(relu(a)) grows the graph at every rewrite without running a Lua
+  // instruction: the nodes it creates are charged to the memory and instruction budgets.
+  // Found by tests/fuzz/lua_api_fuzz (it ran for minutes under a 2M-instruction budget).
+  const std::string script = R"(
+    local aten = graft.ops.aten
+    local grow = graft.rules{graft.rule{name = "grow",
+      pattern = graft.trace(function(a) return aten.relu.default(a) end),
+      replacement = graft.trace(function(a) return aten.relu.default(aten.relu.default(a)) end)}}
+    return graft.pass{name = "grow", run = function(g) g:apply(grow) end})";
+  SUBCASE("memory") {
+    GraphModule gm = parse(small_aten_graph());
+    const std::string before = save(gm);
+    lua::SandboxOptions options;
+    options.limits.memory_bytes = std::size_t{8} << 20;
+    lua::PipelineReport r = run_on(script, gm, options);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error->message.find("memory budget exceeded (8 MiB)") != std::string::npos);
+    CHECK(save(gm) == before);
+  }
+  SUBCASE("instructions") {
+    GraphModule gm = parse(small_aten_graph());
+    const std::string before = save(gm);
+    lua::SandboxOptions options;
+    options.limits.instructions = 1'000'000;
+    lua::PipelineReport r = run_on(script, gm, options);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error->message.find("instruction budget exceeded (1000000 instructions)") != std::string::npos);
+    CHECK(save(gm) == before);
+  }
+}

@@ -271,7 +271,7 @@ class Runner {
         // Rule sets the pass applies report into its entry, per rule.
         s_.on_rules_applied = [&entry](const auto& counts, const std::string& stop) {
           for (const auto& [name, matches, filtered, rewrites] : counts) {
-            auto it = std::find_if(entry.rules.begin(), entry.rules.end(), [&](const auto& r) { return r.name == name; });
+            auto it = std::find_if(entry.rules.begin(), entry.rules.end(), [&rule = name](const auto& r) { return r.name == rule; });
             if (it == entry.rules.end()) it = entry.rules.insert(entry.rules.end(), PassReport::RuleCounts{name});
             it->matches += matches;
             it->filtered += filtered;

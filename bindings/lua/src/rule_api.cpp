@@ -27,6 +27,10 @@ namespace graft::lua::detail {
 namespace {
 
 constexpr const char* kRuleType = "graft.Rule";
+/// What g:apply charges per node its rewrites create: the node's memory, and the work of a
+/// rewrite (a few microseconds) in instructions.
+constexpr std::size_t kNodeBytes = sizeof(NodeData) + 64;
+constexpr double kRewrittenNodeWork = 256;
 constexpr const char* kRuleSetType = "graft.RuleSet";
 
 /// A rule as Lua holds it. Lua values it needs (pattern, replacement, callbacks) live in
@@ -415,12 +419,20 @@ int apply_rules_here(lua_State* L) {
   o.modules = cg.session->modules;
   s.charge_work(L, static_cast<double>(g.num_slots()));
   std::size_t attempts = 0;
+  std::size_t slots_seen = g.num_slots();
+  bool budget_spent = false;
   o.interrupt = [&]() -> Status {
-    // Work the script cannot see from inside the host: one unit per match attempt.
-    if (++attempts % 1024 == 0 && s.budget().instruction_limit != 0) {
-      s.budget().instructions += 1024;
-      if (s.budget().instructions > s.budget().instruction_limit)
-        return Status::error("the instruction budget is exhausted (matching)");
+    // Work the script cannot see from inside the host, charged to its budgets every 64 polls:
+    // a unit per match attempt, and per node the rewrites created (a rule whose replacement
+    // matches again grows the graph without a single Lua instruction) its memory and the work
+    // of a few hundred instructions.
+    if (++attempts % 64 == 0) {
+      const std::size_t grown = g.num_slots() > slots_seen ? g.num_slots() - slots_seen : 0;
+      slots_seen = g.num_slots();
+      if (Status b = s.poll_host_work(64.0 + static_cast<double>(grown) * kRewrittenNodeWork, grown * kNodeBytes); !b) {
+        budget_spent = true;
+        return b;
+      }
     }
     if (!s.callbacks.error.empty()) return Status::error(s.callbacks.error);
     return Status::ok();
@@ -441,6 +453,7 @@ int apply_rules_here(lua_State* L) {
     CallbackScope scope(L, cg.session_id);
     done = apply_rules(g, rules, o);
   }
+  if (!done && budget_spent) s.raise_spent_budget(L);
   if (!done) luaL_error(L, "g:apply: %s", done.status().message().c_str());
   const DriveReport& r = done.value();
   if (s.on_rules_applied) {

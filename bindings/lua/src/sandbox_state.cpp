@@ -386,6 +386,32 @@ void SandboxState::charge_work(lua_State* L, double units) {
   raise_exhausted(L, 1);
 }
 
+Status SandboxState::poll_host_work(double units, std::size_t bytes) {
+  Budget& b = budget_;
+  b.host_charged += bytes;
+  if (b.memory_used + b.host_charged > b.memory_limit) {
+    b.memory_refused = true;
+    return Status::error(fmt::format("memory budget exceeded ({} MiB)", options_.limits.memory_bytes >> 20));
+  }
+  if (!b.exhausted) {
+    b.instructions += static_cast<std::uint64_t>(units);
+    if (b.instructions > b.instruction_limit) {
+      b.exhausted = true;
+      b.exhausted_message = fmt::format("instruction budget exceeded ({} instructions)", b.instruction_limit);
+    } else if (b.has_deadline && std::chrono::steady_clock::now() > b.deadline) {
+      b.exhausted = true;
+      b.exhausted_message = "time budget exceeded";
+    }
+  }
+  return b.exhausted ? Status::error(b.exhausted_message) : Status::ok();
+}
+
+void SandboxState::raise_spent_budget(lua_State* L) {
+  if (budget_.exhausted) raise_exhausted(L, 1);
+  luaL_error(L, "memory budget exceeded (%d MiB)", static_cast<int>(options_.limits.memory_bytes >> 20));
+  std::abort();  // luaL_error does not return
+}
+
 void SandboxState::log(std::string_view text) {
   if (options_.log) {
     options_.log(script_name_, text);

@@ -115,6 +115,14 @@ class SandboxState {
   /// when that overdraws it (call only from a lua_CFunction).
   void charge_work(lua_State* L, double units);
 
+  /// For host code that runs long inside one C function and polls instead of raising (the
+  /// rule driver): charges `units` of work and `bytes` of host memory, checks the wall-time
+  /// budget, and returns an error once any budget is spent (the spent instruction or time
+  /// budget then stays spent; raise_spent_budget reports it).
+  Status poll_host_work(double units, std::size_t bytes);
+  /// After poll_host_work failed: raises the budget error (call only from a lua_CFunction).
+  [[noreturn]] void raise_spent_budget(lua_State* L);
+
   /// Where `print` goes.
   void log(std::string_view text);
 

@@ -27,9 +27,9 @@ struct Tuple { std::vector<Argument> items; };
 /// so that an Argument stays small.
 struct Dict {
   std::vector<Argument> items;
-  std::size_t size() const { return items.size() / 2; }
-  const Argument& key(std::size_t i) const { return items[2 * i]; }
-  const Argument& value(std::size_t i) const { return items[2 * i + 1]; }
+  std::size_t size() const;                    // defined below, once Argument is complete
+  const Argument& key(std::size_t i) const;
+  const Argument& value(std::size_t i) const;
   void add(Argument key, Argument value);
 };
 /// `slice(start, stop, step)`; always three items, each usually None or an int.
@@ -89,6 +89,10 @@ class Argument {
  private:
   Storage v_;
 };
+
+inline std::size_t Dict::size() const { return items.size() / 2; }
+inline const Argument& Dict::key(std::size_t i) const { return items[2 * i]; }
+inline const Argument& Dict::value(std::size_t i) const { return items[2 * i + 1]; }
 
 /// Ordered keyword arguments.
 using Kwargs = std::vector<std::pair<std::string, Argument>>;
