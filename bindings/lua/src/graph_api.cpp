@@ -136,7 +136,7 @@ int node_replace_all_uses_with(lua_State* L) {
   const bool filtered = !lua_isnoneornil(L, 3);
   if (filtered) {
     luaL_checktype(L, 3, LUA_TFUNCTION);
-    const NodeIdList users = g.users(from.id);
+    const NodeIdList users(g.users(from.id).begin(), g.users(from.id).end());
     for (NodeId u : users) {
       lua_pushvalue(L, 3);
       push_node(L, from.session_id, u);
@@ -322,7 +322,10 @@ int node_index(lua_State* L) {
   if (k == "args") { push_args(L, g.args(n.id), n.session_id); return 1; }
   if (k == "kwargs") { push_kwargs(L, g.kwargs(n.id), n.session_id); return 1; }
   if (k == "meta") { push_node_meta(L, g.meta(n.id)); return 1; }
-  if (k == "users") return push_node_list(L, n.session_id, g.users(n.id));
+  if (k == "users") {
+    const NodeIdList users(g.users(n.id).begin(), g.users(n.id).end());
+    return push_node_list(L, n.session_id, users);
+  }
   if (k == "inputs" || k == "all_input_nodes") {
     std::vector<NodeId> distinct;
     for (NodeId in : g.inputs(n.id))

@@ -197,25 +197,14 @@ void Graph::attach_inputs(NodeId n) {
   NodeData& d = slots_[n];
   d.inputs = collect_inputs(d);
   for (NodeId input : d.inputs) touch(input);
-  // `n` uses none of them yet (new node, or detach_inputs ran first), so a repeat of the same
-  // input can only find `n` at the back of that input's list: no scan, no quadratic fan-out.
-  for (NodeId input : d.inputs) {
-    NodeIdList& users = slots_[input].users;
-    if (users.empty() || users.back() != n) users.push_back(n);
-  }
+  for (NodeId input : d.inputs) slots_[input].users.add(n);
 }
 
 void Graph::detach_inputs(NodeId n) {
   touch(n);
   for (NodeId input : slots_[n].inputs) {
     touch(input);
-    // From the back: DCE and rewrites mostly detach the newest users.
-    NodeIdList& users = slots_[input].users;
-    for (std::size_t i = users.size(); i-- > 0;)
-      if (users[i] == n) {
-        users.erase(users.begin() + i);
-        break;
-      }
+    slots_[input].users.remove(n);
   }
   slots_[n].inputs.clear();
 }

@@ -62,7 +62,7 @@ std::vector<NodeId> Graph::replace_all_uses_with(NodeId from, NodeId to,
   if (from == to || !is_alive(from) || !is_alive(to)) return changed;
   // Only the use lists of `from` and `to` change, so this is linear in the users' sizes even
   // when `from` has a hundred thousand users (a detach/attach per user would be quadratic).
-  NodeIdList kept;
+  UserList kept;
   auto swap = [&](NodeId id) { return id == from ? to : id; };
   touch(from);
   touch(to);
@@ -70,17 +70,16 @@ std::vector<NodeId> Graph::replace_all_uses_with(NodeId from, NodeId to,
     // `to` itself may use `from` (insert relu after x, then reroute x's users to the relu):
     // rewriting it would make it use itself, so it is always skipped.
     if (user == to || (filter && !filter(user))) {
-      kept.push_back(user);
+      kept.add(user);
       continue;
     }
     touch(user);
     NodeData& u = slots_[user];
-    bool already_uses_to = std::find(u.inputs.begin(), u.inputs.end(), to) != u.inputs.end();
     for (Argument& a : u.args) map_node_refs(a, swap);
     for (auto& kv : u.kwargs) map_node_refs(kv.second, swap);
     for (NodeId& input : u.inputs)
       if (input == from) input = to;
-    if (!already_uses_to) slots_[to].users.push_back(user);
+    slots_[to].users.add(user);
     changed.push_back(user);
   }
   slots_[from].users = std::move(kept);

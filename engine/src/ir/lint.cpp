@@ -69,7 +69,7 @@ Status Graph::lint(const ModuleTable* modules, std::string_view module_prefix) c
         return Status::node_error(d.name, "users list holds '" + slots_[user].name + "', which does not use it");
     }
     if (d.users.size() > 1) {
-      NodeIdList sorted = d.users;
+      NodeIdList sorted(d.users.begin(), d.users.end());
       std::sort(sorted.begin(), sorted.end());
       auto twice = std::adjacent_find(sorted.begin(), sorted.end());
       if (twice != sorted.end()) return Status::node_error(d.name, "users list holds '" + slots_[*twice].name + "' twice");
@@ -100,8 +100,7 @@ Status Graph::lint(const ModuleTable* modules, std::string_view module_prefix) c
   if (use_pairs != user_entries) {
     for (NodeId n : nodes())
       for (NodeId input : slots_[n].inputs) {
-        const auto& users = slots_[input].users;
-        if (std::find(users.begin(), users.end(), n) == users.end())
+        if (!slots_[input].users.contains(n))
           return Status::node_error(slots_[input].name, "users list is missing '" + slots_[n].name + "'");
       }
   }

@@ -45,13 +45,15 @@ class BglOutEdgeIterator
     : public boost::iterator_facade<BglOutEdgeIterator, BglEdge, std::forward_iterator_tag, BglEdge> {
  public:
   BglOutEdgeIterator() = default;
-  BglOutEdgeIterator(const Graph* g, NodeId v, std::size_t user) : g_(g), v_(v), user_(user) { settle(); }
+  BglOutEdgeIterator(const Graph* g, NodeId v, UserList::const_iterator user)
+      : g_(g), v_(v), user_(user), end_(g->users(v).end()) {
+    settle();
+  }
  private:
   friend class boost::iterator_core_access;
   void settle() {
-    const auto& users = g_->users(v_);
-    while (user_ < users.size()) {
-      const auto& inputs = g_->inputs(users[user_]);
+    while (user_ != end_) {
+      const auto& inputs = g_->inputs(*user_);
       while (operand_ < inputs.size() && inputs[operand_] != v_) ++operand_;
       if (operand_ < inputs.size()) return;
       ++user_;
@@ -60,10 +62,11 @@ class BglOutEdgeIterator
   }
   void increment() { ++operand_; settle(); }
   bool equal(const BglOutEdgeIterator& o) const { return user_ == o.user_ && operand_ == o.operand_; }
-  BglEdge dereference() const { return {v_, g_->users(v_)[user_], static_cast<std::uint32_t>(operand_)}; }
+  BglEdge dereference() const { return {v_, *user_, static_cast<std::uint32_t>(operand_)}; }
   const Graph* g_ = nullptr;
   NodeId v_ = kNoNode;
-  std::size_t user_ = 0;
+  UserList::const_iterator user_{};
+  UserList::const_iterator end_{};
   std::size_t operand_ = 0;
 };
 
@@ -90,7 +93,7 @@ inline std::pair<detail::BglVertexIterator, detail::BglVertexIterator> vertices(
 }
 inline std::size_t num_vertices(const Graph& g) { return g.num_slots(); }
 inline std::pair<detail::BglOutEdgeIterator, detail::BglOutEdgeIterator> out_edges(NodeId v, const Graph& g) {
-  return {detail::BglOutEdgeIterator(&g, v, 0), detail::BglOutEdgeIterator(&g, v, g.users(v).size())};
+  return {detail::BglOutEdgeIterator(&g, v, g.users(v).begin()), detail::BglOutEdgeIterator(&g, v, g.users(v).end())};
 }
 inline std::size_t out_degree(NodeId v, const Graph& g) {
   std::size_t d = 0;

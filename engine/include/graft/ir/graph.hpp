@@ -24,13 +24,14 @@
 #include "graft/ir/name_index.hpp"
 #include "graft/ir/small_vector.hpp"
 #include "graft/ir/symbol_table.hpp"
+#include "graft/ir/user_list.hpp"
 #include "graft/status.hpp"
 
 namespace graft {
 
 class ModuleTable;
 
-/// A node's inputs or users: most nodes have at most four, kept in place.
+/// A node's inputs: most nodes have at most four, kept in place.
 using NodeIdList = SmallVector<NodeId, 4>;
 
 /// The storage of one node. Read it through Graph; change it only through Graph's edit API,
@@ -47,7 +48,7 @@ struct NodeData {
   Kwargs kwargs{};
   NodeMeta meta{};
   NodeIdList inputs{};  ///< node references in args then kwargs, in order, repeats kept
-  NodeIdList users{};   ///< distinct consumers, in the order they started using this node
+  UserList users{};     ///< distinct consumers, in the order they started using this node
 };
 
 /// Where `create_node` puts new nodes (FX's `inserting_before` / `inserting_after`).
@@ -94,7 +95,7 @@ class Graph {
     touch(n);
     return slots_[n].meta;
   }
-  const NodeIdList& users(NodeId n) const { return slots_[n].users; }
+  const UserList& users(NodeId n) const { return slots_[n].users; }
   const NodeIdList& inputs(NodeId n) const { return slots_[n].inputs; }
   const SymbolTable& symbols() const { return symbols_; }
 
