@@ -169,6 +169,21 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"drop", "outputs", "all"}));
   rewrite->add_flag("--modules-by-class", rewrite_opts.modules_by_class, "the pattern's module calls match modules of the same class, wherever they are; the replacement reaches them by the pattern's module names");
 
+  // An unknown command is named as such (CLI11 would say "A subcommand is required", and
+  // `graft frobnicate --help` would print the main help and exit 0).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      fmt::print(stderr, "graft: unknown command '{}' (commands: {}; graft --help describes them)\n", argv[1], names);
+      return kExitUsage;
+    }
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

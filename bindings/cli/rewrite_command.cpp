@@ -10,6 +10,23 @@
 
 namespace graft::cli {
 
+namespace {
+
+/// Nothing matched and the pattern calls a module the graph does not have at that path: the
+/// pattern was most likely exported from its own module, whose paths mean nothing here.
+void print_module_path_hint(const Graph& pattern, const ModuleTable& modules) {
+  for (NodeId n : pattern.nodes()) {
+    if (pattern.op(n) != OpKind::CallModule || modules.find(pattern.target(n)) != nullptr) continue;
+    fmt::print(stderr,
+               "hint: the pattern calls the module '{}', and the graph has no module at that path; "
+               "--modules-by-class matches the pattern's modules by class wherever they are\n",
+               pattern.target(n));
+    return;
+  }
+}
+
+}  // namespace
+
 int cmd_rewrite(const RewriteCommandOptions& o) {
   auto fail = [](const Status& s) {
     fmt::print(stderr, "graft: error: {}\n", s.message());
@@ -36,6 +53,7 @@ int cmd_rewrite(const RewriteCommandOptions& o) {
   if (Status s = save_graph_file(gm.value(), o.output); !s) return fail(s);
   fmt::print("{} replacement{} of {} by {}: {} nodes, wrote {}\n", done->size(), done->size() == 1 ? "" : "s", o.pattern,
              o.replacement, gm->graph.size(), o.output);
+  if (done->empty() && !o.modules_by_class) print_module_path_hint(matcher->pattern(), gm->modules);
   return 0;
 }
 

@@ -20,8 +20,11 @@ done
 
 run "$GRAFT"
 check "no subcommand is a usage error" test "$rc" -eq 2
-run "$GRAFT" frobnicate
+run "$GRAFT" frobnicate G.json
 check "unknown subcommand is a usage error" test "$rc" -eq 2
+check "unknown subcommand is named" grep -q "^graft: unknown command 'frobnicate' (commands: print, stats, " "$TMP/err"
+run "$GRAFT" frobnicate --help
+check "unknown subcommand with --help is a usage error too" test "$rc" -eq 2
 
 run "$GRAFT" stats "$EX/resnet18.fx.json"
 check "stats exits 0" test "$rc" -eq 0
@@ -77,5 +80,13 @@ check "failed save keeps the old output" cmp -s "$EX/resnet18.fx.json" "$TMP/kee
 
 run "$GRAFT" dot "$EX/resnet18.fx.json" -o "$TMP/no/such/dir/g.dot"
 check "unwritable output exits 1" test "$rc" -eq 1
+
+# A module pattern exported from its own module matches nothing by path: the hint names the fix.
+printf '{"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"","class":"P","parameters":[],"buffers":[]},{"path":"act","class":"torch.nn.modules.activation.ReLU","parameters":[],"buffers":[]}],"nodes":[\n{"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},\n{"name":"act","op":"call_module","target":"act","args":[{"node":"x"}],"kwargs":{},"meta":{}},\n{"name":"output","op":"output","target":"output","args":[{"node":"act"}],"kwargs":{},"meta":{}}]}\n' >"$TMP/relu_pattern.json"
+run "$GRAFT" rewrite --pattern "$TMP/relu_pattern.json" --replacement "$TMP/relu_pattern.json" "$EX/resnet18.fx.json" -o "$TMP/rewritten.json"
+check "module pattern by path: 0 replacements" grep -q "^0 replacements of " "$TMP/out"
+check "module pattern by path: hint" test "$err" = "hint: the pattern calls the module 'act', and the graph has no module at that path; --modules-by-class matches the pattern's modules by class wherever they are"
+run "$GRAFT" rewrite --modules-by-class --pattern "$TMP/relu_pattern.json" --replacement "$TMP/relu_pattern.json" "$EX/resnet18.fx.json" -o "$TMP/rewritten.json"
+check "module pattern by class: replacements, no hint" test "$rc" -eq 0 -a -z "$err" -a -n "$(grep -v '^0 replacements' "$TMP/out")"
 
 finish "cli_test"

@@ -86,6 +86,19 @@ TEST_CASE("patterns: misuse is a clear error") {
   CHECK(error_of(R"(local p = graft.trace(function(a, b) return a + b end)
                     return graft.pipeline{passes = {function(g) end}, checks = {function(g) g:replace_pattern(p, p) end}})")
             .find("this graph is read-only here") != std::string::npos);
+  // A misspelled option is an error, not a silent default; the first unknown key in byte order.
+  CHECK(error_of(R"(local p = graft.trace(function(a, b) return a + b end)
+                    return function(g) g:match(p, {match_outputs = true, zz = 1}) end)") ==
+        "p.lua:2: pass 'p.lua:2': g:match: unknown option 'match_outputs' (match_output, match_placeholder, "
+        "remove_overlapping_matches, ignore_literals)");
+  CHECK(error_of(R"(local p = graft.trace(function(a, b) return a + b end)
+                    return function(g) g:replace_pattern(p, p, {keep_metadata = true}) end)") ==
+        "p.lua:2: pass 'p.lua:2': g:replace_pattern: unknown option 'keep_metadata' (match_output, match_placeholder, "
+        "remove_overlapping_matches, ignore_literals, meta, keep_meta)");
+  CHECK(error_of(R"(local p = graft.trace(function(a, b) return a + b end)
+                    return function(g) g:explain(p, nil, {[1] = true}) end)") ==
+        "p.lua:2: pass 'p.lua:2': g:explain: unknown option 'a number key' (match_output, match_placeholder, "
+        "remove_overlapping_matches, ignore_literals)");
 }
 
 TEST_CASE("patterns: a replacement that fails part-way leaves the pass's graph untouched") {

@@ -16,8 +16,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -573,10 +575,31 @@ int graft_trace(lua_State* L) {
 
 // --- matching and rewriting a pass's graph --------------------------------------------------
 
-MatchOptions read_options(lua_State* L, int index) {
+/// The options table at `index` of `caller` (g:match, ...): a key that is not one of `known`
+/// raises, naming it (the first in byte order, so the message does not depend on pairs()).
+void check_option_names(lua_State* L, int index, const char* caller, std::initializer_list<std::string_view> known) {
+  std::vector<std::string> unknown;
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    lua_pop(L, 1);
+    const bool is_string = lua_type(L, -1) == LUA_TSTRING;
+    const std::string k = is_string ? lua_tostring(L, -1) : std::string("a ") + luaL_typename(L, -1) + " key";
+    if (!is_string || std::find(known.begin(), known.end(), k) == known.end()) unknown.push_back(k);
+  }
+  if (unknown.empty()) return;
+  std::string names;
+  for (std::string_view k : known) names += (names.empty() ? "" : ", ") + std::string(k);
+  luaL_error(L, "%s: unknown option '%s' (%s)", caller, std::min_element(unknown.begin(), unknown.end())->c_str(), names.c_str());
+}
+
+MatchOptions read_options(lua_State* L, int index, const char* caller) {
   MatchOptions o;
   if (lua_isnoneornil(L, index)) return o;
   luaL_checktype(L, index, LUA_TTABLE);
+  if (std::string_view(caller) == "g:replace_pattern")
+    check_option_names(L, index, caller, {"match_output", "match_placeholder", "remove_overlapping_matches", "ignore_literals", "meta", "keep_meta"});
+  else
+    check_option_names(L, index, caller, {"match_output", "match_placeholder", "remove_overlapping_matches", "ignore_literals"});
   auto flag = [&](const char* name, bool& out) {
     lua_getfield(L, index, name);
     if (!lua_isnil(L, -1)) out = lua_toboolean(L, -1);
@@ -594,7 +617,7 @@ MatchOptions read_options(lua_State* L, int index) {
 /// g:match(pattern [, options]): a list of {returning = {...}, inputs = {...}, nodes = dict}.
 int graph_match(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
-  auto matcher = SubgraphMatcher::create(check_pattern(L, 2), read_options(L, 3));
+  auto matcher = SubgraphMatcher::create(check_pattern(L, 2), read_options(L, 3, "g:match"));
   if (!matcher) luaL_error(L, "g:match: %s", matcher.status().message().c_str());
   const Graph& g = *cg.session->graph;
   state_of(L).charge_work(L, static_cast<double>(g.num_slots()));
@@ -617,7 +640,7 @@ int graph_match(lua_State* L) {
 /// (or `node`), {candidate = node, matches = bool, reason = "..."}.
 int graph_explain(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
-  auto matcher = SubgraphMatcher::create(check_pattern(L, 2), read_options(L, 4));
+  auto matcher = SubgraphMatcher::create(check_pattern(L, 2), read_options(L, 4, "g:explain"));
   if (!matcher) luaL_error(L, "g:explain: %s", matcher.status().message().c_str());
   const Graph& g = *cg.session->graph;
   NodeId only = kNoNode;
@@ -664,7 +687,7 @@ int graph_replace_pattern(lua_State* L) {
   const Pattern& p = check_pattern(L, 2);
   const Graph& r = check_pattern(L, 3).graph;
   ReplaceOptions options;
-  options.match = read_options(L, 4);
+  options.match = read_options(L, 4, "g:replace_pattern");
   options.meta = read_meta_policy(L, 4, MetaPolicy::Drop, "g:replace_pattern");
   auto matcher = SubgraphMatcher::create(p, options.match);
   if (!matcher) luaL_error(L, "g:replace_pattern: %s", matcher.status().message().c_str());
