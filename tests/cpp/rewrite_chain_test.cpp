@@ -115,3 +115,24 @@ TEST_CASE("rewrite chains: rewrite_match refuses to run outside a transaction") 
   CHECK(s.message() == "rewrite_match: open a transaction on the graph first");
   CHECK(text(gm) == text(module_of(chain_lines("torch.sigmoid", "sigmoid", 2))));
 }
+
+TEST_CASE("rewrite chains: a pattern that returns one of its inputs, replaced by the same, ends") {
+  // Pattern and replacement (relu(a), b): each match maps its `b` to itself. That once entered
+  // the replaced-values map as b -> b, and the next match's lookup looped forever (found by
+  // tests/fuzz/lua_api_fuzz). torch.fx 1.13 raises an AssertionError on this graph.
+  const std::string relu_and_b = lines({ph("a"), ph("b"), call("relu", "torch.relu", "[" + node_ref("a") + "]"),
+                                        out(R"([{"node":"relu"},{"node":"b"}])")});
+  const Graph pattern = graph_of(relu_and_b);
+  GraphModule gm = module_of(lines({ph("x"), ph("y"), call("relu", "torch.relu", "[" + node_ref("x") + "]"),
+                                    call("relu_1", "torch.relu", "[" + node_ref("relu") + "]"),
+                                    out(R"([{"node":"relu_1"},{"node":"y"}])")}));
+  const std::string before = text(gm);
+  auto done = replace_pattern(gm.graph, pattern, graph_of(relu_and_b));
+  // The second match's copy would go before the first match's new relu it reads: refused, and
+  // the whole rewrite undone (it once left that graph in place and reported success).
+  REQUIRE_FALSE(done.is_ok());
+  CHECK(done.status().message() ==
+        "node 'relu_3': the replacement would read 'relu_2' before it is defined (the match's inputs come after "
+        "the nodes it returns)");
+  CHECK(text(gm) == before);
+}

@@ -49,6 +49,7 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
   if (!g.ids_unique()) return Status::error("rewrite_match: open a transaction on the graph first");
   const Graph& pattern = matcher.pattern();
   auto follow = [&](NodeId n) {  // a value an earlier replacement replaced: its new node
+    // Terminates: entries are only added when they close no cycle (below).
     for (auto it = replaced.find(n); it != replaced.end(); it = replaced.find(n)) n = it->second;
     return n;
   };
@@ -125,6 +126,14 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
     env[n] = Argument::node(created);
     result.replacements.push_back(created);
   }
+  // The copies go after the last returned node (torch.fx's place for them); an input bound
+  // to a node further down (a pattern that returns one of its inputs) cannot be read there.
+  for (NodeId created : result.replacements)
+    for (NodeId input : g.inputs(created))
+      if (!g.comes_before(input, created))
+        return Status::node_error(g.name(created), "the replacement would read '" + g.name(input) +
+                                                       "' before it is defined (the match's inputs come after the "
+                                                       "nodes it returns)");
   // Outputs: positionally onto the returned nodes.
   std::vector<Argument> outs = returned_values(replacement);
   if (outs.size() != returning.size())
@@ -138,6 +147,16 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
       const bool is_new = std::find(result.replacements.begin(), result.replacements.end(), to) != result.replacements.end();
       if (is_new) g.meta(to) = g.meta(returning[i]);  // an input returned as is keeps its own
     }
+    // A returned input that the replacement returns as is (a pattern returning `b`, the
+    // replacement too) stays what it was: no edit, and no entry, which would map the node to
+    // itself and send the next rewrite's lookups round in a loop.
+    if (to == returning[i]) continue;
+    // A returned input swapped for another one can point back at what an earlier match
+    // swapped the other way (b -> a, then a -> b): the uses would go round, so refuse.
+    if (follow(to) == returning[i])
+      return Status::node_error(g.name(returning[i]), "the replacement returns '" + g.name(to) +
+                                                          "', which an earlier replacement put in place of this node: the "
+                                                          "rewrites would replace each other's values in a cycle");
     g.replace_all_uses_with(returning[i], to);
     replaced[returning[i]] = to;
   }
