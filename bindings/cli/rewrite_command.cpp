@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "graft/io/graph_json.hpp"
+#include "graft/io/render.hpp"
 #include "match_command.hpp"
 
 namespace graft::cli {
@@ -23,6 +24,46 @@ void print_module_path_hint(const Graph& pattern, const ModuleTable& modules) {
                pattern.target(n));
     return;
   }
+}
+
+/// torch.fx's ReplacedPatterns, one object per replacement: where it was found, what every
+/// pattern node matched (inputs by what they bound, literals as Python spells them, a node
+/// an earlier replacement replaced by its replacing node), and the nodes it made.
+Json replacements_json(const RewriteCommandOptions& o, const Graph& pattern, const Graph& g,
+                       const std::vector<ReplacedPattern>& done) {
+  Json list = Json::array();
+  for (const ReplacedPattern& r : done) {
+    Json e;
+    e["anchor"] = r.anchor_name;
+    Json nodes = Json::object();  // built apart: a reference into an ordered_json moves when a key is added
+    Json inputs = Json::object();
+    std::size_t named = 0;  // matched_names follows pattern order, literals left out
+    for (NodeId pn : pattern.nodes()) {
+      if (pattern.op(pn) == OpKind::Output) continue;
+      const MatchValue* v = pn < r.nodes_map.size() ? &r.nodes_map[pn] : nullptr;
+      Json value = nullptr;  // an input the pattern never uses binds nothing
+      if (v != nullptr && v->literal) {
+        value = format_argument(g, *v->literal);
+      } else if (named < r.matched_names.size() && r.matched_names[named].first == pattern.name(pn)) {
+        value = r.matched_names[named++].second;
+      }
+      if (!value.is_null()) nodes[pattern.name(pn)] = value;
+      if (pattern.op(pn) == OpKind::Placeholder) inputs[pattern.name(pn)] = std::move(value);
+    }
+    e["nodes_map"] = std::move(nodes);
+    e["inputs"] = std::move(inputs);
+    e["new_nodes"] = r.replacement_names;
+    list.push_back(std::move(e));
+  }
+  Json j;
+  j["pattern"] = o.pattern;
+  j["replacement"] = o.replacement;
+  j["graph"] = o.graph;
+  j["output"] = o.output;
+  j["count"] = done.size();
+  j["nodes"] = g.size();
+  j["replacements"] = std::move(list);
+  return j;
 }
 
 }  // namespace
@@ -51,8 +92,12 @@ int cmd_rewrite(const RewriteCommandOptions& o) {
   if (!done) return fail(done.status());
   if (Status s = gm->lint(); !s) return fail(s);  // never write an invalid graph
   if (Status s = save_graph_file(gm.value(), o.output); !s) return fail(s);
-  fmt::print("{} replacement{} of {} by {}: {} nodes, wrote {}\n", done->size(), done->size() == 1 ? "" : "s", o.pattern,
-             o.replacement, gm->graph.size(), o.output);
+  if (o.json) {
+    fmt::print("{}\n", replacements_json(o, matcher->pattern(), gm->graph, done.value()).dump(2));
+  } else {
+    fmt::print("{} replacement{} of {} by {}: {} nodes, wrote {}\n", done->size(), done->size() == 1 ? "" : "s", o.pattern,
+               o.replacement, gm->graph.size(), o.output);
+  }
   if (done->empty() && !o.modules_by_class) print_module_path_hint(matcher->pattern(), gm->modules);
   return 0;
 }

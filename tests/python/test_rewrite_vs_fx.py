@@ -2,6 +2,7 @@
 graphs: the rewritten graphs must have the same nodes in the same order (ops, targets and
 argument structure; names may differ only where both uniquify differently) and compute the
 same outputs in PyTorch."""
+import json
 import os
 import shutil
 import subprocess
@@ -155,6 +156,34 @@ class RewriteVsFx(unittest.TestCase):
                 xs = [torch.randn(4, 4) for _ in range(inputs)]
                 self.assertTrue(torch.equal(got(*xs), expected(*xs)), name)
                 self.assertNotEqual(structure(got), structure(original), f"{name}: the rewrite changed nothing")
+                # --json reports each replacement as torch.fx's ReplacedPatterns does: what every
+                # pattern operator matched (1.13 keeps erased nodes' names for inputs; main names
+                # the replacing node, as graft does, so inputs are compared by the chain case).
+                proc = subprocess.run([graft_bin(self), "rewrite", "--json", "--pattern", p_path, "--replacement",
+                                       r_path, g_path, "-o", out], capture_output=True, text=True, timeout=60)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                report = json.loads(proc.stdout)
+                self.assertEqual(report["count"], len(fx_matches))
+                want = [{pn.name: gn.name for pn, gn in m.nodes_map.items() if pn.op not in ("placeholder", "output")}
+                        for m in fx_matches]
+                have = [{k: v for k, v in r["nodes_map"].items() if k not in r["inputs"]} for r in report["replacements"]]
+                self.assertEqual(have, want, name)
+
+    def test_json_report_of_a_chain_names_the_replacing_nodes(self):
+        # sigmoid(sigmoid(sigmoid(x))) -> exp: torch main's ReplacedPatterns report each input as
+        # the node that replaced it (exp, then exp_1), never an erased node or an empty name.
+        g_path = self.write(torch.fx.symbolic_trace(sigmoid_chain(3)), "json_g")
+        p_path = self.write(torch.fx.symbolic_trace(pattern_sigmoid), "json_p")
+        r_path = self.write(torch.fx.symbolic_trace(replacement_exp), "json_r")
+        out = os.path.join(self.tmp, "json_out.json")
+        proc = subprocess.run([graft_bin(self), "rewrite", "--json", "--pattern", p_path, "--replacement", r_path,
+                               g_path, "-o", out], capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        report = json.loads(proc.stdout)
+        self.assertEqual([(r["anchor"], r["inputs"], r["new_nodes"]) for r in report["replacements"]],
+                         [("sigmoid", {"a": "x"}, ["exp"]), ("sigmoid_1", {"a": "exp"}, ["exp_1"]),
+                          ("sigmoid_2", {"a": "exp_1"}, ["exp_2"])])
+        self.assertEqual(report["count"], 3)
 
     def test_errors_leave_the_graph_unwritten(self):
         g_path = self.write(torch.fx.symbolic_trace(model_add_relu), "err_g")

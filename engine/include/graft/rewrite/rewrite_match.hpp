@@ -39,6 +39,8 @@ struct ReplacedPattern {
   /// themselves are erased by the rewrite (FX keeps erased Node objects; ids would be reused).
   std::string anchor_name{};
   std::vector<std::pair<std::string, std::string>> matched_names{};  ///< pattern node -> graph node
+  /// The new nodes' names when they were made (a later replacement may erase one).
+  std::vector<std::string> replacement_names{};
 };
 
 /// Returned node -> the node that replaced it, so that later matches bound to a replaced value
