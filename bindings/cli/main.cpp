@@ -167,6 +167,7 @@ int main(int argc, char** argv) {
   rewrite->add_flag("--keep-meta", rewrite_opts.keep_meta, "give each replacement output the metadata of the node it replaces (FX drops it); same as --meta outputs");
   rewrite->add_option("--meta", rewrite_opts.meta, "metadata policy: drop (FX), outputs (outputs take the replaced node's), all (also stack traces onto every new node)")
       ->check(CLI::IsMember({"drop", "outputs", "all"}));
+  rewrite->add_flag("--keep-unused-modules", rewrite_opts.keep_unused_modules, "keep modules no node calls or reads after the rewrite (torch.fx deletes them)");
   rewrite->add_flag("--json", rewrite_opts.json, "print every replacement as JSON (anchor, nodes_map, inputs with literals, new_nodes) instead of the summary line");
   rewrite->add_flag("--modules-by-class", rewrite_opts.modules_by_class, "the pattern's module calls match modules of the same class, wherever they are; the replacement reaches them by the pattern's module names");
 

@@ -7,6 +7,7 @@
 
 #include "graft/io/graph_json.hpp"
 #include "graft/io/render.hpp"
+#include "graft/rewrite/replacement_attributes.hpp"
 #include "match_command.hpp"
 
 namespace graft::cli {
@@ -90,6 +91,10 @@ int cmd_rewrite(const RewriteCommandOptions& o) {
   Result<std::vector<ReplacedPattern>> done =
       replace_pattern(gm->graph, matcher.value(), replacement->graph, options, &gm->modules);
   if (!done) return fail(done.status());
+  // As torch.fx: modules nothing uses any more go, and what the replacement's nodes call or
+  // read comes from the replacement's own module table.
+  if (!o.keep_unused_modules) delete_unused_submodules(gm.value());
+  if (Status s = adopt_replacement_attributes(gm.value(), replacement->modules); !s) return fail(s);
   if (Status s = gm->lint(); !s) return fail(s);  // never write an invalid graph
   if (Status s = save_graph_file(gm.value(), o.output); !s) return fail(s);
   if (o.json) {

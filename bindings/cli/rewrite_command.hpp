@@ -16,7 +16,8 @@ struct RewriteCommandOptions {
   std::string meta;               ///< drop, outputs or all ("" = keep_meta decides)
   bool modules_by_class = false;  ///< the pattern's module calls match modules of the same class
   MatchOptions match{};
-  bool json = false;  ///< print the per-replacement report as JSON instead of the summary line
+  bool json = false;
+  bool keep_unused_modules = false;  ///< keep module entries no node uses after the rewrite  ///< print the per-replacement report as JSON instead of the summary line
 };
 
 int cmd_rewrite(const RewriteCommandOptions& o);

@@ -78,6 +78,11 @@ TEST_CASE("json: a canonical file loads and saves to the same bytes") {
   REQUIRE(again.is_ok());
   CHECK(again.value() == text);
   CHECK(gm->lint().is_ok());
+  // Values and settings the file carries for importers (FORMAT.md §3) are kept as they are.
+  CHECK(gm->modules.find("")->parameters[0].data == "AACAPw==");
+  CHECK(gm->modules.find("layers.0.attn.q_proj")->attributes_json ==
+        R"({"in_features":8,"out_features":8,"training":false,"pair":{"tuple":[1,2.5]}})");
+  CHECK(gm->modules.find("sub")->attributes_json.empty());
 }
 
 TEST_CASE("json: every argument kind reads back with its exact type") {
@@ -234,6 +239,12 @@ TEST_CASE("json: malformed input gives one error naming the file and the place")
     CHECK(error_of(R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"","class":"A","parameters":[{"name":"a.b","shape":[],"dtype":"float32"}],"buffers":[]}],"nodes":[]})") ==
           "g.json: $.modules[0].parameters[0].name: a parameter or buffer name is one non-empty segment without dots");
   }
+  SUBCASE("module settings that are not an object; a tensor value that is not a string") {
+    CHECK(error_of(R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"","class":"A","parameters":[],"buffers":[],"attributes":[1]}],"nodes":[]})") ==
+          "g.json: $.modules[0].attributes: expected an object of the module's settings");
+    CHECK(error_of(R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"","class":"A","parameters":[{"name":"a","shape":[],"dtype":"float32","data":1}],"buffers":[]}],"nodes":[]})")
+              .find("$.modules[0].parameters[0].data") != std::string::npos);
+  }
   SUBCASE("duplicate module path") {
     CHECK(error_of(R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"a","class":"A","parameters":[],"buffers":[]},{"path":"a","class":"A","parameters":[],"buffers":[]}],"nodes":[]})") ==
           "g.json: $.modules[1].path: duplicate module path 'a'");
@@ -367,7 +378,7 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
       {"errors in a module line and a node line: the module's comes first",
        doc_with_modules(std::string(kModuleA) + ",\n" + kModuleA, node_y_uses_z), "g.json: $.modules[1].path: duplicate module path 'a'"},
       {"bad key in a module line", doc_with_modules(R"({"path":"a","klass":"A","parameters":[],"buffers":[]})", node_x),
-       "g.json: $.modules[0]: unknown key 'klass' (expected: path, class, parameters, buffers, graph)"},
+       "g.json: $.modules[0]: unknown key 'klass' (expected: path, class, parameters, buffers, attributes, graph)"},
       {"wrong format in the head", doc_with_modules(kModuleA, node_y_uses_z).replace(13, 11, "graft-grap_"),
        "g.json: $.format: expected \"graft-graph\", found \"graft-grap_\""},
       {"syntax error in a node line", doc_with_modules(kModuleA, node_x + ",\n{\"name\":}"),
@@ -393,7 +404,7 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
       {"a bad module line and no meta: the module comes first, as in the document",
        std::string("{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"modules\": [\n") +
            R"({"path":"a","klass":"A","parameters":[],"buffers":[]})" + "\n],\n\"nodes\": [\n" + node_x + "\n]\n}\n",
-       "g.json: $.modules[0]: unknown key 'klass' (expected: path, class, parameters, buffers, graph)"},
+       "g.json: $.modules[0]: unknown key 'klass' (expected: path, class, parameters, buffers, attributes, graph)"},
       {"syntax error in a module line", doc_with_modules("{\"path\":}", node_x),
        "g.json:6:9: invalid JSON: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal"},
   };

@@ -39,6 +39,9 @@ def _parser():
     e.add_argument("-o", "--output", required=True, metavar="OUT.json")
     e.add_argument("--mode", choices=("symbolic", "aten"), default="symbolic",
                    help="symbolic: torch.fx.symbolic_trace; aten: make_fx (default symbolic)")
+    e.add_argument("--values", action="store_true",
+                   help="also write every parameter's and buffer's value and every module's settings, so that "
+                        "import can rebuild modules the target model lacks (export replacements with it)")
     _common(e)
     i = sub.add_parser("import", help="rebuild a GraphModule from a graph file",
                        description="Import GRAPH onto a freshly built MODEL.")
@@ -56,7 +59,7 @@ def _export(args):
     inputs = example_inputs(args.input_shape or [DEFAULT_SHAPE], args.seed)
     gm = trace_symbolic(model) if args.mode == "symbolic" else trace_aten(model, inputs)
     doc = export_graph_module(gm, root_module=model, example_inputs=inputs,
-                              meta={"source": args.model, "mode": args.mode, "seed": args.seed})
+                              meta={"source": args.model, "mode": args.mode, "seed": args.seed}, values=args.values)
     fmt.write(doc, args.output)
     print(f"wrote {args.output}: {len(doc['nodes'])} nodes, {len(doc['modules'])} modules")
     return 0

@@ -1,4 +1,7 @@
 """torch.fx.GraphModule -> graph document (see format.py for the document's shape)."""
+import base64
+import sys
+
 import torch
 import torch.fx
 from torch.fx.node import _get_qualified_name
@@ -84,17 +87,50 @@ def _get_attr_renames(gm, root):
     return renames
 
 
-def _tensor_entry(name, t):
-    return {"name": name, "shape": list(t.shape), "dtype": str(t.dtype)[len("torch."):]}
+def tensor_data(t):
+    """A tensor's value as the file carries it: base64 of its elements, row-major, little-endian."""
+    if sys.byteorder != "little":
+        raise NotImplementedError("tensor values are written little-endian; this machine is big-endian")
+    raw = t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    return base64.b64encode(raw).decode("ascii")
 
 
-def _module_table(source, gm, renames):
+def _tensor_entry(name, t, values=False):
+    entry = {"name": name, "shape": list(t.shape), "dtype": str(t.dtype)[len("torch."):]}
+    if values:
+        entry["data"] = tensor_data(t)
+    return entry
+
+
+# What torch.nn.Module.__init__ sets on every module: not a module's own settings.
+_MODULE_INTERNALS = frozenset(torch.nn.Module().__dict__) - {"training"}
+
+
+def module_attributes(m):
+    """A module's own settings (`in_features`, `approximate`, `training`, ...) as argument
+    values, or None when one of them has no form in the file (a function, a tensor that is
+    not a parameter or buffer): such a module cannot be rebuilt from the file."""
+    out = {}
+    for key, value in vars(m).items():
+        if key in _MODULE_INTERNALS:
+            continue
+        try:
+            fmt.encode_arg(value, key)
+        except fmt.GraphFormatError:
+            return None
+        out[key] = value
+    return out
+
+
+def _module_table(source, gm, renames, values=False):
     table, known = [], set()
     for path, m in source.named_modules():
         entry = {"path": path, "class": class_name(m),
-                 "parameters": [_tensor_entry(n, t) for n, t in m.named_parameters(recurse=False)],
-                 "buffers": [_tensor_entry(n, t) for n, t in m.named_buffers(recurse=False)
+                 "parameters": [_tensor_entry(n, t, values) for n, t in m.named_parameters(recurse=False)],
+                 "buffers": [_tensor_entry(n, t, values) for n, t in m.named_buffers(recurse=False)
                              if t is not None]}
+        if values and not isinstance(m, torch.fx.GraphModule):
+            entry["attributes"] = module_attributes(m)
         known.update((path + "." if path else "") + t["name"]
                      for t in entry["parameters"] + entry["buffers"])
         if path and isinstance(m, torch.fx.GraphModule):
@@ -112,7 +148,7 @@ def _module_table(source, gm, renames):
                 by_path[owner] = {"path": owner, "class": "torch.nn.modules.module.Module",
                                   "parameters": [], "buffers": []}
                 table.append(by_path[owner])
-            by_path[owner]["buffers"].append(_tensor_entry(name, value))
+            by_path[owner]["buffers"].append(_tensor_entry(name, value, values=True))  # nowhere else to get it
             known.add(target)
     return table
 
@@ -122,13 +158,16 @@ def _mode(gm):
     return "aten" if aten else "symbolic"
 
 
-def export_graph_module(gm, root_module=None, example_inputs=None, meta=None):
+def export_graph_module(gm, root_module=None, example_inputs=None, meta=None, values=False):
     """Describe `gm` as a graph document (write it with format.write / format.dumps).
 
     root_module: the model `gm` was traced from. make_fx's get_attr constants are renamed to
       its dotted parameter/buffer names and the module table describes it.
     example_inputs: run `gm` on them to record each node's tensor_meta.
     meta: extra top-level metadata (source, mode, ...), after producer and torch version.
+    values: also write every parameter's and buffer's value and every module's settings, so
+      that an importer can rebuild modules the model it imports onto does not have (what a
+      replacement brings into a graph). Constants made while tracing always carry their value.
     """
     renames = _get_attr_renames(gm, root_module) if root_module is not None else {}
     described = tensor_meta.record(gm, example_inputs) if example_inputs is not None else None
@@ -142,7 +181,7 @@ def export_graph_module(gm, root_module=None, example_inputs=None, meta=None):
                                for x in example_inputs]
     top.update(meta)
     return {"format": fmt.FORMAT_NAME, "version": fmt.VERSION, "meta": fmt.free_object(top),
-            "modules": _module_table(root_module if root_module is not None else gm, gm, renames),
+            "modules": _module_table(root_module if root_module is not None else gm, gm, renames, values),
             "nodes": _nodes(gm.graph, "$.nodes", renames, described)}
 
 

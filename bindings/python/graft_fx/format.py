@@ -179,10 +179,13 @@ def _lines(items):
 
 def _module_line(entry, where):
     def tensors(key):
-        return [{"name": t["name"], "shape": _check_dims(t["shape"], where), "dtype": t["dtype"]}
+        return [dict({"name": t["name"], "shape": _check_dims(t["shape"], where), "dtype": t["dtype"]},
+                     **({"data": t["data"]} if "data" in t else {}))
                 for t in entry[key]]
     head = {"path": entry["path"], "class": entry["class"],
             "parameters": tensors("parameters"), "buffers": tensors("buffers")}
+    if entry.get("attributes") is not None:
+        head["attributes"] = {k: encode_arg(v, f"{where}.attributes.{k}") for k, v in entry["attributes"].items()}
     text = _mini(head)
     if entry.get("graph") is None:
         return text
@@ -373,20 +376,22 @@ class _Reader:
     def tensors(self, value, where):
         self.typed(value, where, list, "an array")
         for i, t in enumerate(value):
-            self.obj(t, f"{where}[{i}]", PARAM_KEYS)
+            self.obj(t, f"{where}[{i}]", PARAM_KEYS, optional=("data",))
             name = self.typed(t["name"], f"{where}[{i}].name", str, "a string")
             if not name or "." in name:
                 self.fail(f"{where}[{i}].name", "a parameter or buffer name is one non-empty segment without dots")
             self.sizes(t["shape"], f"{where}[{i}].shape")
             self.typed(t["dtype"], f"{where}[{i}].dtype", str, "a string")
-        return [{k: t[k] for k in PARAM_KEYS} for t in value]
+            if "data" in t:
+                self.typed(t["data"], f"{where}[{i}].data", str, "a base64 string")
+        return [{k: t[k] for k in PARAM_KEYS + ("data",) if k in t} for t in value]
 
     def modules(self, value, where):
         self.typed(value, where, list, "an array of module entries")
         paths, out = set(), []
         for i, entry in enumerate(value):
             at = f"{where}[{i}]"
-            self.obj(entry, at, MODULE_KEYS, optional=("graph",))
+            self.obj(entry, at, MODULE_KEYS, optional=("attributes", "graph"))
             path = self.typed(entry["path"], at + ".path", str, "a string")
             if path in paths:
                 self.fail(at + ".path", f"duplicate module path {path!r}")
@@ -394,6 +399,9 @@ class _Reader:
             new = {"path": path, "class": self.typed(entry["class"], at + ".class", str, "a string"),
                    "parameters": self.tensors(entry["parameters"], at + ".parameters"),
                    "buffers": self.tensors(entry["buffers"], at + ".buffers")}
+            if "attributes" in entry:
+                attrs = self.typed(entry["attributes"], at + ".attributes", dict, "an object")
+                new["attributes"] = {k: self.arg(v, f"{at}.attributes.{k}", set()) for k, v in attrs.items()}
             if "graph" in entry:
                 self.obj(entry["graph"], at + ".graph", ("nodes",))
                 new["graph"] = {"nodes": self.nodes(entry["graph"]["nodes"], at + ".graph.nodes")}

@@ -1,4 +1,6 @@
 """Graph document (or file) -> torch.fx.GraphModule on top of the original model."""
+import base64
+import binascii
 import builtins
 import importlib
 
@@ -57,7 +59,7 @@ def _fx_value(value, env):
     return value
 
 
-def build_graph(nodes, root_module, where="$.nodes"):
+def build_graph(nodes, root_module, where="$.nodes", rebuilt=None):
     graph = torch.fx.Graph()
     env = {}
     for i, n in enumerate(nodes):
@@ -68,7 +70,7 @@ def build_graph(nodes, root_module, where="$.nodes"):
                 target = resolve_qualified(target)
             except LookupError as e:
                 raise GraftImportError(f"{at}: cannot resolve target {n['target']!r}: {e}") from None
-        elif n["op"] in ("get_attr", "call_module") and not _has_path(root_module, target):
+        elif n["op"] in ("get_attr", "call_module") and target not in (rebuilt or {}) and not _has_path(root_module, target):
             raise GraftImportError(f"{at}: the root module has no {n['op']} target {target!r}")
         args = tuple(_fx_value(a, env) for a in n["args"])
         kwargs = {k: _fx_value(v, env) for k, v in n["kwargs"].items()}
@@ -111,6 +113,73 @@ def _check_tensors(doc, root_module):
                                            f"{str(value.dtype).replace('torch.', '')}")
 
 
+def tensor_from(spec, where):
+    """The value a parameter or buffer entry carries (FORMAT.md §3), or GraftImportError."""
+    if "data" not in spec:
+        raise GraftImportError(f"{where}: the model has no such tensor and the file does not carry its value "
+                               "(export the graph it came from with --values)")
+    try:
+        dtype = getattr(torch, spec["dtype"])
+        shape = [int(d) for d in spec["shape"]]
+        raw = base64.b64decode(spec["data"], validate=True)
+    except (AttributeError, TypeError, ValueError, binascii.Error) as e:
+        raise GraftImportError(f"{where}: cannot read the tensor's value: {e}") from None
+    count = 1
+    for d in shape:
+        count *= d
+    size = torch.empty((), dtype=dtype).element_size()
+    if len(raw) != count * size:
+        raise GraftImportError(f"{where}: the value has {len(raw)} bytes, shape {shape} of {spec['dtype']} needs {count * size}")
+    if count == 0:
+        return torch.empty(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
+
+
+def _rebuild_module(by_path, path):
+    """The module at `path` made from its file entry: class, settings, tensors, children."""
+    entry = by_path.get(path)
+    if entry is None:
+        raise GraftImportError(f"the root module has no call_module target {path!r}, nor does the file's module table")
+    try:
+        cls = resolve_qualified(entry["class"])
+    except LookupError as e:
+        raise GraftImportError(f"module {path!r}: cannot find its class {entry['class']!r}: {e}") from None
+    if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+        raise GraftImportError(f"module {path!r}: {entry['class']!r} is not a torch.nn.Module class")
+    if entry.get("attributes") is None:
+        raise GraftImportError(f"module {path!r} ({entry['class']}) is not on the model and the file does not carry "
+                               "its settings (export the graph it came from with --values)")
+    module = cls.__new__(cls)
+    torch.nn.Module.__init__(module)
+    for key, value in entry["attributes"].items():
+        setattr(module, key, _fx_value(value, {}))
+    for spec in entry["parameters"]:
+        module.register_parameter(spec["name"], torch.nn.Parameter(tensor_from(spec, f"{path}.{spec['name']}")))
+    for spec in entry["buffers"]:
+        module.register_buffer(spec["name"], tensor_from(spec, f"{path}.{spec['name']}"))
+    prefix = path + "." if path else ""
+    for child in by_path:
+        rest = child[len(prefix):] if child.startswith(prefix) and child != path else None
+        if rest and "." not in rest:
+            module.add_module(rest, _rebuild_module(by_path, child))
+    return module
+
+
+def _rebuild(doc, target, op):
+    """A call_module or get_attr target the model lacks, made from what the file carries."""
+    by_path = {e["path"]: e for e in doc["modules"]}
+    if op == "call_module" or target in by_path:
+        return _rebuild_module(by_path, target)
+    owner, _, name = target.rpartition(".")
+    entry = by_path.get(owner)
+    for kind in ("parameters", "buffers"):
+        for spec in entry[kind] if entry else []:
+            if spec["name"] == name:
+                value = tensor_from(spec, target)
+                return torch.nn.Parameter(value) if kind == "parameters" else value
+    raise GraftImportError(f"the root module has no get_attr target {target!r}, nor does the file's module table")
+
+
 def resolve_attr(root, path):
     obj = root
     for atom in path.split("."):
@@ -123,14 +192,29 @@ def resolve_attr(root, path):
 def import_graph(doc_or_path, root_module):
     """Build the GraphModule of a graph file on `root_module`, whose values it uses.
 
-    The module table is not instantiated: call_module and get_attr targets are looked up on
-    `root_module` by path (dotted names such as `layer1.0.bn1.running_mean` work).
+    call_module and get_attr targets are looked up on `root_module` by path (dotted names such
+    as `layer1.0.bn1.running_mean` work). A target the model does not have (a module or tensor
+    a replacement brought in, a constant made while tracing) is rebuilt from the file's module
+    table, which must then carry its settings and values (export with --values); the model
+    itself is never changed.
     """
     doc = doc_or_path if isinstance(doc_or_path, dict) else fmt.read(doc_or_path)
     _check_tensors(doc, root_module)
-    graph = build_graph(doc["nodes"], root_module)
+    attribute_nodes = [(i, n) for i, n in enumerate(doc["nodes"]) if n["op"] in ("get_attr", "call_module")]
+    rebuilt = {}
+    for i, n in attribute_nodes:
+        if n["target"] not in rebuilt and not _has_path(root_module, n["target"]):
+            try:
+                rebuilt[n["target"]] = _rebuild(doc, n["target"], n["op"])
+            except GraftImportError as e:
+                raise GraftImportError(f"$.nodes[{i}] (node {n['name']!r}): {e}") from None
+    graph = build_graph(doc["nodes"], root_module, rebuilt=rebuilt)
+    root = root_module
+    if rebuilt:  # FX copies each target from a dict as from a module, without touching the model
+        root = {n["target"]: rebuilt[n["target"]] if n["target"] in rebuilt else resolve_attr(root_module, n["target"])
+                for _, n in attribute_nodes}
     try:
-        gm = torch.fx.GraphModule(root_module, graph)
+        gm = torch.fx.GraphModule(root, graph)
         gm.graph.lint()
     except (RuntimeError, ValueError, AttributeError) as e:
         raise GraftImportError(f"the imported graph is not valid FX: {e}") from None

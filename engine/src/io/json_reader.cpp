@@ -435,7 +435,7 @@ class DomWalk {
     std::size_t i = 0;
     for (dom::element t : as_array(e, at)) {
       Path p = at.at(i++);
-      KeySet<3> keys({"name", "shape", "dtype"});
+      KeySet<4> keys({"name", "shape", "dtype", "data"});
       TensorSpec spec;
       for (dom::key_value_pair kv : as_object(t, p)) {
         Path q = p.at(kv.key);
@@ -443,6 +443,7 @@ class DomWalk {
           case 0: spec.name = as_string(kv.value, q); break;
           case 1: spec.shape = shape(kv.value, q); break;
           case 2: spec.dtype = interned(as_string(kv.value, q)); break;
+          case 3: spec.data = as_string(kv.value, q); break;
           default: break;
         }
       }
@@ -467,7 +468,7 @@ class DomWalk {
 
   ModuleInfo module(dom::element e, const Path& at) {
     ModuleInfo info;
-    KeySet<5> keys({"path", "class", "parameters", "buffers", "graph"});
+    KeySet<6> keys({"path", "class", "parameters", "buffers", "attributes", "graph"});
     for (dom::key_value_pair kv : as_object(e, at)) {
       Path p = at.at(kv.key);
       switch (keys.index(kv.key, at)) {
@@ -475,7 +476,7 @@ class DomWalk {
         case 1: info.class_name = as_string(kv.value, p); break;
         case 2: info.parameters = tensor_specs(kv.value, p); break;
         case 3: info.buffers = tensor_specs(kv.value, p); break;
-        case 4: {
+        case 5: {
           KeySet<1> gkeys({"nodes"});
           info.graph = std::make_unique<Graph>();
           for (dom::key_value_pair gkv : as_object(kv.value, p)) {
@@ -485,6 +486,10 @@ class DomWalk {
           gkeys.require(0, p);
           break;
         }
+        case 4:
+          if (kv.value.type() != element_type::OBJECT) fail(p, "expected an object of the module's settings");
+          canonical_json(info.attributes_json, kv.value, p);
+          break;
         default: break;
       }
     }

@@ -137,6 +137,10 @@ class Writer {
     tensor_specs(m.parameters);
     out_ += R"(,"buffers":)";
     tensor_specs(m.buffers);
+    if (!m.attributes_json.empty()) {
+      out_ += R"(,"attributes":)";
+      out_ += m.attributes_json;
+    }
     if (m.graph) {
       out_ += R"(,"graph":{"nodes":)";
       nodes_block(*m.graph);
@@ -208,6 +212,10 @@ class Writer {
       dims(specs[i].shape);
       out_ += R"(,"dtype":)";
       append_json_string(out_, specs[i].dtype.str());
+      if (!specs[i].data.empty()) {
+        out_ += R"(,"data":)";
+        append_json_string(out_, specs[i].data);
+      }
       out_ += '}';
     }
     out_ += ']';

@@ -9,7 +9,7 @@ namespace graft {
 
 ModuleInfo::ModuleInfo(const ModuleInfo& other)
     : path(other.path), class_name(other.class_name), parameters(other.parameters),
-      buffers(other.buffers), graph(other.graph ? std::make_unique<Graph>(*other.graph) : nullptr) {}
+      buffers(other.buffers), attributes_json(other.attributes_json), graph(other.graph ? std::make_unique<Graph>(*other.graph) : nullptr) {}
 
 ModuleInfo& ModuleInfo::operator=(const ModuleInfo& other) {
   if (this != &other) *this = ModuleInfo(other);
@@ -27,6 +27,16 @@ Status ModuleTable::add(ModuleInfo info) {
     return Status::error("duplicate module path '" + path + "'");
   }
   return Status::ok();
+}
+
+void ModuleTable::remove_if(const std::function<bool(const ModuleInfo&)>& drop) {
+  std::vector<ModuleInfo> kept;
+  kept.reserve(entries_.size());
+  for (ModuleInfo& m : entries_)
+    if (m.path.empty() || !drop(m)) kept.push_back(std::move(m));
+  entries_.clear();
+  index_ = detail::NameIndex{};
+  for (ModuleInfo& m : kept) (void)add(std::move(m));  // paths were unique already
 }
 
 void ModuleTable::reserve(std::size_t count) {

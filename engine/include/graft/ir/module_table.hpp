@@ -1,6 +1,7 @@
 // ModuleTable: FX's module hierarchy, flattened to qualified paths.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,11 +17,13 @@ namespace graft {
 
 class Graph;
 
-/// A parameter or buffer: its own name within the module, its shape and dtype.
+/// A parameter or buffer: its own name within the module, its shape and dtype, and when the
+/// file carries it, its value (docs/FORMAT.md §3: base64 of the raw little-endian elements).
 struct TensorSpec {
   std::string name;
   Dims shape;
   InternedString dtype;
+  std::string data{};  ///< base64 value, or empty when the file describes the tensor only
   friend bool operator==(const TensorSpec&, const TensorSpec&) = default;
 };
 
@@ -30,6 +33,9 @@ struct ModuleInfo {
   std::string class_name;  ///< qualified class, e.g. `torch.nn.modules.linear.Linear`
   std::vector<TensorSpec> parameters;  ///< the module's own, not its children's
   std::vector<TensorSpec> buffers;
+  /// The module's settings as a canonical JSON object (`{"in_features":4,...}`), when the file
+  /// carries them so that an importer can rebuild the module; empty otherwise.
+  std::string attributes_json{};
   std::unique_ptr<Graph> graph;        ///< for modules that are GraphModules themselves
 
   ModuleInfo() = default;
@@ -58,6 +64,8 @@ class ModuleTable {
   const TensorSpec* find_tensor(std::string_view qualified) const;
   /// True if `qualified` names a module, parameter or buffer (what a get_attr may name).
   bool has_attribute(std::string_view qualified) const;
+  /// Removes the modules `drop` says to (never the root), keeping the others in order.
+  void remove_if(const std::function<bool(const ModuleInfo&)>& drop);
   /// Total number of parameter elements (symbolic dims count as 0; saturates on overflow).
   std::int64_t parameter_count() const;
 
