@@ -237,3 +237,35 @@ TEST_CASE("script host: a pattern file the rules read is watched like a module")
   CHECK(events[0].error->message.find("binary.json") != std::string::npos);
   CHECK(target_after_run(host, script) == "found.0");
 }
+
+TEST_CASE("script host: pattern files named with dots, and the dead detach nodes tracing leaves") {
+  TempDir dir("graft_host_pattern_file_dots");
+  const auto script = dir.path / "rules.lua";
+  // add(a, b), plus a detach of `a` nothing uses (what tracing with autograd on leaves).
+  write_text(dir.path / "patterns" / "resnet18.aten.json",
+             graph_doc(R"({"name":"a","op":"placeholder","target":"a","args":[],"kwargs":{},"meta":{}},
+{"name":"b","op":"placeholder","target":"b","args":[],"kwargs":{},"meta":{}},
+{"name":"detach","op":"call_function","target":"torch.ops.aten.detach.default","args":[{"node":"a"}],"kwargs":{},"meta":{}},
+{"name":"detach_1","op":"call_function","target":"torch.ops.aten.detach.default","args":[{"node":"detach"}],"kwargs":{},"meta":{}},
+{"name":"f","op":"call_function","target":"torch.ops.aten.add.Tensor","args":[{"node":"a"},{"node":"b"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"f"}],"kwargs":{},"meta":{}})"));
+  auto run = [&](const std::string& lua) {  // the match count, or the error matching raised
+    write_text(script, lua + "\nreturn graft.pass{name = 'count', run = function(g)\n"
+                             "  local ok, m = pcall(g.match, g, p)\n"
+                             "  g:find('add').target = ok and 'found.' .. #m or tostring(m)\n"
+                             "end}\n");
+    lua::ScriptHostOptions options;
+    options.use_inotify = false;
+    lua::ScriptHost host(options);
+    Status st = host.load(script);
+    return st ? target_after_run(host, script) : st.message();
+  };
+  CHECK(run("local p = graft.pattern_file('patterns/resnet18.aten.json', {drop_dead_detach = true})") == "found.1");
+  // Without the option the dead detach nodes are the pattern's dead code, and the error says so.
+  CHECK(run("local p = graft.pattern_file('patterns/resnet18.aten.json')").find("dead code") != std::string::npos);
+  CHECK(run("local p = graft.pattern_file('../rules.json')").find("give a path relative to the script root, without '..'") !=
+        std::string::npos);
+  CHECK(run("local p = graft.pattern_file('patterns/none.json')").find("file 'patterns/none.json' not found") != std::string::npos);
+  CHECK(run("local p = graft.pattern_file('patterns/resnet18.aten.json', {drop_detach = true})")
+            .find("graft.pattern_file: unknown option 'drop_detach' (modules_by_class, drop_dead_detach)") != std::string::npos);
+}

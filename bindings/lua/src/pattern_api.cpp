@@ -415,29 +415,59 @@ int graft_get_attr(lua_State* L) {
   return 1;
 }
 
-/// graft.pattern_file("patterns.attention" [, {modules_by_class = true}]): a pattern graph
-/// exported by graft_fx from a Python function or module (patterns/attention.json under the
-/// script roots, found as require finds modules), so existing torch.fx pattern functions carry
-/// over unchanged. Its module calls match modules of the same class unless told otherwise. The
-/// file is watched with the script: editing it reloads the version.
+/// graft.pattern_file("patterns.attention" [, options]): a pattern graph exported by graft_fx
+/// from a Python function or module (patterns/attention.json under the script roots, found as
+/// require finds modules; a name ending in .json is a path under the roots instead, for file
+/// names with dots), so existing torch.fx pattern functions carry over unchanged. Its module
+/// calls match modules of the same class unless `modules_by_class = false`; `drop_dead_detach`
+/// erases the unused `detach` nodes that tracing with autograd on leaves behind. The file is
+/// watched with the script: editing it reloads the version.
+/// The options table at `index` of `caller` (g:match, ...): a key that is not one of `known`
+/// raises, naming it (the first in byte order, so the message does not depend on pairs()).
+void check_option_names(lua_State* L, int index, const char* caller, std::initializer_list<std::string_view> known) {
+  std::vector<std::string> unknown;
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    lua_pop(L, 1);
+    const bool is_string = lua_type(L, -1) == LUA_TSTRING;
+    const std::string k = is_string ? lua_tostring(L, -1) : std::string("a ") + luaL_typename(L, -1) + " key";
+    if (!is_string || std::find(known.begin(), known.end(), k) == known.end()) unknown.push_back(k);
+  }
+  if (unknown.empty()) return;
+  std::string names;
+  for (std::string_view k : known) names += (names.empty() ? "" : ", ") + std::string(k);
+  luaL_error(L, "%s: unknown option '%s' (%s)", caller, std::min_element(unknown.begin(), unknown.end())->c_str(), names.c_str());
+}
+
+/// Erases `detach` calls nothing uses, last to first (one can feed another).
+void erase_dead_detach(Graph& g) {
+  std::vector<NodeId> order;
+  for (NodeId n : g.nodes()) order.push_back(n);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const NodeId n = *it;
+    const std::string& t = g.target(n);
+    const bool detach = (g.op(n) == OpKind::CallFunction && (t == "torch.ops.aten.detach.default" || t == "torch.detach")) ||
+                        (g.op(n) == OpKind::CallMethod && t == "detach");
+    if (detach && g.users(n).empty()) (void)g.erase_node(n);
+  }
+}
+
 int graft_pattern_file(lua_State* L) {
-  const char* name = luaL_checkstring(L, 1);
+  const std::string_view name = luaL_checkstring(L, 1);
   bool by_class = true;
+  bool drop_detach = false;
   if (!lua_isnoneornil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
-    lua_pushnil(L);
-    while (lua_next(L, 2) != 0) {
-      lua_pop(L, 1);
-      if (lua_type(L, -1) != LUA_TSTRING || std::string_view(lua_tostring(L, -1)) != "modules_by_class")
-        luaL_error(L, "graft.pattern_file: unknown option '%s' (modules_by_class)", luaL_tolstring(L, -1, nullptr));
-    }
+    check_option_names(L, 2, "graft.pattern_file", {"modules_by_class", "drop_dead_detach"});
     lua_getfield(L, 2, "modules_by_class");
     if (!lua_isnil(L, -1)) by_class = lua_toboolean(L, -1);
-    lua_pop(L, 1);
+    lua_getfield(L, 2, "drop_dead_detach");
+    drop_detach = lua_toboolean(L, -1);
+    lua_pop(L, 2);
   }
   SandboxState& s = state_of(L);
   if (s.tracing_session != 0) luaL_error(L, "graft.pattern_file cannot run inside graft.trace");
-  Result<std::filesystem::path> path = s.resolve_module(name, ".json");
+  Result<std::filesystem::path> path = name.ends_with(".json") ? s.resolve_data_file(name) : s.resolve_module(name, ".json");
   if (!path) luaL_error(L, "graft.pattern_file: %s", path.status().message().c_str());
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(path.value(), ec);
@@ -449,6 +479,7 @@ int graft_pattern_file(lua_State* L) {
   box->traced = nullptr;
   luaL_setmetatable(L, kPatternType);
   box->traced = new TracedPattern();
+  if (drop_detach) erase_dead_detach(gm->graph);
   box->traced->pattern.graph = std::move(gm->graph);
   box->traced->pattern.modules = std::move(gm->modules);
   if (by_class) box->traced->pattern.match_modules_by_class();
@@ -574,23 +605,6 @@ int graft_trace(lua_State* L) {
 }
 
 // --- matching and rewriting a pass's graph --------------------------------------------------
-
-/// The options table at `index` of `caller` (g:match, ...): a key that is not one of `known`
-/// raises, naming it (the first in byte order, so the message does not depend on pairs()).
-void check_option_names(lua_State* L, int index, const char* caller, std::initializer_list<std::string_view> known) {
-  std::vector<std::string> unknown;
-  lua_pushnil(L);
-  while (lua_next(L, index) != 0) {
-    lua_pop(L, 1);
-    const bool is_string = lua_type(L, -1) == LUA_TSTRING;
-    const std::string k = is_string ? lua_tostring(L, -1) : std::string("a ") + luaL_typename(L, -1) + " key";
-    if (!is_string || std::find(known.begin(), known.end(), k) == known.end()) unknown.push_back(k);
-  }
-  if (unknown.empty()) return;
-  std::string names;
-  for (std::string_view k : known) names += (names.empty() ? "" : ", ") + std::string(k);
-  luaL_error(L, "%s: unknown option '%s' (%s)", caller, std::min_element(unknown.begin(), unknown.end())->c_str(), names.c_str());
-}
 
 MatchOptions read_options(lua_State* L, int index, const char* caller) {
   MatchOptions o;

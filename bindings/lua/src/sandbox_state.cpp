@@ -341,6 +341,33 @@ Result<std::filesystem::path> SandboxState::resolve_module(std::string_view name
   return Status::error(fmt::format("module '{}' not found (looked for {} under: {})", name, relative, where));
 }
 
+Result<std::filesystem::path> SandboxState::resolve_data_file(std::string_view relative) const {
+  constexpr std::size_t kMaxName = 200;
+  if (relative.size() > kMaxName)
+    return Status::error(fmt::format("file name of {} bytes is over the {}-byte limit", relative.size(), kMaxName));
+  std::size_t start = 0;
+  for (;;) {  // every segment a plain name: not empty, not . or .., no backslash or NUL
+    const std::size_t slash = relative.find('/', start);
+    const std::string_view seg = relative.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (seg.empty() || seg == "." || seg == ".." || seg.find_first_of(std::string_view("\\\0", 2)) != std::string_view::npos)
+      return Status::error(fmt::format("file '{}': give a path relative to the script root, without '..'", relative));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  std::error_code ec;
+  for (const auto& root : roots_) {
+    const std::filesystem::path candidate = root / std::filesystem::path(std::string(relative));
+    if (!std::filesystem::is_regular_file(candidate, ec)) continue;
+    const auto rel = std::filesystem::weakly_canonical(candidate, ec).lexically_relative(std::filesystem::weakly_canonical(root, ec));
+    if (ec || rel.empty() || *rel.begin() == "..")
+      return Status::error(fmt::format("file '{}': {} leads outside the script root", relative, candidate.string()));
+    return candidate;
+  }
+  std::string where;
+  for (const auto& root : roots_) where += (where.empty() ? "" : ", ") + root.string();
+  return Status::error(fmt::format("file '{}' not found (looked under: {})", relative, where.empty() ? "no script roots" : where));
+}
+
 int SandboxState::open_session(Graph& graph, const ModuleTable* modules, bool read_only) {
   const int id = next_session_++;
   GraphSession session;

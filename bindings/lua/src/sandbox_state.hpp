@@ -93,6 +93,9 @@ class SandboxState {
   /// Resolves `require(name)` to a file under the roots (`a.b` -> `a/b.lua`; another extension
   /// for data files such as graft.pattern_file's `.json`); error text on failure.
   Result<std::filesystem::path> resolve_module(std::string_view name, std::string_view extension = ".lua") const;
+  /// A data file named by its path under the script roots (`patterns/resnet18.aten.json`):
+  /// relative, `/`-separated, no `..`, and inside a root after symlinks.
+  Result<std::filesystem::path> resolve_data_file(std::string_view relative) const;
 
   // --- graph sessions ------------------------------------------------------------------------
   int open_session(Graph& graph, const ModuleTable* modules, bool read_only = false);
