@@ -315,3 +315,24 @@ TEST_CASE("lua api: identities, lists without holes, dict order, targets, placeh
     end)lua",
          gm);
 }
+
+TEST_CASE("lua api: replace_all_uses_with a constant folds every use (nested too), with a filter") {
+  GraphModule gm = parse(graph_doc(
+      R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"y","op":"placeholder","target":"y","args":[],"kwargs":{},"meta":{}},
+{"name":"add","op":"call_function","target":"torch.add","args":[{"node":"x"},{"node":"y"}],"kwargs":{},"meta":{}},
+{"name":"cat","op":"call_function","target":"torch.cat","args":[[{"node":"add"},{"node":"y"}]],"kwargs":{"out":{"node":"y"}},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"cat"}],"kwargs":{},"meta":{}})"));
+  run_ok(R"(return function(g)
+      local changed = g:find("y"):replace_all_uses_with(2.5, function(user) return user.name == "add" end)
+      assert(#changed == 1 and changed[1].name == "add")
+      changed = g:find("y"):replace_all_uses_with(graft.None)
+      assert(#changed == 1 and changed[1].name == "cat" and #g:find("y").users == 0)
+    end)",
+         gm);
+  CHECK(format_args(gm.graph, gm.graph.find("add")) == "(x, 2.5)");
+  CHECK(format_args(gm.graph, gm.graph.find("cat")) == "([add, None],)");
+  CHECK(gm.graph.kwargs(gm.graph.find("cat"))[0].second.is_none());
+  CHECK(gm.graph.users(gm.graph.find("y")).empty());
+  CHECK(gm.lint().is_ok());
+}

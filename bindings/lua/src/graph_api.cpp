@@ -125,8 +125,59 @@ Dims to_dims(lua_State* L, int index, const char* field) {
 
 int node_erase(lua_State* L);
 
+/// `value` with every reference to `from` replaced by `constant`.
+Argument with_constant(const Argument& value, NodeId from, const Argument& constant) {
+  if (value.is_node()) return value.node_id() == from ? constant : value;
+  Argument copy = value;
+  if (auto* items = copy.items())
+    for (Argument& item : *items) item = with_constant(item, from, constant);
+  return copy;
+}
+
+/// n:replace_all_uses_with(constant): every use of `n` reads the constant instead (FX takes
+/// only a node; folding a value to a constant is what a pass wants then).
+int replace_all_uses_with_constant(lua_State* L, CheckedNode from) {
+  Graph& g = graph_of(from);
+  const Argument constant = to_argument(L, 2, from.session_id, "replace_all_uses_with");
+  std::vector<NodeId> allowed;
+  const NodeIdList users(g.users(from.id).begin(), g.users(from.id).end());
+  for (NodeId u : users) {
+    if (!lua_isnoneornil(L, 3)) {
+      luaL_checktype(L, 3, LUA_TFUNCTION);
+      lua_pushvalue(L, 3);
+      push_node(L, from.session_id, u);
+      lua_call(L, 1, 1);
+      const bool keep = lua_toboolean(L, -1);
+      lua_pop(L, 1);
+      if (!keep) continue;
+    }
+    allowed.push_back(u);
+  }
+  from = check_node(L, 1);  // the filter is script code: the node must still be there
+  for (NodeId u : allowed) {
+    if (!g.is_alive(u)) continue;
+    std::vector<Argument> args;
+    for (const Argument& a : g.args(u)) args.push_back(with_constant(a, from.id, constant));
+    Kwargs kwargs;
+    for (const auto& [k, v] : g.kwargs(u)) kwargs.emplace_back(k, with_constant(v, from.id, constant));
+    if (Status s = g.set_args(u, std::move(args)); !s) luaL_error(L, "replace_all_uses_with: %s", s.message().c_str());
+    if (Status s = g.set_kwargs(u, std::move(kwargs)); !s) luaL_error(L, "replace_all_uses_with: %s", s.message().c_str());
+  }
+  lua_createtable(L, static_cast<int>(allowed.size()), 0);
+  lua_Integer i = 0;
+  for (NodeId u : allowed) {
+    push_node(L, from.session_id, u);
+    lua_rawseti(L, -2, ++i);
+  }
+  return 1;
+}
+
 int node_replace_all_uses_with(lua_State* L) {
   CheckedNode from = check_node(L, 1);
+  if (to_node_handle(L, 2) == nullptr && !lua_isnoneornil(L, 2)) {
+    require_writable(L, *from.session);
+    return replace_all_uses_with_constant(L, from);
+  }
   CheckedNode to = check_node(L, 2);
   require_writable(L, *from.session);
   if (from.session_id != to.session_id) luaL_error(L, "replace_all_uses_with: the nodes belong to different graphs");
