@@ -211,11 +211,12 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "graft {}: with --pattern, give only the GRAPH\n", name);
         return kExitUsage;
       }
-      if (!rules_opts.rule.empty() || rules_opts.log) {
-        fmt::print(stderr, "graft {}: --rule and --log need a rule script, not --pattern\n", name);
+      if (!rules_opts.rule.empty()) {
+        fmt::print(stderr, "graft {}: --rule needs a rule script, not --pattern\n", name);
         return kExitUsage;
       }
       file_opts.graph = inputs[0];
+      file_opts.log = rules_opts.log;
       if (!is_match) return cli::cmd_explain(file_opts, explain_node);
       file_opts.match.remove_overlapping_matches = !keep_overlapping;
       return cli::cmd_match(file_opts);

@@ -133,11 +133,16 @@ int cmd_match(const MatchCommandOptions& o) {
     j["graph"] = o.graph;
     j["count"] = matches.size();
     j["matches"] = matches_json(matcher, gm.graph, matches);
+    if (o.log) j["candidates"] = explanations_json(matcher, gm, matcher.explain(gm.graph, kNoNode, &gm.modules));
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
   std::string out = fmt::format("{} match{} of {} in {}\n", matches.size(), matches.size() == 1 ? "" : "es", o.pattern, o.graph);
   print_matches(matcher, gm.graph, matches, out);
+  if (o.log) {
+    out += "candidates:\n";
+    print_explanations(matcher, gm, matcher.explain(gm.graph, kNoNode, &gm.modules), o.graph, "  ", out);
+  }
   fmt::print("{}", out);
   return 0;
 }

@@ -19,6 +19,7 @@ struct MatchCommandOptions {
   std::string graph;
   bool json = false;
   bool modules_by_class = false;  ///< the pattern's call_module nodes match modules of their class
+  bool log = false;               ///< graft match: also every candidate and why it does or does not match
   MatchOptions match{};
 };
 

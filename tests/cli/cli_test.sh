@@ -89,4 +89,12 @@ check "module pattern by path: hint" test "$err" = "hint: the pattern calls the 
 run "$GRAFT" rewrite --modules-by-class --pattern "$TMP/relu_pattern.json" --replacement "$TMP/relu_pattern.json" "$EX/resnet18.fx.json" -o "$TMP/rewritten.json"
 check "module pattern by class: replacements, no hint" test "$rc" -eq 0 -a -z "$err" -a -n "$(grep -v '^0 replacements' "$TMP/out")"
 
+# graft match --log with a pattern file: the matches, then every candidate and why.
+run "$GRAFT" match --log --modules-by-class --pattern "$TMP/relu_pattern.json" "$EX/resnet18.fx.json"
+check "match --log --pattern exits 0" test "$rc" -eq 0
+check "match --log --pattern lists the candidates" grep -q "^candidates:$" "$TMP/out"
+check "match --log --pattern says why a candidate matches" grep -q "^  relu: matches$" "$TMP/out"
+run "$GRAFT" match --log --json --pattern "$TMP/relu_pattern.json" "$EX/resnet18.fx.json"
+check "match --log --json has the candidates" grep -q '"candidates": \[' "$TMP/out"
+
 finish "cli_test"
