@@ -28,10 +28,10 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-int cmd_print(const std::string& path) {
+int cmd_print(const std::string& path, bool values) {
   Result<GraphModule> gm = load_graph_file(path);
   if (!gm) return report(gm.status());
-  fmt::print("{}", tabular(gm->graph));
+  fmt::print("{}", tabular(gm->graph, values));
   return 0;
 }
 
@@ -83,6 +83,8 @@ int main(int argc, char** argv) {
 
   CLI::App* print = app.add_subcommand("print", "Print the graph as a table, like torch.fx's print_tabular");
   print->add_option("GRAPH", graph, "graph file")->required();
+  bool print_values = false;
+  print->add_flag("--values", print_values, "add a column with each node's recorded shape and dtype (float32[1, 64, 56, 56])");
 
   CLI::App* stats = app.add_subcommand("stats", "Summarise a graph: node counts by kind and target, modules, parameters");
   stats->add_option("GRAPH", graph, "graph file")->required();
@@ -193,7 +195,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kExitUsage;
   }
 
-  if (*print) return cmd_print(graph);
+  if (*print) return cmd_print(graph, print_values);
   if (*stats) return cmd_stats(graph, json);
   if (*lint) return cmd_lint(graph, quiet);
   if (*dot) return cmd_dot(graph, out);

@@ -97,4 +97,14 @@ check "match --log --pattern says why a candidate matches" grep -q "^  relu: mat
 run "$GRAFT" match --log --json --pattern "$TMP/relu_pattern.json" "$EX/resnet18.fx.json"
 check "match --log --json has the candidates" grep -q '"candidates": \[' "$TMP/out"
 
+# graft print --values: each node's recorded value (the exporter ran the model: fc is 1x1000, a
+# layer norm gives three tensors); without the flag the table is FX's five columns.
+run "$GRAFT" print --values "$EX/resnet18.fx.json"
+check "print --values: fc" grep -qE "^call_module +fc +fc +\(flatten,\) +\{\} +float32\[1, 1000\]$" "$TMP/out"
+check "print --values: header" grep -qE "^opcode .* kwargs +value$" "$TMP/out"
+run "$GRAFT" print --values "$EX/vit_b_16.aten.json"
+check "print --values: tuples" grep -qE " \(float32\[1, 197, 768\], float32\[1, 197, 1\], float32\[1, 197, 1\]\)$" "$TMP/out"
+run "$GRAFT" print "$EX/resnet18.fx.json"
+check "print: no value column by default" grep -qE "^opcode .* kwargs$" "$TMP/out"
+
 finish "cli_test"

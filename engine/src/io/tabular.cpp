@@ -95,28 +95,54 @@ std::string format_kwargs(const Graph& g, NodeId n) {
   return out + "}";
 }
 
-std::string tabular(const Graph& g) {
-  std::vector<std::array<std::string, 5>> rows;
-  rows.push_back({"opcode", "name", "target", "args", "kwargs"});
+std::string format_value_meta(const ValueMeta& v) {
+  switch (v.kind) {
+    case ValueMeta::Kind::None: return "";
+    case ValueMeta::Kind::Tensor: {
+      std::string out = v.tensor.dtype.str() + "[";
+      for (std::size_t i = 0; i < v.tensor.shape.size(); ++i) {
+        if (i) out += ", ";
+        const Dim& d = v.tensor.shape[i];
+        out += d.is_symbolic() ? d.symbol_name() : std::to_string(d.value());
+      }
+      return out + "]";
+    }
+    case ValueMeta::Kind::Tuple: {
+      std::string out = "(";
+      for (std::size_t i = 0; i < v.elements.size(); ++i) {
+        if (i) out += ", ";
+        out += v.elements[i].kind == ValueMeta::Kind::None ? "None" : format_value_meta(v.elements[i]);
+      }
+      return out + (v.elements.size() == 1 ? ",)" : ")");
+    }
+  }
+  return "";
+}
+
+std::string tabular(const Graph& g, bool with_values) {
+  const std::size_t cols = with_values ? 6 : 5;
+  std::vector<std::array<std::string, 6>> rows;
+  rows.push_back({"opcode", "name", "target", "args", "kwargs", "value"});
   for (NodeId n : g.nodes())
-    rows.push_back({std::string(op_kind_name(g.op(n))), g.name(n), g.target(n), format_args(g, n), format_kwargs(g, n)});
-  std::array<std::size_t, 5> width{};
+    rows.push_back({std::string(op_kind_name(g.op(n))), g.name(n), g.target(n), format_args(g, n), format_kwargs(g, n),
+                    with_values ? format_value_meta(g.meta(n).tensor_meta) : std::string()});
+  std::array<std::size_t, 6> width{};
   for (const auto& row : rows)
-    for (std::size_t c = 0; c < 5; ++c) width[c] = std::max(width[c], row[c].size());
+    for (std::size_t c = 0; c < cols; ++c) width[c] = std::max(width[c], row[c].size());
   std::string out;
-  auto emit = [&](const std::array<std::string, 5>& row) {
+  auto emit = [&](const std::array<std::string, 6>& row) {
     std::string line;
-    for (std::size_t c = 0; c < 5; ++c) {
+    for (std::size_t c = 0; c < cols; ++c) {
       if (c) line += "  ";
       line += row[c];
-      if (c + 1 < 5) line.append(width[c] - row[c].size(), ' ');
+      if (c + 1 < cols) line.append(width[c] - row[c].size(), ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + '\n';
   };
   emit(rows[0]);
-  std::array<std::string, 5> rule;
-  for (std::size_t c = 0; c < 5; ++c) rule[c] = std::string(width[c], '-');
+  std::array<std::string, 6> rule;
+  for (std::size_t c = 0; c < cols; ++c) rule[c] = std::string(width[c], '-');
   emit(rule);
   for (std::size_t r = 1; r < rows.size(); ++r) emit(rows[r]);
   return out;

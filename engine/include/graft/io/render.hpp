@@ -14,8 +14,11 @@ std::string format_argument(const Graph& g, const Argument& arg);
 std::string format_args(const Graph& g, NodeId n);
 std::string format_kwargs(const Graph& g, NodeId n);
 
-/// A table like torch.fx's `Graph.print_tabular`: opcode, name, target, args, kwargs.
-std::string tabular(const Graph& g);
+/// A table like torch.fx's `Graph.print_tabular`: opcode, name, target, args, kwargs, and with
+/// `with_values` a last column with each node's recorded value (`float32[1, 64, 56, 56]`).
+std::string tabular(const Graph& g, bool with_values = false);
+/// A node's recorded value as `dtype[shape]`, tuples in parentheses; empty when none.
+std::string format_value_meta(const ValueMeta& v);
 /// Graphviz DOT text: one vertex per node, one edge per data dependency.
 std::string to_dot(const Graph& g, std::string_view graph_name = "graft");
 
