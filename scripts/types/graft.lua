@@ -407,6 +407,7 @@ function Graph:tabular() end
 ---@field name? string default: the script's file name
 ---@field passes graft.Step[]
 ---@field checks? graft.Check[]|graft.Check run before the first pass (and after each, if asked)
+---@field constraints? graft.Constraint[] pass-ordering constraints, checked when the pipeline is declared
 ---@field run_checks_after_each_pass? boolean default false
 ---@field suppress_check_failures? boolean default false: a failing check stops the pipeline
 ---@field steps? integer sweeps over `passes` until one changes nothing (default 1)
@@ -673,6 +674,14 @@ function graft.builtin(name) end
 ---@param spec graft.FixpointSpec
 ---@return graft.Fixpoint
 function graft.fixpoint(spec) end
+
+---@class graft.Constraint
+
+--- torch's this_before_that_pass_constraint: in a pipeline holding both, `this` runs first.
+---@param this graft.Step
+---@param that graft.Step
+---@return graft.Constraint
+function graft.this_before_that(this, that) end
 
 --- A pipeline (FX's PassManager): passes, checks, sweeps.
 ---@param spec graft.PipelineSpec

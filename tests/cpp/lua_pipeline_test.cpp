@@ -432,3 +432,33 @@ TEST_CASE("pipeline: a Transformer handler that erases a value the original grap
                               "but node 'mul' still uses it") != std::string::npos);
   CHECK(save(gm) == before);
 }
+
+TEST_CASE("pipeline: this_before_that constraints are checked when the pipeline is declared, as torch's PassManager does") {
+  auto run = [](const std::string& script) {
+    GraphModule gm = parse(small_aten_graph());
+    auto sb = lua::Sandbox::create();
+    REQUIRE(sb.is_ok());
+    Status st = sb.value()->load_string(script, "c.lua");
+    if (!st) return st.message();
+    lua::PipelineReport r = lua::run_pipeline(*sb.value(), gm);
+    return r.ok() ? std::string("ok") : r.error->to_string();
+  };
+  const std::string passes = R"(
+    local fold = graft.pass{name = "fold", run = function(g) end}
+    local fuse = graft.pass{name = "fuse", run = function(g) end}
+    local p = )";
+  CHECK(run(passes + R"(graft.pipeline{passes = {fold, fuse, "lint"},
+      constraints = {graft.this_before_that(fold, fuse), graft.this_before_that(fold, "lint")}}
+    return p)") == "ok");
+  // Out of order: refused at load, naming both passes and their places.
+  CHECK(run(passes + R"(graft.pipeline{passes = {fuse, fold}, constraints = {graft.this_before_that(fold, fuse)}}
+    return p)") == "c.lua:4: graft.pipeline: constraints[1]: 'fold' (passes[2]) must run before 'fuse' (passes[1])");
+  // A constraint on a pass the pipeline does not hold constrains nothing (as torch's).
+  CHECK(run(passes + R"(graft.pipeline{passes = {fuse}, constraints = {graft.this_before_that(fold, fuse)}}
+    return p)") == "ok");
+  CHECK(run(passes + R"(graft.pipeline{passes = {fuse}, constraints = {42}}
+    return p)") == "c.lua:4: graft.pipeline: constraints[1] is not a graft.this_before_that(a, b)");
+  CHECK(run(R"(local c = graft.this_before_that(1, 2)
+    return c)") ==
+        "c.lua:1: graft.this_before_that: expected two passes (what graft.pipeline's 'passes' list holds)");
+}

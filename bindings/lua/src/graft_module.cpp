@@ -172,9 +172,44 @@ function graft.fixpoint(spec)
   return tagged("fixpoint", { name = spec.name, passes = spec.passes, max_iterations = max })
 end
 
+-- torch's this_before_that_pass_constraint: where both passes are in a pipeline's list, `this`
+-- must come first. Checked when the pipeline is declared, so a bad order never starts running.
+function graft.this_before_that(this, that)
+  if not is_step(this) or not is_step(that) then
+    error("graft.this_before_that: expected two passes (what graft.pipeline's 'passes' list holds)", 2)
+  end
+  return tagged("constraint", { this = this, that = that })
+end
+
+local function step_name(step, i)
+  if type(step) == "string" then return step end
+  if type(step) == "table" and type(step.name) == "string" then return step.name end
+  return "passes[" .. i .. "]"
+end
+
+local function check_constraints(constraints, passes)
+  if type(constraints) ~= "table" then error("graft.pipeline: 'constraints' must be a list of graft.this_before_that(a, b)", 3) end
+  for i = 1, #constraints do
+    local c = constraints[i]
+    if type(c) ~= "table" or c.kind ~= "constraint" then
+      error(string.format("graft.pipeline: constraints[%d] is not a graft.this_before_that(a, b)", i), 3)
+    end
+    local at_this, at_that
+    for k = 1, #passes do
+      if passes[k] == c.this and not at_this then at_this = k end
+      if passes[k] == c.that and not at_that then at_that = k end
+    end
+    if at_this and at_that and at_this > at_that then
+      error(string.format("graft.pipeline: constraints[%d]: '%s' (passes[%d]) must run before '%s' (passes[%d])",
+                          i, step_name(c.this, at_this), at_this, step_name(c.that, at_that), at_that), 3)
+    end
+  end
+end
+
 function graft.pipeline(spec)
   if type(spec) ~= "table" then error("graft.pipeline: expected {passes = {...}, ...}", 2) end
   check_steps(spec.passes, "graft.pipeline")
+  if spec.constraints ~= nil then check_constraints(spec.constraints, spec.passes) end
   local checks = spec.checks or {}
   if type(checks) == "function" then checks = { checks } end
   for i = 1, #checks do
