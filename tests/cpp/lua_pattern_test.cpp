@@ -86,6 +86,10 @@ TEST_CASE("patterns: misuse is a clear error") {
   CHECK(error_of(R"(local p = graft.trace(function(a, b) return a + b end)
                     return graft.pipeline{passes = {function(g) end}, checks = {function(g) g:replace_pattern(p, p) end}})")
             .find("this graph is read-only here") != std::string::npos);
+  // Indexing a traced value with a number once recorded a method named "1"; now it says how.
+  CHECK(error_of(R"(local p = graft.trace(function(x) return graft.ops.aten.split.Tensor(x, 2)[1] end))") ==
+        "p.lua:1: cannot index a node with a number (1): for Python's v[i] write graft.ns(\"_operator\").getitem(v, i), "
+        "with Python's 0-based i");
   // A misspelled option is an error, not a silent default; the first unknown key in byte order.
   CHECK(error_of(R"(local p = graft.trace(function(a, b) return a + b end)
                     return function(g) g:match(p, {match_outputs = true, zz = 1}) end)") ==

@@ -358,6 +358,12 @@ int push_node_list(lua_State* L, int session, std::span<const NodeId> ids) {
 }
 
 int node_index(lua_State* L) {
+  // v[i]: in a traced pattern it once recorded a call of a method named "1". Python's v[0] is
+  // written out, so that 0- and 1-based indexing cannot be confused.
+  if (lua_type(L, 2) == LUA_TNUMBER)
+    luaL_error(L, "cannot index a node with a number (%s): for Python's v[i] write "
+                  "graft.ns(\"_operator\").getitem(v, i), with Python's 0-based i",
+               luaL_tolstring(L, 2, nullptr));
   std::size_t len = 0;
   const char* key = luaL_checklstring(L, 2, &len);
   lua_pushvalue(L, 2);
