@@ -22,6 +22,26 @@ def make():
 '''
 
 
+TOKEN_MODELS = """import torch
+class Tokens(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 4)
+    def forward(self, ids):
+        return self.emb(ids).sum(-1)
+class Branchy(torch.nn.Module):
+    def forward(self, x):
+        y = x * 2
+        if x.sum() > 0:
+            return y
+        return -y
+def tokens():
+    return Tokens()
+def branchy():
+    return Branchy()
+"""
+
+
 class Cli(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -76,6 +96,29 @@ class Cli(unittest.TestCase):
                        "--input-shape", "2,4")
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         self.assertIn("DIFFER", proc.stdout)
+
+    def test_integer_inputs_for_an_embedding_and_an_untraceable_model(self):
+        with open(self.path("tokens.py"), "w") as f:
+            f.write(TOKEN_MODELS)
+        spec = self.path("tokens.py")
+        out = self.path("tokens.json")
+        # Token ids: int64 inputs drawn below --int-high, so the embedding accepts them.
+        self.assertOk(run_cli("export", spec + ":tokens", "-o", out, "--input-shape", "2,5", "--input-dtype", "int64",
+                              "--int-high", "10"))
+        proc = run_cli("import", out, "--model", spec + ":tokens", "--check", "--input-shape", "2,5",
+                       "--input-dtype", "int64", "--int-high", "10")
+        self.assertOk(proc)
+        self.assertIn("outputs identical", proc.stdout)
+        # Data-dependent control flow: one sentence naming the line and what to try, no traceback.
+        proc = run_cli("export", spec + ":branchy", "-o", self.path("branchy.json"), "--input-shape", "2,5")
+        self.assertOneLineError(proc, f"cannot trace {spec}:branchy with torch.fx.symbolic_trace at {spec}:11 "
+                                      "(if x.sum() > 0:): TraceError: symbolically traced variables cannot be used "
+                                      "as inputs to control flow; data-dependent control flow cannot be traced "
+                                      "symbolically: try --mode aten")
+        self.assertFalse(os.path.exists(self.path("branchy.json")))
+        proc = run_cli("export", spec + ":tokens", "-o", out, "--input-dtype", "int65")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("bad dtype 'int65'", proc.stderr)
 
     def test_malformed_file(self):
         bad = self.path("bad.json")

@@ -22,10 +22,22 @@ def _shape(text):
     return dims
 
 
+def _dtype(text):
+    value = getattr(torch, text.replace("torch.", ""), None)
+    if not isinstance(value, torch.dtype):
+        raise argparse.ArgumentTypeError(f"bad dtype {text!r}: expected a torch dtype such as float32, int64, bool")
+    return value
+
+
 def _common(p):
     p.add_argument("--seed", type=int, default=0, help="torch.manual_seed for model and input (0)")
     p.add_argument("--input-shape", type=_shape, action="append", metavar="D,D,...",
                    help="shape of one example input; repeat for several (default 1,3,224,224)")
+    p.add_argument("--input-dtype", type=_dtype, action="append", metavar="DTYPE",
+                   help="dtype of the example inputs (float32, int64 for token ids, bool, ...): one for all, "
+                        "or one per --input-shape (default float32)")
+    p.add_argument("--int-high", type=int, default=2, metavar="N",
+                   help="integer inputs are drawn from [0, N) (default 2: valid ids for any embedding)")
 
 
 def _parser():
@@ -56,13 +68,33 @@ def _parser():
 
 def _export(args):
     model = build_model(args.model, args.seed)
-    inputs = example_inputs(args.input_shape or [DEFAULT_SHAPE], args.seed)
-    gm = trace_symbolic(model) if args.mode == "symbolic" else trace_aten(model, inputs)
+    inputs = example_inputs(args.input_shape or [DEFAULT_SHAPE], args.seed, args.input_dtype, args.int_high)
+    try:
+        gm = trace_symbolic(model) if args.mode == "symbolic" else trace_aten(model, inputs)
+    except Exception as e:  # noqa: BLE001 - any tracing failure becomes one clear sentence
+        raise GraftTraceError(_trace_failure(args, e)) from None
     doc = export_graph_module(gm, root_module=model, example_inputs=inputs,
                               meta={"source": args.model, "mode": args.mode, "seed": args.seed}, values=args.values)
     fmt.write(doc, args.output)
     print(f"wrote {args.output}: {len(doc['nodes'])} nodes, {len(doc['modules'])} modules")
     return 0
+
+
+class GraftTraceError(Exception):
+    """The model could not be traced."""
+
+
+def _trace_failure(args, error):
+    """What failed, where in the model's own code, and what to try."""
+    import traceback
+    frames = traceback.extract_tb(error.__traceback__)
+    own = [f for f in frames if "/torch/" not in f.filename and "/graft_fx/" not in f.filename]
+    where = f" at {own[-1].filename}:{own[-1].lineno} ({own[-1].line})" if own else ""
+    first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    how = "torch.fx.symbolic_trace" if args.mode == "symbolic" else "make_fx"
+    hint = ("; data-dependent control flow cannot be traced symbolically: try --mode aten"
+            if args.mode == "symbolic" else "; check --input-shape and --input-dtype match what the model expects")
+    return f"cannot trace {args.model} with {how}{where}: {type(error).__name__}: {first}{hint}"
 
 
 def _same(a, b):
@@ -79,7 +111,7 @@ def _import(args):
     print(f"imported {args.graph}: {len(gm.graph.nodes)} nodes")
     status = 0
     if args.check:
-        inputs = example_inputs(args.input_shape or [DEFAULT_SHAPE], args.seed)
+        inputs = example_inputs(args.input_shape or [DEFAULT_SHAPE], args.seed, args.input_dtype, args.int_high)
         with torch.no_grad():
             expected = model(*inputs)
             try:
@@ -100,7 +132,7 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     try:
         return _export(args) if args.command == "export" else _import(args)
-    except (fmt.GraphFormatError, GraftImportError, ModelSpecError, OSError) as e:
+    except (fmt.GraphFormatError, GraftImportError, GraftTraceError, ModelSpecError, OSError) as e:
         print(f"graft_fx: error: {e}", file=sys.stderr)
         return 2
 

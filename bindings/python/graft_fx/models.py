@@ -73,7 +73,22 @@ def build_model(spec, seed):
     return fill_zero_weights(model, seed).eval()
 
 
-def example_inputs(shapes, seed):
-    """Random inputs of the given shapes, drawn right after torch.manual_seed(seed)."""
+def example_inputs(shapes, seed, dtypes=None, int_high=2):
+    """Random inputs of the given shapes, drawn right after torch.manual_seed(seed). `dtypes`
+    (one per shape, or one for all; default float32): floating inputs are normal, integer ones
+    (token ids for an embedding) uniform in [0, int_high), booleans fair coins."""
     torch.manual_seed(seed)
-    return tuple(torch.randn(*shape) for shape in shapes)
+    dtypes = list(dtypes or [torch.float32])
+    if len(dtypes) == 1:
+        dtypes = dtypes * len(shapes)
+    if len(dtypes) != len(shapes):
+        raise ModelSpecError(f"{len(dtypes)} input dtypes for {len(shapes)} input shapes: give one, or one per shape")
+    out = []
+    for shape, dtype in zip(shapes, dtypes):
+        if dtype.is_floating_point:
+            out.append(torch.randn(*shape, dtype=dtype))
+        elif dtype == torch.bool:
+            out.append(torch.randint(0, 2, shape, dtype=torch.int64).bool())
+        else:
+            out.append(torch.randint(0, int_high, shape, dtype=dtype))
+    return tuple(out)
