@@ -125,6 +125,8 @@ Dims to_dims(lua_State* L, int index, const char* field) {
 
 int node_erase(lua_State* L);
 
+int push_node_list(lua_State* L, int session, std::span<const NodeId> ids);
+
 /// `value` with every reference to `from` replaced by `constant`.
 Argument with_constant(const Argument& value, NodeId from, const Argument& constant) {
   if (value.is_node()) return value.node_id() == from ? constant : value;
@@ -163,13 +165,7 @@ int replace_all_uses_with_constant(lua_State* L, CheckedNode from) {
     if (Status s = g.set_args(u, std::move(args)); !s) luaL_error(L, "replace_all_uses_with: %s", s.message().c_str());
     if (Status s = g.set_kwargs(u, std::move(kwargs)); !s) luaL_error(L, "replace_all_uses_with: %s", s.message().c_str());
   }
-  lua_createtable(L, static_cast<int>(allowed.size()), 0);
-  lua_Integer i = 0;
-  for (NodeId u : allowed) {
-    push_node(L, from.session_id, u);
-    lua_rawseti(L, -2, ++i);
-  }
-  return 1;
+  return push_node_list(L, from.session_id, allowed);
 }
 
 int node_replace_all_uses_with(lua_State* L) {
@@ -203,13 +199,7 @@ int node_replace_all_uses_with(lua_State* L) {
   std::vector<NodeId> changed = filtered
       ? g.replace_all_uses_with(from.id, to.id, [&](NodeId u) { return std::find(allowed.begin(), allowed.end(), u) != allowed.end(); })
       : g.replace_all_uses_with(from.id, to.id);
-  lua_createtable(L, static_cast<int>(changed.size()), 0);
-  lua_Integer i = 0;
-  for (NodeId u : changed) {
-    push_node(L, from.session_id, u);
-    lua_rawseti(L, -2, ++i);
-  }
-  return 1;
+  return push_node_list(L, from.session_id, changed);
 }
 
 int node_replace_input_with(lua_State* L) {

@@ -55,6 +55,18 @@ void* budget_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
 
 void count_hook(lua_State* L, lua_Debug*);
 
+/// Marks the budget spent when its instructions or its wall time have run out; returns whether.
+bool mark_if_spent(Budget& b) {
+  if (b.instructions > b.instruction_limit) {
+    b.exhausted = true;
+    b.exhausted_message = fmt::format("instruction budget exceeded ({} instructions)", b.instruction_limit);
+  } else if (b.has_deadline && std::chrono::steady_clock::now() > b.deadline) {
+    b.exhausted = true;
+    b.exhausted_message = "time budget exceeded";
+  }
+  return b.exhausted;
+}
+
 /// Raises the budget error, located at `level` (0 in the hook: the running Lua function),
 /// and re-arms this thread's hook at every instruction.
 ///
@@ -78,13 +90,7 @@ void count_hook(lua_State* L, lua_Debug*) {
   const int stride = lua_gethookcount(L);
   b.instructions += static_cast<std::uint64_t>(stride);
   if (!b.exhausted) {
-    if (b.instructions > b.instruction_limit) {
-      b.exhausted = true;
-      b.exhausted_message = fmt::format("instruction budget exceeded ({} instructions)", b.instruction_limit);
-    } else if (b.has_deadline && std::chrono::steady_clock::now() > b.deadline) {
-      b.exhausted = true;
-      b.exhausted_message = "time budget exceeded";
-    } else {
+    if (!mark_if_spent(b)) {
       // A coroutine armed at stride 1 during an earlier exhaustion goes back to normal.
       if (stride != kHookStride) lua_sethook(L, count_hook, LUA_MASKCOUNT, kHookStride);
       return;
@@ -422,13 +428,7 @@ Status SandboxState::poll_host_work(double units, std::size_t bytes) {
   }
   if (!b.exhausted) {
     b.instructions += static_cast<std::uint64_t>(units);
-    if (b.instructions > b.instruction_limit) {
-      b.exhausted = true;
-      b.exhausted_message = fmt::format("instruction budget exceeded ({} instructions)", b.instruction_limit);
-    } else if (b.has_deadline && std::chrono::steady_clock::now() > b.deadline) {
-      b.exhausted = true;
-      b.exhausted_message = "time budget exceeded";
-    }
+    mark_if_spent(b);
   }
   return b.exhausted ? Status::error(b.exhausted_message) : Status::ok();
 }
