@@ -15,6 +15,7 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -DGRAFT_FUZZ=ON -DGRAFT_BUILD_TEST
 cmake --build build-fuzz -j2 --target "${targets[@]/%/_fuzz}"
 for t in "${targets[@]}"; do
   work=build-fuzz/corpus/$t findings=build-fuzz/findings/$t
+  rm -rf "$findings"  # only what this run finds counts
   mkdir -p "$work" "$findings"
   echo "== $t: ${seconds}s"
   UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
