@@ -89,6 +89,11 @@ check "module pattern by path: hint" test "$err" = "hint: the pattern calls the 
 run "$GRAFT" rewrite --modules-by-class --pattern "$TMP/relu_pattern.json" --replacement "$TMP/relu_pattern.json" "$EX/resnet18.fx.json" -o "$TMP/rewritten.json"
 check "module pattern by class: replacements, no hint" test "$rc" -eq 0 -a -z "$err" -a -n "$(grep -v '^0 replacements' "$TMP/out")"
 
+# A graph file that describes no modules (allowed: lint then checks no targets) still rewrites.
+printf '{"format":"graft-graph","version":1,"meta":{},"modules":[],"nodes":[\n{"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},\n{"name":"w","op":"get_attr","target":"w","args":[],"kwargs":{},"meta":{}},\n{"name":"add","op":"call_function","target":"torch.add","args":[{"node":"x"},{"node":"w"}],"kwargs":{},"meta":{}},\n{"name":"output","op":"output","target":"output","args":[{"node":"add"}],"kwargs":{},"meta":{}}]}\n' >"$TMP/nomodules.json"
+run "$GRAFT" rewrite --pattern "$TMP/relu_pattern.json" --replacement "$TMP/relu_pattern.json" "$TMP/nomodules.json" -o "$TMP/nomodules_out.json"
+check "rewrite of a graph with no module table exits 0" test "$rc" -eq 0
+
 # graft match --log with a pattern file: the matches, then every candidate and why.
 run "$GRAFT" match --log --modules-by-class --pattern "$TMP/relu_pattern.json" "$EX/resnet18.fx.json"
 check "match --log --pattern exits 0" test "$rc" -eq 0

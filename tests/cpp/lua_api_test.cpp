@@ -335,4 +335,13 @@ TEST_CASE("lua api: replace_all_uses_with a constant folds every use (nested too
   CHECK(gm.graph.kwargs(gm.graph.find("cat"))[0].second.is_none());
   CHECK(gm.graph.users(gm.graph.find("y")).empty());
   CHECK(gm.lint().is_ok());
+  // A value holding a node is refused before anything changes (it could make a user read itself).
+  GraphModule again = parse(small_aten_graph());
+  const std::string before = save(again);
+  auto sb = sandbox_with(R"(return function(g) g:find("add"):replace_all_uses_with({g:find("relu")}) end)");
+  lua::PipelineReport r = lua::run_pipeline(*sb, again);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error->message.find("replace_all_uses_with: the value holds a node; pass the node itself, or a constant "
+                              "without nodes") != std::string::npos);
+  CHECK(save(again) == before);
 }

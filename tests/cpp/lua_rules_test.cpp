@@ -268,6 +268,24 @@ TEST_CASE("lua rules: a rule whose replacement matches again is stopped by the s
     CHECK(r.error->message.find("memory budget exceeded (8 MiB)") != std::string::npos);
     CHECK(save(gm) == before);
   }
+  SUBCASE("memory, over many short g:apply calls (each under the 64 polls between charges)") {
+    GraphModule gm = parse(small_aten_graph());
+    lua::SandboxOptions options;
+    options.limits.memory_bytes = std::size_t{8} << 20;
+    options.limits.instructions = 4'000'000'000;
+    // relu(a) -> relu(sigmoid(a)): one candidate and one rewrite per call, a node more each time.
+    const std::string loop = R"(
+      local aten = graft.ops.aten
+      local grow = graft.rules{graft.rule{name = "grow",
+        pattern = graft.trace(function(a) return aten.relu.default(a) end),
+        replacement = graft.trace(function(a) return aten.relu.default(aten.sigmoid.default(a)) end)}}
+      return graft.pass{name = "grow", run = function(g)
+        for _ = 1, 100000 do g:apply(grow, {mode = "once", max_rewrites = 1}) end
+      end})";
+    lua::PipelineReport r = run_on(loop, gm, options);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error->message.find("memory budget exceeded (8 MiB)") != std::string::npos);
+  }
   SUBCASE("instructions") {
     GraphModule gm = parse(small_aten_graph());
     const std::string before = save(gm);

@@ -53,9 +53,10 @@ class Replacement(torch.nn.Module):
             self.proj.weight.copy_(torch.randn(4, 4, generator=gen))
             self.proj.bias.copy_(torch.randn(4, generator=gen))
         self.scale = torch.nn.Parameter(torch.tensor([0.5, 2.0, 3.0, -1.0]))
+        self.steps = torch.nn.Parameter(torch.tensor([1, 2, 3, 4]), requires_grad=False)  # an integer parameter
 
     def forward(self, x):
-        return self.proj(self.leaky(x)) * self.scale
+        return self.proj(self.leaky(x)) * self.scale * self.steps
 
 
 class Constants(torch.nn.Module):
@@ -97,7 +98,7 @@ class ReplacementModules(unittest.TestCase):
         self.assertEqual(table["leaky"]["class"], "torch.nn.modules.activation.LeakyReLU")
         self.assertEqual(table["leaky"]["attributes"]["negative_slope"], 0.3)
         self.assertIn("data", table["proj"]["parameters"][0])
-        self.assertEqual([t["name"] for t in table[""]["parameters"]], ["scale"])
+        self.assertEqual([t["name"] for t in table[""]["parameters"]], ["scale", "steps"])
         got = import_graph(out, self.model)
         self.assertEqual(dict(self.model.named_modules()).keys(), {"", "act", "head"}, "the model was changed")
         # torch.fx (main's attribute copying): the same graph, the same outputs.

@@ -141,6 +141,11 @@ Argument with_constant(const Argument& value, NodeId from, const Argument& const
 int replace_all_uses_with_constant(lua_State* L, CheckedNode from) {
   Graph& g = graph_of(from);
   const Argument constant = to_argument(L, 2, from.session_id, "replace_all_uses_with");
+  // A value holding nodes could make a user read itself; and with no node in it, no edit
+  // below can fail, so the graph is never left half changed.
+  bool holds_node = false;
+  for_each_node_ref(constant, [&](NodeId) { holds_node = true; });
+  if (holds_node) luaL_error(L, "replace_all_uses_with: the value holds a node; pass the node itself, or a constant without nodes");
   std::vector<NodeId> allowed;
   const NodeIdList users(g.users(from.id).begin(), g.users(from.id).end());
   for (NodeId u : users) {

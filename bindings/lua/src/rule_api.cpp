@@ -421,18 +421,21 @@ int apply_rules_here(lua_State* L) {
   std::size_t attempts = 0;
   std::size_t slots_seen = g.num_slots();
   bool budget_spent = false;
+  auto charge = [&](std::size_t polls) {  // the polls since the last charge, and the nodes made since
+    const std::size_t grown = g.num_slots() > slots_seen ? g.num_slots() - slots_seen : 0;
+    slots_seen = g.num_slots();
+    Status b = s.poll_host_work(static_cast<double>(polls) + static_cast<double>(grown) * kRewrittenNodeWork,
+                                grown * kNodeBytes);
+    budget_spent = budget_spent || !b;
+    return b;
+  };
   o.interrupt = [&]() -> Status {
     // Work the script cannot see from inside the host, charged to its budgets every 64 polls:
     // a unit per match attempt, and per node the rewrites created (a rule whose replacement
     // matches again grows the graph without a single Lua instruction) its memory and the work
     // of a few hundred instructions.
     if (++attempts % 64 == 0) {
-      const std::size_t grown = g.num_slots() > slots_seen ? g.num_slots() - slots_seen : 0;
-      slots_seen = g.num_slots();
-      if (Status b = s.poll_host_work(64.0 + static_cast<double>(grown) * kRewrittenNodeWork, grown * kNodeBytes); !b) {
-        budget_spent = true;
-        return b;
-      }
+      if (Status b = charge(64); !b) return b;
     }
     if (!s.callbacks.error.empty()) return Status::error(s.callbacks.error);
     return Status::ok();
@@ -455,6 +458,7 @@ int apply_rules_here(lua_State* L) {
   }
   if (!done && budget_spent) s.raise_spent_budget(L);
   if (!done) luaL_error(L, "g:apply: %s", done.status().message().c_str());
+  if (!charge(attempts % 64)) s.raise_spent_budget(L);  // what the last polls did not charge yet
   const DriveReport& r = done.value();
   if (s.on_rules_applied) {
     std::vector<std::tuple<std::string, std::size_t, std::size_t, std::size_t>> counts;

@@ -135,6 +135,11 @@ def tensor_from(spec, where):
     return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
 
 
+def _parameter(value):
+    """A parameter of a rebuilt module: integer ones cannot require grad (torch refuses)."""
+    return torch.nn.Parameter(value, requires_grad=value.is_floating_point() or value.is_complex())
+
+
 def _rebuild_module(by_path, path):
     """The module at `path` made from its file entry: class, settings, tensors, children."""
     entry = by_path.get(path)
@@ -154,7 +159,7 @@ def _rebuild_module(by_path, path):
     for key, value in entry["attributes"].items():
         setattr(module, key, _fx_value(value, {}))
     for spec in entry["parameters"]:
-        module.register_parameter(spec["name"], torch.nn.Parameter(tensor_from(spec, f"{path}.{spec['name']}")))
+        module.register_parameter(spec["name"], _parameter(tensor_from(spec, f"{path}.{spec['name']}")))
     for spec in entry["buffers"]:
         module.register_buffer(spec["name"], tensor_from(spec, f"{path}.{spec['name']}"))
     prefix = path + "." if path else ""
@@ -176,7 +181,7 @@ def _rebuild(doc, target, op):
         for spec in entry[kind] if entry else []:
             if spec["name"] == name:
                 value = tensor_from(spec, target)
-                return torch.nn.Parameter(value) if kind == "parameters" else value
+                return _parameter(value) if kind == "parameters" else value
     raise GraftImportError(f"the root module has no get_attr target {target!r}, nor does the file's module table")
 
 
@@ -187,6 +192,28 @@ def resolve_attr(root, path):
             raise LookupError(path)
         obj = getattr(obj, atom)
     return obj
+
+
+def _attribute_dict(root_module, targets, rebuilt):
+    """target -> object for GraphModule(dict, graph). FX assigns each dotted target into the
+    modules already assigned, so a target under another target taken from the model would be
+    set on the model's own module: it is left out (that module carries it), and a rebuilt one
+    there is refused rather than added to the user's model."""
+    from_model = {t for t in targets if t not in rebuilt}
+
+    def model_ancestor(t):
+        parts = t.split(".")
+        return next((".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) in from_model), None)
+
+    out = {}
+    for t in targets:
+        owner = model_ancestor(t)
+        if owner is not None and t in rebuilt:
+            raise GraftImportError(f"{t!r} is not on the model, but its owner {owner!r} is: graft_fx import does not add "
+                                   "attributes to the model's own modules")
+        if owner is None:
+            out[t] = rebuilt[t] if t in rebuilt else resolve_attr(root_module, t)
+    return out
 
 
 def import_graph(doc_or_path, root_module):
@@ -211,8 +238,7 @@ def import_graph(doc_or_path, root_module):
     graph = build_graph(doc["nodes"], root_module, rebuilt=rebuilt)
     root = root_module
     if rebuilt:  # FX copies each target from a dict as from a module, without touching the model
-        root = {n["target"]: rebuilt[n["target"]] if n["target"] in rebuilt else resolve_attr(root_module, n["target"])
-                for _, n in attribute_nodes}
+        root = _attribute_dict(root_module, [n["target"] for _, n in attribute_nodes], rebuilt)
     try:
         gm = torch.fx.GraphModule(root, graph)
         gm.graph.lint()

@@ -443,7 +443,7 @@ class DomWalk {
           case 0: spec.name = as_string(kv.value, q); break;
           case 1: spec.shape = shape(kv.value, q); break;
           case 2: spec.dtype = interned(as_string(kv.value, q)); break;
-          case 3: spec.data = as_string(kv.value, q); break;
+          case 3: spec.data = std::string(as_string(kv.value, q)); break;
           default: break;
         }
       }

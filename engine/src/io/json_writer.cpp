@@ -212,9 +212,9 @@ class Writer {
       dims(specs[i].shape);
       out_ += R"(,"dtype":)";
       append_json_string(out_, specs[i].dtype.str());
-      if (!specs[i].data.empty()) {
+      if (specs[i].data) {
         out_ += R"(,"data":)";
-        append_json_string(out_, specs[i].data);
+        append_json_string(out_, *specs[i].data);
       }
       out_ += '}';
     }

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -23,7 +24,7 @@ struct TensorSpec {
   std::string name;
   Dims shape;
   InternedString dtype;
-  std::string data{};  ///< base64 value, or empty when the file describes the tensor only
+  std::optional<std::string> data{};  ///< base64 value (empty for no elements); none when the file describes the tensor only
   friend bool operator==(const TensorSpec&, const TensorSpec&) = default;
 };
 

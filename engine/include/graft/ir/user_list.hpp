@@ -69,8 +69,16 @@ class UserList {
     if (this != &o) *this = UserList(o);
     return *this;
   }
-  UserList(UserList&&) noexcept = default;
-  UserList& operator=(UserList&&) noexcept = default;
+  UserList(UserList&& o) noexcept : items_(std::move(o.items_)), holes_(o.holes_), index_(std::move(o.index_)) { o.reset(); }
+  UserList& operator=(UserList&& o) noexcept {
+    if (this != &o) {
+      items_ = std::move(o.items_);
+      holes_ = o.holes_;
+      index_ = std::move(o.index_);
+      o.reset();
+    }
+    return *this;
+  }
   ~UserList() = default;
 
   const_iterator begin() const { return {items_.data(), items_.data() + items_.size()}; }
@@ -117,14 +125,16 @@ class UserList {
     return a.size() == b.size() && std::equal(b.begin(), b.end(), a.begin());
   }
 
-  void clear() {
+  void clear() { reset(); }
+
+ private:
+  using Index = std::unordered_map<NodeId, std::uint32_t>;
+
+  void reset() {
     items_.clear();
     holes_ = 0;
     index_.reset();
   }
-
- private:
-  using Index = std::unordered_map<NodeId, std::uint32_t>;
 
   void compact() {
     std::size_t kept = 0;

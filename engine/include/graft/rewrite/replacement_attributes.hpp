@@ -17,6 +17,7 @@ std::size_t delete_unused_submodules(GraphModule& gm);
 /// Copies into `gm`'s module table what its graph's call_module and get_attr targets need and
 /// only `replacement` has: a module with everything under it, or a parameter or buffer (into
 /// its owner, added as a plain module if missing). Fails naming the node when neither has it.
+/// A graph whose file describes no modules at all is left as it is.
 Status adopt_replacement_attributes(GraphModule& gm, const ModuleTable& replacement);
 
 }  // namespace graft
