@@ -8,14 +8,12 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_support.hpp"
 #include "graft/io/graph_json.hpp"
 
 namespace {
 
-[[noreturn]] void fail(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "graph_reader_fuzz: %s\n%s\n", what, detail.c_str());
-  std::abort();
-}
+using graft::fuzz::fail;
 
 void check_round_trip(const graft::GraphModule& gm) {
   (void)gm.lint();  // a loaded graph may break an invariant (graft lint reports it); it must not crash

@@ -12,16 +12,14 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_support.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/lua/pipeline.hpp"
 #include "graft/lua/sandbox.hpp"
 
 namespace {
 
-[[noreturn]] void fail(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "lua_api_fuzz: %s\n%s\n", what, detail.c_str());
-  std::abort();
-}
+using graft::fuzz::fail;
 
 constexpr std::string_view kGraph = R"({"format":"graft-graph","version":1,"meta":{},"modules":[
 {"path":"","class":"M","parameters":[],"buffers":[{"name":"c","shape":[4],"dtype":"float32"}]},
@@ -137,11 +135,7 @@ std::string script(Choices& c) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const graft::GraphModule kStart = [] {
-    graft::Result<graft::GraphModule> gm = graft::parse_graph_json(kGraph, "<graph>");
-    if (!gm) fail("the fixed graph does not load", gm.status().message());
-    return std::move(gm).value();
-  }();
+  static const graft::GraphModule kStart = graft::fuzz::fixed_graph(kGraph);
   static const std::string kStartText = graft::to_graph_json(kStart).value();
   Choices choices(data, size);
   const std::string code = script(choices);

@@ -9,16 +9,14 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_support.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/match/subgraph_matcher.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
 
 namespace {
 
-[[noreturn]] void fail(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "pattern_reader_fuzz: %s\n%s\n", what, detail.c_str());
-  std::abort();
-}
+using graft::fuzz::fail;
 
 // relu(add(x, y)) twice over, with a literal, a kwarg, a getitem and a module call: enough
 // shapes for a fuzzed pattern to match some of the time.
@@ -59,11 +57,7 @@ void exercise(const graft::GraphModule& pattern, graft::MatchOptions options, gr
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const graft::GraphModule kTargetGraph = [] {
-    graft::Result<graft::GraphModule> gm = graft::parse_graph_json(kTarget, "<target>");
-    if (!gm) fail("the fixed target does not load", gm.status().message());
-    return std::move(gm).value();
-  }();
+  static const graft::GraphModule kTargetGraph = graft::fuzz::fixed_graph(kTarget);
   if (size == 0) return 0;
   const std::uint8_t flags = data[size - 1];
   graft::Result<graft::GraphModule> pattern =

@@ -422,22 +422,6 @@ int graft_get_attr(lua_State* L) {
 /// calls match modules of the same class unless `modules_by_class = false`; `drop_dead_detach`
 /// erases the unused `detach` nodes that tracing with autograd on leaves behind. The file is
 /// watched with the script: editing it reloads the version.
-/// The options table at `index` of `caller` (g:match, ...): a key that is not one of `known`
-/// raises, naming it (the first in byte order, so the message does not depend on pairs()).
-void check_option_names(lua_State* L, int index, const char* caller, std::initializer_list<std::string_view> known) {
-  std::vector<std::string> unknown;
-  lua_pushnil(L);
-  while (lua_next(L, index) != 0) {
-    lua_pop(L, 1);
-    const bool is_string = lua_type(L, -1) == LUA_TSTRING;
-    const std::string k = is_string ? lua_tostring(L, -1) : std::string("a ") + luaL_typename(L, -1) + " key";
-    if (!is_string || std::find(known.begin(), known.end(), k) == known.end()) unknown.push_back(k);
-  }
-  if (unknown.empty()) return;
-  std::string names;
-  for (std::string_view k : known) names += (names.empty() ? "" : ", ") + std::string(k);
-  luaL_error(L, "%s: unknown option '%s' (%s)", caller, std::min_element(unknown.begin(), unknown.end())->c_str(), names.c_str());
-}
 
 /// Erases `detach` calls nothing uses, last to first (one can feed another).
 void erase_dead_detach(Graph& g) {
@@ -836,6 +820,21 @@ void install_trace_metamethods(lua_State* L, int node_metatable) {
 void push_traced_method(lua_State* L, const char* name) {
   lua_pushstring(L, name);
   lua_pushcclosure(L, cfunction<traced_method>, 1);
+}
+
+void check_option_names(lua_State* L, int index, const char* caller, std::initializer_list<std::string_view> known) {
+  std::vector<std::string> unknown;
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    lua_pop(L, 1);
+    const bool is_string = lua_type(L, -1) == LUA_TSTRING;
+    const std::string k = is_string ? lua_tostring(L, -1) : std::string("a ") + luaL_typename(L, -1) + " key";
+    if (!is_string || std::find(known.begin(), known.end(), k) == known.end()) unknown.push_back(k);
+  }
+  if (unknown.empty()) return;
+  std::string names;
+  for (std::string_view k : known) names += (names.empty() ? "" : ", ") + std::string(k);
+  luaL_error(L, "%s: unknown option '%s' (%s)", caller, std::min_element(unknown.begin(), unknown.end())->c_str(), names.c_str());
 }
 
 }  // namespace graft::lua::detail

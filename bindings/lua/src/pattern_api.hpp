@@ -1,7 +1,9 @@
 // Patterns in Lua: graft.trace, namespaces (graft.ns, graft.ops), g:match, g:replace_pattern.
 #pragma once
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 #include <lua.hpp>
 
@@ -11,6 +13,10 @@
 #include "sandbox_state.hpp"
 
 namespace graft::lua::detail {
+
+/// The options table at `index` of `caller` (g:match, ...): a key that is not one of `known`
+/// raises, naming it (the first in byte order, so the message does not depend on pairs()).
+void check_option_names(lua_State* L, int index, const char* caller, std::initializer_list<std::string_view> known);
 
 /// The pattern of a graft.trace result at `index` (raises otherwise).
 const Pattern& check_pattern(lua_State* L, int index);

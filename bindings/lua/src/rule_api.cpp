@@ -337,14 +337,7 @@ DriveOptions read_drive_options(lua_State* L, int index, std::vector<Rule>& rule
   log_ref = LUA_NOREF;
   if (lua_isnoneornil(L, index)) return o;
   luaL_checktype(L, index, LUA_TTABLE);
-  lua_pushnil(L);
-  while (lua_next(L, index) != 0) {
-    lua_pop(L, 1);
-    const std::string k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-    if (k != "mode" && k != "max_iterations" && k != "max_rewrites" && k != "enable" && k != "disable" && k != "log" && k != "name")
-      luaL_error(L, "g:apply: unknown option '%s' (mode, max_iterations, max_rewrites, enable, disable, log, name)",
-                 k.empty() ? luaL_typename(L, -1) : k.c_str());
-  }
+  check_option_names(L, index, "g:apply", {"mode", "max_iterations", "max_rewrites", "enable", "disable", "log", "name"});
   lua_getfield(L, index, "mode");
   if (!lua_isnil(L, -1)) {
     const std::string mode = luaL_checkstring(L, -1);
