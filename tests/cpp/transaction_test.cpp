@@ -58,7 +58,13 @@ void random_edit(Graph& g, std::mt19937& rng) {
     }
     case 1: if (movable) g.set_target(n, "torch.ops.aten.sub.Tensor"); break;
     case 2: (void)g.rename(n, g.name(n) + "_r"); break;
-    case 3: (void)g.erase_node(n); break;  // refused while used
+    case 3: {  // erase a node nothing uses (any node: refused while used)
+      std::vector<NodeId> unused;
+      for (NodeId m : nodes)
+        if (g.users(m).empty()) unused.push_back(m);
+      (void)g.erase_node(unused.empty() || rng() % 4 == 0 ? n : unused[rng() % unused.size()]);
+      break;
+    }
     case 4: if (movable && !g.inputs(n).empty()) g.replace_all_uses_with(n, g.inputs(n).front()); break;
     case 5: g.eliminate_dead_code(); break;
     case 6: if (movable) (void)g.set_kwarg(n, "alpha", Argument(2.5)); break;
@@ -166,6 +172,53 @@ TEST_CASE("transaction: a nested transaction undoes only its own edits; the oute
   }
 }
 
+TEST_CASE("transaction: three levels of nesting, each committed or rolled back at random, restore every level") {
+  for (unsigned seed = 1; seed <= 300; ++seed) {
+    CAPTURE(seed);
+    GraphModule gm = start_graph(20);
+    Graph& g = gm.graph;
+    const std::string before = text(gm);
+    const Graph at_begin = g;
+    std::mt19937 rng(seed * 15485863);
+    auto edits = [&](int most) {
+      for (int i = std::uniform_int_distribution<int>(0, most)(rng); i > 0; --i) random_edit(g, rng);
+    };
+    REQUIRE(g.begin_transaction().is_ok());
+    edits(6);
+    for (int round = 0; round < 3; ++round) {
+      const std::string level1 = raw(g);
+      g.begin_nested_transaction();
+      edits(6);
+      const std::string level2 = raw(g);
+      g.begin_nested_transaction();
+      edits(6);
+      if (rng() % 2) {
+        g.rollback_transaction();
+        CHECK(raw(g) == level2);
+      } else {
+        g.commit_transaction();
+      }
+      edits(4);
+      if (rng() % 2) {
+        g.rollback_transaction();
+        CHECK(raw(g) == level1);
+      } else {
+        g.commit_transaction();
+      }
+      edits(4);
+    }
+    const GraphDiff journal = g.transaction_diff();
+    const GraphDiff full = diff_in_place(at_begin, g);
+    CHECK(journal.added == full.added);
+    CHECK(journal.removed == full.removed);
+    CHECK(journal.changed == full.changed);
+    g.rollback_transaction();
+    CHECK(text(gm) == before);
+    CHECK(g.lint().is_ok());
+    for (NodeId n : g.nodes()) CHECK(g.find(g.name(n)) == n);
+  }
+}
+
 TEST_CASE("order keys: comes_before agrees with positions through inserts, moves, erases and rollbacks") {
   for (unsigned seed = 1; seed <= 100; ++seed) {
     CAPTURE(seed);
@@ -192,5 +245,38 @@ TEST_CASE("order keys: comes_before agrees with positions through inserts, moves
       const std::vector<NodeId> order = g.node_list();
       for (std::size_t a = 0; a + 1 < order.size(); ++a) REQUIRE(g.comes_before(order[a], order[a + 1]));
     }
+  }
+}
+
+TEST_CASE("transaction: an erased node comes back whole on rollback; after commit its slot keeps nothing") {
+  GraphModule gm = start_graph(6);
+  Graph& g = gm.graph;
+  const std::string before = text(gm);
+  const NodeId out = g.output_node();
+  const NodeId last = g.inputs(out).front();
+  const NodeId prior = g.inputs(last).front();
+  for (bool commit : {false, true}) {
+    CAPTURE(commit);
+    REQUIRE(g.begin_transaction().is_ok());
+    g.begin_nested_transaction();
+    REQUIRE(g.erase_node(out).is_ok());  // untouched before: no copy, the tombstone keeps it
+    REQUIRE(g.erase_node(last).is_ok());
+    CHECK_FALSE(g.is_alive(last));
+    CHECK(g.users(prior).empty());
+    CHECK(g.transaction_diff().removed == 2);
+    g.rollback_transaction();  // the inner one
+    CHECK(text(gm) == before);
+    REQUIRE(g.erase_node(out).is_ok());
+    if (!commit) {
+      g.rollback_transaction();
+      CHECK(text(gm) == before);
+      CHECK(g.users(last) == std::vector<NodeId>{out});
+      CHECK((g.inputs(out).size() == 1 && g.inputs(out)[0] == last));
+      continue;
+    }
+    g.commit_transaction();
+    CHECK(g.node(out).args.empty());
+    CHECK(g.node(out).name.empty());
+    CHECK(g.find("output") == kNoNode);
   }
 }

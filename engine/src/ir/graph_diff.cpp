@@ -147,7 +147,11 @@ GraphDiff Graph::transaction_diff() const {
         survivors.push_back(n);
     mark_moved(old_position, survivors, moved);
   }
+  // A slot is saved at most once; it may also be kept, several times when rollbacks inside
+  // brought it back, and every record holds its state at begin.
+  std::vector<bool> seen(j->slot_count, false);
   for (const auto& [n, old] : j->saved) {
+    seen[n] = true;
     const NodeData& now = slots_[n];
     const bool same_node = old.alive && now.alive && old.generation == now.generation;
     if (old.alive && !same_node) ++d.removed;
@@ -160,6 +164,11 @@ GraphDiff Graph::transaction_diff() const {
     for (std::size_t i = 0; !changed && i < old.kwargs.size(); ++i)
       changed = old.kwargs[i].first != now.kwargs[i].first || !same_argument(old.kwargs[i].second, now.kwargs[i].second, same);
     if (changed) ++d.changed;
+  }
+  for (const Journal::KeptErase& k : j->kept) {
+    if (seen[k.id]) continue;
+    seen[k.id] = true;
+    if (!slots_[k.id].alive) ++d.removed;
   }
   return d;  // (a move or reorder touches every node it relinks, so `saved` covers moved nodes)
 }

@@ -96,12 +96,18 @@ Status Graph::erase_node(NodeId n) {
     // Keep the current insertion point meaningful: after an erased node = after its predecessor.
     insert_ = d.prev != kNoNode ? after(d.prev) : d.next != kNoNode ? before(d.next) : InsertPoint::at_end();
   }
+  const bool kept = journal_.p && keep_for_undo(n);
   touch(n);
   detach_inputs(n);
   unlink(n);
   by_name_.erase(d.name, n);
-  if (auto [it, fresh] = retired_names_.insert(std::move(d.name)); fresh && journal_.p) journal_.p->retired.push_back(*it);
-  d = NodeData{.generation = d.generation};
+  if (kept) {
+    retired_names_.insert(d.name);
+    d.alive = false;  // the rest stays for a rollback; freed when the transaction ends
+  } else {
+    retired_names_.insert(std::move(d.name));
+    d = NodeData{.generation = d.generation};
+  }
   (ids_unique() ? held_slots_ : free_slots_).push_back(n);
   --live_count_;
   return Status::ok();

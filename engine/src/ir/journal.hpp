@@ -20,8 +20,19 @@ struct Graph::Journal {
   std::size_t held_slots = 0;  ///< held_slots_.size() at begin: later ones were erased since
   InsertPoint insert;
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters;
-  std::vector<std::string> retired;                 ///< names retired since begin
+  std::size_t retired_names = 0;                   ///< names retired before begin
   std::vector<std::pair<NodeId, NodeData>> saved;  ///< each slot's contents at its first change
+  /// Slots erased without a saved copy: the tombstone keeps its contents until the outermost
+  /// transaction ends (slots are not reused before), so only the links need saving. A slot may
+  /// appear more than once, and in `saved` too, once a rollback inside brought it back as it
+  /// was: every record of a slot holds its state at begin.
+  struct KeptErase {
+    NodeId id;
+    NodeId prev;
+    NodeId next;
+    std::uint32_t depth;  ///< this journal and the enclosing ones that kept the slot in the same erase
+  };
+  std::vector<KeptErase> kept;
   std::vector<bool> touched;                       ///< indexed by slot, for slots < slot_count
   bool order_changed = false;                      ///< a move() or a whole-graph reorder happened
   std::vector<NodeId> order_at_begin;              ///< filled at the first order change

@@ -83,4 +83,19 @@ void NameIndex::rehash(std::size_t buckets) {
   }
 }
 
+bool NameLog::insert(std::string name) {
+  auto id = static_cast<NodeId>(names_.size());
+  names_.push_back(std::move(name));
+  if (index_.insert_unique(names_.back(), id, name_of())) return true;
+  names_.pop_back();
+  return false;
+}
+
+void NameLog::truncate(std::size_t count) {
+  while (names_.size() > count) {
+    index_.erase(names_.back(), static_cast<NodeId>(names_.size() - 1));
+    names_.pop_back();
+  }
+}
+
 }  // namespace graft::detail

@@ -31,6 +31,7 @@ void Graph::begin_nested_transaction() {
   j->held_slots = held_slots_.size();
   j->insert = insert_;
   j->name_counters = name_counters_;
+  j->retired_names = retired_names_.size();
   j->touched.assign(slots_.size(), false);
   journal_.p = std::move(j);
 }
@@ -43,6 +44,19 @@ void Graph::record(NodeId n) {
     j->touched[n] = true;
     j->saved.emplace_back(n, slots_[n]);
   }
+}
+
+bool Graph::keep_for_undo(NodeId n) {
+  // The journals that have not saved `n` are the innermost ones (one that saved it made every
+  // enclosing one save it too), so they are counted from the inside out.
+  std::uint32_t depth = 0;
+  for (Journal* j = journal_.p.get(); j != nullptr && n < j->slot_count && !j->touched[n]; j = j->outer.get()) ++depth;
+  std::uint32_t left = depth;
+  for (Journal* j = journal_.p.get(); left > 0; j = j->outer.get(), --left) {
+    j->touched[n] = true;
+    j->kept.push_back({n, slots_[n].prev, slots_[n].next, left});
+  }
+  return depth > 0;
 }
 
 void Graph::note_moved(NodeId) { note_reordered(); }
@@ -58,22 +72,22 @@ void Graph::note_reordered(Journal* jp) {
   // relinked). Untouched nodes kept their links, so walking saved-or-current links from the
   // old head reproduces the old list. Once per transaction: O(n).
   j->order_changed = true;
-  std::vector<const NodeData*> original(slots_.size(), nullptr);
-  for (const auto& [id, data] : j->saved) original[id] = &data;
-  for (NodeId n = j->head; n != kNoNode;) {
-    j->order_at_begin.push_back(n);
-    const NodeData& d = original[n] ? *original[n] : slots_[n];
-    n = d.next;
-  }
+  std::vector<NodeId> next(slots_.size());
+  for (NodeId n = 0; n < slots_.size(); ++n) next[n] = slots_[n].next;
+  for (const Journal::KeptErase& k : j->kept) next[k.id] = k.next;
+  for (const auto& [id, data] : j->saved) next[id] = data.next;
+  for (NodeId n = j->head; n != kNoNode; n = next[n]) j->order_at_begin.push_back(n);
 }
 
 void Graph::commit_transaction() {
   if (!journal_.p) return;
   std::unique_ptr<Journal> j = std::move(journal_.p);
   journal_.p = std::move(j->outer);
-  if (journal_.p) {  // the outer transaction now covers these edits
-    auto& outer = journal_.p->retired;
-    outer.insert(outer.end(), std::make_move_iterator(j->retired.begin()), std::make_move_iterator(j->retired.end()));
+  if (journal_.p) return;  // the outer transaction now covers these edits
+  // No rollback can come any more: free what the tombstones of erased nodes kept for one.
+  for (std::size_t i = j->held_slots; i < held_slots_.size(); ++i) {
+    NodeData& d = slots_[held_slots_[i]];
+    d = NodeData{.generation = d.generation};
   }
 }
 
@@ -86,11 +100,25 @@ void Graph::rollback_transaction() {
     if (slots_[n].alive) by_name_.erase(slots_[n].name, n);
   for (const auto& [id, data] : j->saved)
     if (slots_[id].alive) by_name_.erase(slots_[id].name, id);
+  for (const Journal::KeptErase& k : j->kept)  // alive again if an inner rollback restored it
+    if (slots_[k.id].alive) by_name_.erase(slots_[k.id].name, k.id);
   slots_.resize(j->slot_count);
-  for (auto& [id, data] : j->saved) {
-    slots_[id] = std::move(data);
-    if (slots_[id].alive) by_name_.insert(slots_[id].name, id);
+  for (const Journal::KeptErase& k : j->kept) {
+    NodeData& d = slots_[k.id];
+    d.alive = true;
+    d.prev = k.prev;
+    d.next = k.next;
+    d.inputs = collect_inputs(d);
+    // Back as it was when the enclosing journals that kept it too began: they need nothing more.
+    Journal* outer = journal_.p.get();
+    for (std::uint32_t left = k.depth; left > 1 && outer != nullptr; --left, outer = outer->outer.get())
+      outer->touched[k.id] = false;
   }
+  for (auto& [id, data] : j->saved) slots_[id] = std::move(data);
+  for (const Journal::KeptErase& k : j->kept)
+    if (slots_[k.id].alive) (void)by_name_.insert_unique(slots_[k.id].name, k.id, name_of());
+  for (const auto& [id, data] : j->saved)
+    if (slots_[id].alive) (void)by_name_.insert_unique(slots_[id].name, id, name_of());
   head_ = j->head;
   tail_ = j->tail;
   live_count_ = j->live_count;
@@ -98,7 +126,7 @@ void Graph::rollback_transaction() {
   held_slots_.resize(j->held_slots);  // the nodes erased since begin are back
   insert_ = j->insert;
   name_counters_ = std::move(j->name_counters);
-  for (const std::string& name : j->retired) retired_names_.erase(name);
+  retired_names_.truncate(j->retired_names);
   reorder_all();
 }
 

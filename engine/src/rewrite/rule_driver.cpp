@@ -85,6 +85,49 @@ std::uint64_t signature(std::size_t rule, const SubgraphMatch& m, const Graph& g
   return h;
 }
 
+/// Rewrite signatures seen so far, each with the graph's fingerprint when it was last seen
+/// there. Open addressing: one entry per rewrite, so a node-based map's allocation and pointer
+/// chase per rewrite dominated large runs.
+class SeenRewrites {
+ public:
+  struct Entry {
+    std::uint64_t signature = 0;  ///< 0 = empty
+    std::uint64_t fingerprint = 0;
+    bool has_fingerprint = false;
+    std::size_t rewrite_index = 0;
+  };
+  /// The entry for `signature`, and whether it was just added.
+  std::pair<Entry*, bool> find_or_add(std::uint64_t signature) {
+    if (signature == 0) signature = 1;  // a collision is only a suspicion: fingerprints confirm
+    if ((size_ + 1) * 2 > entries_.size()) grow();
+    const std::size_t mask = entries_.size() - 1;
+    for (std::size_t i = signature & mask;; i = (i + 1) & mask) {
+      Entry& e = entries_[i];
+      if (e.signature == signature) return {&e, false};
+      if (e.signature == 0) {
+        e.signature = signature;
+        ++size_;
+        return {&e, true};
+      }
+    }
+  }
+
+ private:
+  void grow() {
+    std::vector<Entry> old = std::move(entries_);
+    entries_.assign(old.empty() ? 64 : old.size() * 2, Entry{});
+    const std::size_t mask = entries_.size() - 1;
+    for (const Entry& e : old) {
+      if (e.signature == 0) continue;
+      std::size_t i = e.signature & mask;
+      while (entries_[i].signature != 0) i = (i + 1) & mask;
+      entries_[i] = e;
+    }
+  }
+  std::vector<Entry> entries_;
+  std::size_t size_ = 0;
+};
+
 /// Which rules could have their first anchor at a node: by (op, target), by module class, or
 /// anywhere (placeholder and get_attr anchors). Lists hold ranks (priority order).
 class Dispatch {
@@ -176,7 +219,7 @@ class Driver {
       replacement = &*built;
     }
     if (replacement == nullptr) return with_rule(r, at, Status::error("the rule has no replacement"));
-    const std::string at_name = g_.name(at);
+    const std::string at_name = o_.log ? g_.name(at) : std::string();  // `at` may be gone after the rewrite
     ReplacedPattern done;
     if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done); !s) return with_rule(r, at, s);
     ++stats.rewrites;
@@ -212,13 +255,12 @@ class Driver {
   /// Before rewriting: is this the same rewrite at the same place as before, with the graph
   /// back in a state it was in? Then the rules cycle.
   bool cycles(std::size_t rule_index, const SubgraphMatch& m, NodeId at) {
-    const std::uint64_t sig = signature(rule_index, m, g_);
-    auto [it, fresh] = seen_.try_emplace(sig);
+    auto [seen, fresh] = seen_.find_or_add(signature(rule_index, m, g_));
     if (fresh) return false;
     const std::uint64_t fp = fingerprint(g_);
-    if (it->second.fingerprint && *it->second.fingerprint == fp) {
+    if (seen->has_fingerprint && seen->fingerprint == fp) {
       // The rules that fired since the graph was last in this state, each named once.
-      for (std::size_t k = it->second.rewrite_index; k < fired_.size(); ++k) {
+      for (std::size_t k = seen->rewrite_index; k < fired_.size(); ++k) {
         const std::string& name = rules_[fired_[k]].name;
         if (std::find(report_.cycle.begin(), report_.cycle.end(), name) == report_.cycle.end()) report_.cycle.push_back(name);
       }
@@ -227,8 +269,9 @@ class Driver {
       log(fmt::format("rule {} at {}: the graph is back in an earlier state: the rules cycle", rules_[rule_index].name, g_.name(at)));
       return true;
     }
-    it->second.fingerprint = fp;
-    it->second.rewrite_index = fired_.size();
+    seen->has_fingerprint = true;
+    seen->fingerprint = fp;
+    seen->rewrite_index = fired_.size();
     return false;
   }
 
@@ -303,17 +346,13 @@ class Driver {
     }
   }
 
-  struct Seen {
-    std::optional<std::uint64_t> fingerprint;
-    std::size_t rewrite_index = 0;
-  };
   Graph& g_;
   const std::vector<Rule>& rules_;
   const DriveOptions& o_;
   std::vector<std::size_t> order_;  ///< enabled rules, highest priority first
   DriveReport report_;
   std::vector<std::size_t> fired_;  ///< the rule of each rewrite, in order
-  std::unordered_map<std::uint64_t, Seen> seen_;
+  SeenRewrites seen_;
 };
 
 }  // namespace

@@ -14,7 +14,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "graft/ir/argument.hpp"
@@ -261,6 +260,9 @@ class Graph {
     if (journal_.p) record(n);
   }
   void record(NodeId n);
+  /// Before erasing `n`: journals that have not saved it note its links instead, and the
+  /// tombstone keeps its contents for them. True if any did.
+  bool keep_for_undo(NodeId n);
   void note_moved(NodeId n);
   friend class UniqueIdScope;
   void note_reordered();
@@ -313,7 +315,7 @@ class Graph {
   detail::NameIndex by_name_;
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters_;
   /// Names of erased nodes: as in FX, a derived name never repeats one the graph has used.
-  std::unordered_set<std::string, StringHash, std::equal_to<>> retired_names_;
+  detail::NameLog retired_names_;
   mutable std::vector<std::uint32_t> order_;
   mutable bool order_valid_ = false;
   mutable std::vector<std::uint64_t> keys_;

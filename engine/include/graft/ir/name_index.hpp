@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -43,6 +44,25 @@ class NameIndex {
 
   std::vector<Bucket> buckets_;  // power-of-two size, linear probing, at most 50% full
   std::size_t size_ = 0;
+};
+
+/// A set of names that remembers insertion order, so it can forget its newest entries (a
+/// rolled-back transaction's). Open addressing over the stored strings: no node per name.
+class NameLog {
+ public:
+  /// Adds `name`; false if it was already present.
+  bool insert(std::string name);
+  bool contains(std::string_view name) const { return index_.find(name, name_of()) != kNoNode; }
+  std::size_t size() const { return names_.size(); }
+  /// Forgets every name added after the first `count`.
+  void truncate(std::size_t count);
+
+ private:
+  NameIndex::NameOf name_of() const {
+    return [this](NodeId i) { return std::string_view(names_[i]); };
+  }
+  std::vector<std::string> names_;
+  NameIndex index_;
 };
 
 }  // namespace graft::detail
