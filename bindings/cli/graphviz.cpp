@@ -34,7 +34,7 @@ Status render_svg(const std::string& dot_text, const std::string& svg_path) {
   if (dot_fd < 0) return Status::error(Diagnostic{.file = svg_path, .message = "cannot create a temporary file"});
   ::close(dot_fd);
   std::string svg_tmp = dot_tmp + ".svg";
-  if (Status s = write_file_atomic(dot_tmp, dot_text); !s) {
+  if (Status s = write_output_file(dot_tmp, dot_text); !s) {
     ::unlink(dot_tmp.c_str());
     return s;
   }
@@ -50,11 +50,11 @@ Status render_svg(const std::string& dot_text, const std::string& svg_path) {
     return Status::error(Diagnostic{.file = svg_path, .message = "Graphviz 'dot' failed to render the graph"});
   }
   ::unlink(dot_tmp.c_str());
-  if (std::rename(svg_tmp.c_str(), svg_path.c_str()) != 0) {
-    ::unlink(svg_tmp.c_str());
-    return Status::error(Diagnostic{.file = svg_path, .message = "cannot write the SVG file"});
-  }
-  return Status::ok();
+  // Through the same rules as every output: a symlink's target, a device, stdout.
+  Result<std::string> svg = read_file(svg_tmp);
+  ::unlink(svg_tmp.c_str());
+  if (!svg) return Status::error(Diagnostic{.file = svg_path, .message = "Graphviz 'dot' wrote no SVG"});
+  return write_output_file(svg_path, svg.value());
 }
 
 }  // namespace graft::cli

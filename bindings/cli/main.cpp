@@ -1,5 +1,6 @@
 // `graft`: inspect, check, draw and re-save graph files; run Lua pipelines on them.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <fmt/core.h>
 
@@ -59,7 +60,7 @@ int cmd_dot(const std::string& path, const std::string& out) {
   Result<GraphModule> gm = load_graph_file(path);
   if (!gm) return report(gm.status());
   std::string dot = to_dot(gm->graph);
-  Status s = ends_with(out, ".svg") ? cli::render_svg(dot, out) : write_file_atomic(out, dot);
+  Status s = ends_with(out, ".svg") ? cli::render_svg(dot, out) : write_output_file(out, dot);
   return s ? 0 : report(s);
 }
 
@@ -76,6 +77,9 @@ int main(int argc, char** argv) {
   CLI::App app{"graft: a graph rewrite engine for ML computation graphs.\n"
                "Graph files are JSON (docs/FORMAT.md); export them from PyTorch with `python3 -m graft_fx export`."};
   app.require_subcommand(1);
+  app.footer("Outputs (-o, --report): a regular file is replaced atomically (a temporary file beside it, then a\n"
+             "rename; its mode is kept), so a failed run leaves the old file whole; a symbolic link is followed and\n"
+             "its target replaced the same way; a device or FIFO is written into directly; '-' is stdout.");
   app.set_version_flag("--version", "graft 0.1.0");
 
   std::string graph, out;
@@ -96,17 +100,17 @@ int main(int argc, char** argv) {
 
   CLI::App* dot = app.add_subcommand("dot", "Draw the graph: Graphviz DOT, or SVG when OUT ends in .svg (needs Graphviz)");
   dot->add_option("GRAPH", graph, "graph file")->required();
-  dot->add_option("-o,--output", out, "output file (.dot or .svg)")->required();
+  dot->add_option("-o,--output", out, "output file (.dot or .svg; '-': DOT on stdout)")->required();
 
   CLI::App* save = app.add_subcommand("save", "Load a graph file and write it back in canonical form");
   save->add_option("GRAPH", graph, "graph file")->required();
-  save->add_option("-o,--output", out, "output graph file (written atomically)")->required();
+  save->add_option("-o,--output", out, "output graph file ('-': stdout)")->required();
 
   cli::RunOptions run_opts;
   CLI::App* run = app.add_subcommand("run", "Run a Lua pipeline on a graph and write the result (only if every pass succeeds)");
   run->add_option("PIPELINE", run_opts.pipeline, "Lua script returning graft.pipeline{...} or a pass")->required();
   run->add_option("GRAPH", run_opts.graph, "input graph file")->required();
-  run->add_option("-o,--output", run_opts.output, "output graph file (written atomically)")->required();
+  run->add_option("-o,--output", run_opts.output, "output graph file ('-': stdout)")->required();
   run->add_option("--report", run_opts.report, "also write the report as JSON to this file");
   run->add_flag("--json", run_opts.json, "print the report as JSON");
   run->add_flag("-q,--quiet", run_opts.quiet, "print nothing on success");
@@ -165,7 +169,7 @@ int main(int argc, char** argv) {
   rewrite->add_option("--pattern", rewrite_opts.pattern, "graph file of the pattern")->required();
   rewrite->add_option("--replacement", rewrite_opts.replacement, "graph file of the replacement (same inputs, same number of outputs)")->required();
   rewrite->add_option("GRAPH", rewrite_opts.graph, "graph file to rewrite")->required();
-  rewrite->add_option("-o,--output", rewrite_opts.output, "output graph file (written atomically, only on success)")->required();
+  rewrite->add_option("-o,--output", rewrite_opts.output, "output graph file, written only on success ('-': stdout)")->required();
   rewrite->add_flag("--keep-meta", rewrite_opts.keep_meta, "give each replacement output the metadata of the node it replaces (FX drops it); same as --meta outputs");
   rewrite->add_option("--meta", rewrite_opts.meta, "metadata policy: drop (FX), outputs (outputs take the replaced node's), all (also stack traces onto every new node)")
       ->check(CLI::IsMember({"drop", "outputs", "all"}));
@@ -194,6 +198,21 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
   }
+
+  // Every file the command will write, checked before any work: a folder, a missing folder or
+  // an unwritable place fails now, not after a long run.
+  std::vector<std::string> outputs;
+  if (*dot || *save) outputs.push_back(out);
+  if (*run || *watch) outputs.push_back(run_opts.output);
+  if ((*run || *watch) && !run_opts.report.empty()) outputs.push_back(run_opts.report);
+  if (*rewrite) outputs.push_back(rewrite_opts.output);
+  const bool json_to_stdout = (*run && run_opts.json) || (*rewrite && rewrite_opts.json);
+  if (std::count(outputs.begin(), outputs.end(), "-") + (json_to_stdout ? 1 : 0) > 1) {
+    fmt::print(stderr, "graft: error: only one output can go to stdout ('-')\n");
+    return kExitUsage;
+  }
+  for (const std::string& o : outputs)
+    if (Result<OutputPath> checked = check_output_path(o); !checked) return report(checked.status());
 
   if (*print) return cmd_print(graph, print_values);
   if (*stats) return cmd_stats(graph, json);

@@ -49,7 +49,7 @@ int run_once(lua::ScriptHost& host, const RunOptions& o, bool watching) {
   if (!gm) return fail(gm.status().message());
   lua::PipelineReport report = host.run(o.pipeline, gm.value());
   if (!o.report.empty()) {
-    if (Status s = write_file_atomic(o.report, report.to_json()); !s) return fail(s.message());
+    if (Status s = write_output_file(o.report, report.to_json()); !s) return fail(s.message());
   }
   if (!report.ok()) {
     if (watching) {
@@ -61,16 +61,17 @@ int run_once(lua::ScriptHost& host, const RunOptions& o, bool watching) {
     return 1;
   }
   if (Status s = save_graph_file(gm.value(), o.output); !s) return fail(s.message());
+  std::FILE* summary = o.output == "-" ? stderr : stdout;  // the graph itself went to stdout
   if (watching) {
-    fmt::print("v{} ok: {:.1f} ms, {} -> {} nodes (+{} -{} ~{}), wrote {}\n", report.script_version,
+    fmt::print(summary, "v{} ok: {:.1f} ms, {} -> {} nodes (+{} -{} ~{}), wrote {}\n", report.script_version,
                report.seconds * 1e3, report.nodes_before, report.nodes_after, report.nodes_added(),
                report.nodes_removed(), report.nodes_changed(), o.output);
   } else if (o.json) {
     fmt::print("{}", report.to_json());
   } else if (!o.quiet) {
-    fmt::print("{}", report.to_text());
+    fmt::print(summary, "{}", report.to_text());
   }
-  std::fflush(stdout);
+  std::fflush(summary);
   return 0;
 }
 

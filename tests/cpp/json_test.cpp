@@ -303,7 +303,7 @@ std::pair<std::string, std::string> both_ways(const std::string& text) {
   if (canonical) CHECK(detail::threaded_loads() == before + 1);
 
   ScratchDir dir("graft_json_streamed");
-  REQUIRE(write_file_atomic(dir.file("g.json"), text).is_ok());
+  REQUIRE(write_output_file(dir.file("g.json"), text).is_ok());
   std::size_t streamed_before = detail::streamed_loads();
   std::string streamed = outcome_of(load_graph_file(dir.file("g.json")));
   if (std::string prefix = "error: " + dir.file(""); streamed.rfind(prefix, 0) == 0) streamed = "error: " + streamed.substr(prefix.size());
@@ -440,7 +440,7 @@ TEST_CASE("json: a file cut short while its lines are streamed is read whole, ne
   nodes += ",\n" + std::string(R"({"name":"output","op":"output","target":"output","args":[{"node":"r39999"}],"kwargs":{},"meta":{}})");
   std::string text = doc_with_modules(kModuleA, nodes);
   ScratchDir dir("graft_json_cut_short");
-  REQUIRE(write_file_atomic(dir.file("g.json"), text).is_ok());
+  REQUIRE(write_output_file(dir.file("g.json"), text).is_ok());
   ThreadedLoads threaded;
   // Where the cut falls: in the head, in a middle segment, in the last line, and (white box:
   // the reader cuts bodies under 16 MiB into sixteen segments) just before the second and the
@@ -473,7 +473,7 @@ TEST_CASE("json: a file with a head of 65 MiB loads exactly, streamed or read wh
   ScratchDir dir("graft_json_big_file");
   SUBCASE("canonical: the node lines are streamed, the head is found past many scan windows") {
     std::string text = head + "\n" + kX + ",\n" + output + "\n]\n}\n";
-    REQUIRE(write_file_atomic(dir.file("big.json"), text).is_ok());
+    REQUIRE(write_output_file(dir.file("big.json"), text).is_ok());
     std::size_t streamed_before = detail::streamed_loads();
     Result<GraphModule> gm = load_graph_file(dir.file("big.json"));
     REQUIRE_MESSAGE(gm.is_ok(), gm.status().message());
@@ -482,7 +482,7 @@ TEST_CASE("json: a file with a head of 65 MiB loads exactly, streamed or read wh
   }
   SUBCASE("not canonical (two nodes on one line): the file is read whole, in two halves at once") {
     std::string text = head + "\n" + kX + ", " + output + "\n]\n}\n";
-    REQUIRE(write_file_atomic(dir.file("big.json"), text).is_ok());
+    REQUIRE(write_output_file(dir.file("big.json"), text).is_ok());
     std::size_t streamed_before = detail::streamed_loads();
     Result<GraphModule> gm = load_graph_file(dir.file("big.json"));
     REQUIRE_MESSAGE(gm.is_ok(), gm.status().message());
@@ -518,7 +518,7 @@ TEST_CASE("json: saving keeps an existing file's permissions and honours the uma
   Result<GraphModule> gm = load_graph_file(data("all_kinds.json"));
   REQUIRE(gm.is_ok());
   std::string existing = dir.file("existing.json");
-  REQUIRE(write_file_atomic(existing, "old").is_ok());
+  REQUIRE(write_output_file(existing, "old").is_ok());
   fs::permissions(existing, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
   REQUIRE(save_graph_file(gm.value(), existing).is_ok());
   CHECK(fs::status(existing).permissions() == (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));

@@ -144,3 +144,59 @@ class Cli(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Outputs(unittest.TestCase):
+    """graft_fx writes outputs by the graft command's rules (graft_fx.output)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="graft_fx_out_")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def path(self, *names):
+        return os.path.join(self.tmp, *names)
+
+    def test_regular_file_symlink_device_fifo(self):
+        import stat
+        import threading
+        from graft_fx.output import write_output
+        plain = self.path("plain")
+        with open(plain, "w") as f:
+            f.write("old")
+        os.chmod(plain, 0o640)
+        write_output(plain, b"new")
+        with open(plain, "rb") as f:
+            self.assertEqual(f.read(), b"new")
+        self.assertEqual(stat.S_IMODE(os.stat(plain).st_mode), 0o640)
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["plain"])  # no temporary left
+        os.mkdir(self.path("real"))
+        os.symlink("real/target", self.path("link"))  # dangling: its target is created
+        write_output(self.path("link"), b"through")
+        self.assertTrue(os.path.islink(self.path("link")))
+        with open(self.path("real", "target"), "rb") as f:
+            self.assertEqual(f.read(), b"through")
+        device = self.path("null")
+        try:
+            os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        except PermissionError:
+            device = "/dev/null"
+        write_output(device, b"gone")
+        self.assertTrue(stat.S_ISCHR(os.stat(device).st_mode))
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        got = []
+        reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+        reader.start()
+        write_output(fifo, b"streamed")
+        reader.join(timeout=30)
+        self.assertEqual(got, [b"streamed"])
+        self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+
+    def test_refused_before_any_work(self):
+        os.mkdir(self.path("folder"))
+        proc = run_cli("export", "torchvision.models.no_such_model", "-o", self.path("folder"))
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertEqual(proc.stderr.strip(), f"graft_fx: error: {self.path('folder')}: is a folder, not a file")
+        proc = run_cli("export", "torchvision.models.resnet18", "-o", self.path("missing", "g.json"))
+        self.assertEqual(proc.stderr.strip(), f"graft_fx: error: {self.path('missing', 'g.json')}: the folder "
+                                              f"'{self.path('missing')}' does not exist")

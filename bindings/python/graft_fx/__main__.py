@@ -1,5 +1,6 @@
 """python3 -m graft_fx export|import: the command-line bridge."""
 import argparse
+import io
 import sys
 
 import torch
@@ -8,6 +9,7 @@ from . import format as fmt
 from .export import export_graph_module, trace_aten, trace_symbolic
 from .importer import GraftImportError, import_graph
 from .models import ModelSpecError, build_model, example_inputs
+from .output import OutputError, check_output_path, write_output
 
 DEFAULT_SHAPE = [1, 3, 224, 224]
 
@@ -67,6 +69,7 @@ def _parser():
 
 
 def _export(args):
+    check_output_path(args.output)  # a folder or a missing folder fails before the trace
     model = build_model(args.model, args.seed)
     inputs = example_inputs(args.input_shape or [DEFAULT_SHAPE], args.seed, args.input_dtype, args.int_high)
     try:
@@ -76,7 +79,8 @@ def _export(args):
     doc = export_graph_module(gm, root_module=model, example_inputs=inputs,
                               meta={"source": args.model, "mode": args.mode, "seed": args.seed}, values=args.values)
     fmt.write(doc, args.output)
-    print(f"wrote {args.output}: {len(doc['nodes'])} nodes, {len(doc['modules'])} modules")
+    print(f"wrote {args.output}: {len(doc['nodes'])} nodes, {len(doc['modules'])} modules",
+          file=sys.stderr if args.output == "-" else sys.stdout)
     return 0
 
 
@@ -106,9 +110,12 @@ def _same(a, b):
 
 
 def _import(args):
+    if args.output:
+        check_output_path(args.output)
     model = build_model(args.model, args.seed)
     gm = import_graph(args.graph, model)
-    print(f"imported {args.graph}: {len(gm.graph.nodes)} nodes")
+    log = sys.stderr if args.output == "-" else sys.stdout  # stdout carries the saved module
+    print(f"imported {args.graph}: {len(gm.graph.nodes)} nodes", file=log)
     status = 0
     if args.check:
         inputs = example_inputs(args.input_shape or [DEFAULT_SHAPE], args.seed, args.input_dtype, args.int_high)
@@ -120,11 +127,13 @@ def _import(args):
                 first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                 raise GraftImportError(f"{args.graph}: the imported graph fails to run: {first}") from None
             same = _same(expected, actual)
-        print("check: outputs identical" if same else "check: outputs DIFFER")
+        print("check: outputs identical" if same else "check: outputs DIFFER", file=log)
         status = 0 if same else 1
     if args.output:
-        torch.save(gm, args.output)
-        print(f"saved {args.output}")
+        buffer = io.BytesIO()
+        torch.save(gm, buffer)
+        write_output(args.output, buffer.getvalue())
+        print(f"saved {args.output}", file=log)
     return status
 
 
@@ -132,7 +141,7 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     try:
         return _export(args) if args.command == "export" else _import(args)
-    except (fmt.GraphFormatError, GraftImportError, GraftTraceError, ModelSpecError, OSError) as e:
+    except (fmt.GraphFormatError, GraftImportError, GraftTraceError, ModelSpecError, OutputError, OSError) as e:
         print(f"graft_fx: error: {e}", file=sys.stderr)
         return 2
 

@@ -7,10 +7,10 @@ to another node is a `NodeRef`. Everything else (meta, tensor_meta, module entri
 """
 import json
 import math
-import os
-import tempfile
 
 import torch
+
+from .output import write_output
 
 FORMAT_NAME = "graft-graph"
 VERSION = 1
@@ -203,29 +203,11 @@ def dumps(doc):
             f'"modules": {_lines(modules)},\n"nodes": {_lines(nodes)}\n}}\n')
 
 
-def _file_mode(path):
-    try:
-        return os.stat(path).st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
 def write(doc, path):
-    """Write the canonical text atomically: a temp file beside `path`, then os.replace."""
+    """Write the canonical text by graft's output rules (graft_fx.output): a regular file is
+    replaced atomically, a symlink followed, a device or FIFO written into, '-' is stdout."""
     text = dumps(doc)  # fails before anything touches the disk
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".graft-", suffix=".tmp", dir=directory)
-    try:
-        os.chmod(tmp, _file_mode(path))  # mkstemp makes 0600; give the usual mode instead
-        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_output(path, text.encode("ascii"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -261,7 +261,7 @@ Result<std::string> to_graph_json(const GraphModule& gm) {
 Status save_graph_file(const GraphModule& gm, const std::string& path) {
   Result<std::string> text = to_graph_json(gm);
   if (!text) return text.status();
-  return write_file_atomic(path, text.value());
+  return write_output_file(path, text.value());
 }
 
 }  // namespace graft
