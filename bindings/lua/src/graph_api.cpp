@@ -320,6 +320,8 @@ int node_set_meta(lua_State* L) {
     return 0;
   }
   std::string json = lua_isnoneornil(L, 3) ? std::string() : to_json(L, 3, fmt::format("meta.{}", key));
+  json.shrink_to_fit();  // built by appending: up to twice its length
+  state_of(L).retain_host_memory(L, held_bytes(json) + std::strlen(key));
   n = check_node(L, 1);
   NodeMeta& meta = graph_of(n).meta(n.id);
   auto it = std::find_if(meta.extra.begin(), meta.extra.end(), [&](const auto& kv) { return kv.first == key; });
@@ -410,13 +412,17 @@ int node_newindex(lua_State* L) {
     std::size_t len = 0;
     const char* t = lua_tolstring(L, 3, &len);
     if (len == 0) luaL_error(L, "a node's target cannot be empty");
+    state_of(L).retain_host_memory(L, len);  // a new target joins the graph's symbol table
     g.set_target(n.id, std::string_view(t, len));
   } else if (k == "args") {
     raise_status(L, g.set_args(n.id, to_args(L, 3, n.session_id, "args")));
   } else if (k == "kwargs") {
     raise_status(L, g.set_kwargs(n.id, to_kwargs(L, 3, n.session_id, "kwargs")));
   } else if (k == "name") {
-    raise_status(L, g.rename(n.id, luaL_checkstring(L, 3)));
+    std::size_t len = 0;
+    const char* name = luaL_checklstring(L, 3, &len);
+    state_of(L).retain_host_memory(L, len);
+    raise_status(L, g.rename(n.id, std::string(name, len)));
   } else if (k == "meta") {
     luaL_error(L, "set metadata with n:set_meta(key, value)");
   } else {
@@ -496,7 +502,7 @@ int graph_inserting_after(lua_State* L) { return graph_inserting(L, false); }
 int create_node_from(lua_State* L, OpKind op, int first) {
   CheckedGraph cg = check_graph(L, 1);
   require_writable(L, *cg.session);
-  state_of(L).charge_host_memory(L, kNodeCost);
+  state_of(L).retain_host_memory(L, kNodeCost);
   Graph& g = *cg.session->graph;
   if (lua_type(L, first) != LUA_TSTRING) luaL_typeerror(L, first, "string");
   std::size_t len = 0;
@@ -505,6 +511,7 @@ int create_node_from(lua_State* L, OpKind op, int first) {
   std::vector<Argument> args = to_args(L, first + 1, cg.session_id, "args");
   Kwargs kwargs = to_kwargs(L, first + 2, cg.session_id, "kwargs");
   const char* name = luaL_optstring(L, first + 3, "");
+  state_of(L).retain_host_memory(L, len + std::strlen(name));
   if (op == OpKind::Output && g.output_node() != kNoNode) luaL_error(L, "the graph already has an output node");
   const NodeId id = g.create_node(op, std::string_view(target, len), std::move(args), std::move(kwargs), name);
   if (id == kNoNode) luaL_error(L, "cannot create the node: an argument refers to a node not in this graph");

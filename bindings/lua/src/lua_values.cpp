@@ -29,6 +29,8 @@ constexpr const char* kLayout = "graft.Layout";
 constexpr const char* kMemoryFormat = "graft.MemoryFormat";
 constexpr const char* kNone = "graft.None";
 char kOrderKey;  // a Dict's key order lives under this light-userdata key
+char kPlaceKey;  // and each key's position in that order under this one
+char kMovedKey;  // marks a position whose key was deleted and added again later
 constexpr int kMaxDepth = 100;
 
 bool has_metatable(lua_State* L, int index, const char* name) {
@@ -40,6 +42,23 @@ bool has_metatable(lua_State* L, int index, const char* name) {
 }
 
 // --- Dict: raw fields hold the entries; the order array sits under kOrderKey -------------
+// A deleted key keeps its place (its value is nil) until it is added again, when its old place
+// is marked moved and it goes last: Python's order. Adding a key is O(1).
+
+/// Pushes the key at position `i` of the order table at the top of the stack and its value
+/// in the dict at `dict`; returns false (and pushes nothing) for a place with no live entry.
+bool push_entry(lua_State* L, int dict, lua_Integer i) {
+  lua_rawgeti(L, -1, i);
+  if (lua_touserdata(L, -1) == &kMovedKey) {
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_pushvalue(L, -1);
+  lua_rawget(L, dict);
+  if (!lua_isnil(L, -1)) return true;
+  lua_pop(L, 2);
+  return false;
+}
 
 /// Calls fn() once per live entry of the graft.Dict at `index`, in order, with the key at -2
 /// and the value at -1 (popped after each call).
@@ -48,37 +67,36 @@ void for_each_entry(lua_State* L, int index, Fn&& fn) {
   index = lua_absindex(L, index);
   lua_rawgetp(L, index, &kOrderKey);
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+  SandboxState& s = state_of(L);
   for (lua_Integer i = 1; i <= n; ++i) {
-    lua_rawgeti(L, -1, i);
-    lua_pushvalue(L, -1);
-    lua_rawget(L, index);
-    if (!lua_isnil(L, -1)) fn();
+    s.charge_work(L, 1);
+    if (!push_entry(L, index, i)) continue;
+    fn();
     lua_pop(L, 2);
   }
   lua_pop(L, 1);
 }
 
-/// Puts `key` (at `key_index`) last in the order of the dict at `dict`, dropping an earlier
-/// place it kept from before it was deleted: Python's order for a key deleted and re-added.
+/// Puts `key` (at `key_index`) last in the order of the dict at `dict`.
 void order_append(lua_State* L, int dict, int key_index) {
   dict = lua_absindex(L, dict);
   key_index = lua_absindex(L, key_index);
   lua_rawgetp(L, dict, &kOrderKey);
-  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
-  lua_Integer write = 1;
-  for (lua_Integer read = 1; read <= n; ++read) {
-    lua_rawgeti(L, -1, read);
-    const bool same = lua_rawequal(L, -1, key_index);
-    if (!same) lua_rawseti(L, -2, write++);
-    else lua_pop(L, 1);
-  }
-  for (lua_Integer i = write; i <= n; ++i) {
-    lua_pushnil(L);
-    lua_rawseti(L, -2, i);
-  }
+  lua_rawgetp(L, dict, &kPlaceKey);
   lua_pushvalue(L, key_index);
-  lua_rawseti(L, -2, write);
+  if (lua_rawget(L, -2) == LUA_TNUMBER) {  // deleted before: its old place no longer counts
+    const lua_Integer old = lua_tointeger(L, -1);
+    lua_pushlightuserdata(L, &kMovedKey);
+    lua_rawseti(L, -4, old);
+  }
   lua_pop(L, 1);
+  const lua_Integer last = static_cast<lua_Integer>(lua_rawlen(L, -2)) + 1;
+  lua_pushvalue(L, key_index);
+  lua_rawseti(L, -3, last);
+  lua_pushvalue(L, key_index);
+  lua_pushinteger(L, last);
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
 }
 
 int dict_newindex(lua_State* L) {
@@ -100,16 +118,14 @@ int dict_next(lua_State* L) {
   lua_Integer i = lua_tointeger(L, lua_upvalueindex(1));
   lua_rawgetp(L, 1, &kOrderKey);
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+  SandboxState& s = state_of(L);
   while (++i <= n) {
-    lua_rawgeti(L, -1, i);          // key
-    lua_pushvalue(L, -1);
-    lua_rawget(L, 1);               // value
-    if (!lua_isnil(L, -1)) {
+    s.charge_work(L, 1);  // a run of deleted entries is skipped here, not in Lua
+    if (push_entry(L, 1, i)) {  // key, value
       lua_pushinteger(L, i);
       lua_replace(L, lua_upvalueindex(1));
       return 2;
     }
-    lua_pop(L, 2);
   }
   lua_pushinteger(L, i);
   lua_replace(L, lua_upvalueindex(1));
@@ -131,12 +147,13 @@ int dict_len(lua_State* L) {
   check_dict(L, 1);
   lua_rawgetp(L, 1, &kOrderKey);
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+  SandboxState& s = state_of(L);
   lua_Integer live = 0;
   for (lua_Integer i = 1; i <= n; ++i) {
-    lua_rawgeti(L, -1, i);
-    lua_rawget(L, 1);
-    live += lua_isnil(L, -1) ? 0 : 1;
-    lua_pop(L, 1);
+    s.charge_work(L, 1);
+    if (!push_entry(L, 1, i)) continue;
+    ++live;
+    lua_pop(L, 2);
   }
   lua_pushinteger(L, live);
   return 1;
@@ -149,8 +166,10 @@ int make_sequence(lua_State* L, const char* tag) {
   lua_settop(L, 1);
   const lua_Integer n = lua_istable(L, 1) ? static_cast<lua_Integer>(lua_rawlen(L, 1)) : 0;
   if (!lua_isnoneornil(L, 1) && !lua_istable(L, 1)) return luaL_argerror(L, 1, "expected a table of items");
+  SandboxState& s = state_of(L);
   lua_createtable(L, static_cast<int>(std::min<lua_Integer>(n, 1 << 20)), 0);
   for (lua_Integer i = 1; i <= n; ++i) {
+    s.charge_work(L, 1);
     lua_rawgeti(L, 1, i);
     lua_rawseti(L, -2, i);
   }
@@ -167,7 +186,9 @@ int graft_dict(lua_State* L) {
   if (lua_isnoneornil(L, 1)) return 1;
   luaL_checktype(L, 1, LUA_TTABLE);
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, 1));
+  SandboxState& s = state_of(L);
   for (lua_Integer i = 1; i <= n; ++i) {
+    s.charge_work(L, 1);
     if (lua_rawgeti(L, 1, i) != LUA_TTABLE) return luaL_error(L, "graft.dict: item %d is not a {key, value} pair", static_cast<int>(i));
     lua_rawgeti(L, -1, 1);
     if (lua_isnil(L, -1)) return luaL_error(L, "graft.dict: item %d has a nil key", static_cast<int>(i));
@@ -338,7 +359,7 @@ Argument convert(lua_State* L, int index, int session, std::string& what, int de
 std::vector<Argument> convert_sequence(lua_State* L, int index, int session, std::string& what, int depth) {
   index = lua_absindex(L, index);
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, index));
-  state_of(L).charge_host_memory(L, static_cast<std::size_t>(n) * sizeof(Argument));
+  state_of(L).retain_host_memory(L, static_cast<std::size_t>(n) * sizeof(Argument));
   std::vector<Argument> items;
   items.reserve(static_cast<std::size_t>(n));
   const std::size_t mark = what.size();
@@ -375,6 +396,8 @@ void sorted_string_keys(lua_State* L, int index, const std::string& what, std::v
                  luaL_typename(L, -1));
     }
   }
+  const double k = static_cast<double>(keys.size() + static_cast<std::size_t>(count));
+  state_of(L).charge_work(L, k * (1.0 + std::log2(k + 1.0)));  // the walk and the sort
   std::sort(keys.begin(), keys.end());
   // A list must be 1..n with no holes: nil cannot sit in a Lua array, so a hole would silently
   // shorten or drop items. None is graft.None.
@@ -396,7 +419,9 @@ Argument convert(lua_State* L, int index, int session, std::string& what, int de
     case LUA_TSTRING: {
       std::size_t len = 0;
       const char* s = lua_tolstring(L, index, &len);
-      return std::string(s, len);
+      std::string copy(s, len);
+      state_of(L).retain_host_memory(L, held_bytes(copy));
+      return copy;
     }
     case LUA_TUSERDATA: {
       if (is_none(L, index)) return NoneValue{};
@@ -417,6 +442,7 @@ Argument convert(lua_State* L, int index, int session, std::string& what, int de
         Dict d;
         const std::size_t mark = what.size();
         for_each_entry(L, index, [&] {
+          state_of(L).retain_host_memory(L, 2 * sizeof(Argument));
           what.resize(mark);
           what += "{key}";
           Argument key = convert(L, -2, session, what, depth + 1);
@@ -464,6 +490,7 @@ Argument convert(lua_State* L, int index, int session, std::string& what, int de
       Dict d;
       const std::size_t mark = what.size();
       for (const std::string& k : keys) {
+        state_of(L).retain_host_memory(L, 2 * sizeof(Argument) + (k.size() >= sizeof(std::string) ? k.size() + 1 : 0));
         lua_getfield(L, index, k.c_str());
         what.resize(mark);
         what += "." + k;
@@ -633,6 +660,8 @@ void push_new_dict(lua_State* L) {
   lua_createtable(L, 0, 4);
   lua_newtable(L);
   lua_rawsetp(L, -2, &kOrderKey);
+  lua_newtable(L);
+  lua_rawsetp(L, -2, &kPlaceKey);
   luaL_setmetatable(L, kDict);
 }
 

@@ -558,6 +558,7 @@ std::string PipelineReport::to_text() const {
 
 PipelineReport run_pipeline(Sandbox& sandbox, GraphModule& gm) {
   detail::SandboxState& s = sandbox.state();
+  s.forget_retained_memory();  // what earlier runs copied into their graphs is not this run's
   PipelineReport report;
   report.script = s.script_name();
   report.nodes_before = gm.graph.size();

@@ -3,9 +3,11 @@
 #include "sandbox_state.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <malloc.h>
 
 #include <fmt/format.h>
 
@@ -19,10 +21,23 @@ namespace graft::lua::detail {
 
 namespace {
 
+/// The block an allocator hands out for `n` bytes, rounded up to its size class (four classes
+/// per doubling, as jemalloc's; glibc's blocks are smaller): checked before allocating, so a
+/// refused block never overdraws the budget.
+std::size_t size_class(std::size_t n) {
+  if (n <= 16) return 16;
+  const int lg = std::bit_width(n - 1) - 1;  // floor(log2(n - 1))
+  const std::size_t step = std::max<std::size_t>(16, std::size_t{1} << std::max(lg - 2, 0));
+  return (n + step - 1) / step * step;
+}
+
 void* budget_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
   auto* b = static_cast<Budget*>(ud);
+  // What the allocator really holds for a block (its size class: a 1 MiB + 1 string takes
+  // 1.25 MiB), so the budget bounds the process's memory, not the sizes Lua asked for.
   // With ptr == NULL, osize is a type tag, not a size (Lua 5.4 manual, lua_Alloc).
-  const std::size_t old = ptr ? osize : 0;
+  (void)osize;
+  const std::size_t old = ptr ? ::malloc_usable_size(ptr) : 0;
   if (nsize == 0) {
     if (ptr) {
       b->memory_used -= old;
@@ -34,14 +49,14 @@ void* budget_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
     ++b->allocations;
     if (b->fail_allocation != 0 && b->allocations == b->fail_allocation) b->injecting = true;
     if (b->injecting) return nullptr;
-    if (b->memory_used - old + nsize + b->host_charged > b->memory_limit) {
+    if (b->memory_used - old + size_class(nsize) + b->host_charged + b->retained > b->memory_limit) {
       b->memory_refused = true;
       return nullptr;  // Lua runs an emergency collection and retries before raising
     }
   }
   void* p = std::realloc(ptr, nsize);
   if (p == nullptr) return nsize <= old ? ptr : nullptr;  // a failed shrink keeps the block
-  b->memory_used = b->memory_used - old + nsize;
+  b->memory_used = b->memory_used - old + ::malloc_usable_size(p);
   if (b->memory_used > b->memory_peak) b->memory_peak = b->memory_used;
   return p;
 }
@@ -200,6 +215,7 @@ void SandboxState::lower_limits(const Limits& wanted) {
 void SandboxState::arm_budget(bool loading) {
   budget_.instruction_limit = options_.limits.instructions;
   budget_.instructions = 0;
+  budget_.unclocked = 0;
   budget_.exhausted = false;
   budget_.exhausted_message.clear();
   budget_.host_charged = 0;
@@ -398,10 +414,19 @@ GraphSession* SandboxState::session(int id) {
 
 void SandboxState::charge_host_memory(lua_State* L, std::size_t bytes) {
   budget_.host_charged += bytes;
-  if (budget_.memory_used + budget_.host_charged > budget_.memory_limit) {
+  if (budget_.memory_used + budget_.host_charged + budget_.retained > budget_.memory_limit) {
     budget_.memory_refused = true;
     luaL_error(L, "memory budget exceeded (%d MiB)", static_cast<int>(options_.limits.memory_bytes >> 20));
   }
+}
+
+std::size_t held_bytes(const std::string& s) {
+  return s.capacity() >= sizeof(std::string) ? ::malloc_usable_size(const_cast<char*>(s.data())) : 0;
+}
+
+void SandboxState::retain_host_memory(lua_State* L, std::size_t bytes) {
+  budget_.retained += bytes;
+  charge_host_memory(L, 0);
 }
 
 void SandboxState::charge_work(lua_State* L, double units) {
@@ -410,11 +435,15 @@ void SandboxState::charge_work(lua_State* L, double units) {
     const double left = static_cast<double>(b.instruction_limit) - static_cast<double>(b.instructions);
     if (units <= left) {
       b.instructions += static_cast<std::uint64_t>(units);
-      return;
+      b.unclocked += units;
+      if (b.unclocked < kClockStride) return;
+      b.unclocked = 0;
+      if (!mark_if_spent(b)) return;
+    } else {
+      b.instructions = b.instruction_limit + 1;
+      b.exhausted = true;
+      b.exhausted_message = fmt::format("instruction budget exceeded ({} instructions)", b.instruction_limit);
     }
-    b.instructions = b.instruction_limit + 1;
-    b.exhausted = true;
-    b.exhausted_message = fmt::format("instruction budget exceeded ({} instructions)", b.instruction_limit);
   }
   raise_exhausted(L, 1);
 }
@@ -422,7 +451,7 @@ void SandboxState::charge_work(lua_State* L, double units) {
 Status SandboxState::poll_host_work(double units, std::size_t bytes) {
   Budget& b = budget_;
   b.host_charged += bytes;
-  if (b.memory_used + b.host_charged > b.memory_limit) {
+  if (b.memory_used + b.host_charged + b.retained > b.memory_limit) {
     b.memory_refused = true;
     return Status::error(fmt::format("memory budget exceeded ({} MiB)", options_.limits.memory_bytes >> 20));
   }

@@ -31,6 +31,9 @@ struct Budget {
   std::size_t memory_used = 0;
   std::size_t memory_peak = 0;
   std::size_t host_charged = 0;     ///< bytes the host allocated for the script in this call
+  /// Bytes the script copied into graphs and patterns (strings, containers, nodes, metadata):
+  /// they outlive the call, so the charge is kept across the calls of one pipeline run.
+  std::size_t retained = 0;
   std::uint64_t allocations = 0;     ///< growing allocations so far (fault injection counts these)
   /// Testing: refuse this allocation (0 = never) and every later growing allocation until the
   /// host call in progress returns. Lua answers a refused allocation with an emergency
@@ -42,6 +45,7 @@ struct Budget {
   // instructions and time (the count hook)
   std::uint64_t instruction_limit = 0;
   std::uint64_t instructions = 0;
+  double unclocked = 0;  ///< work C functions charged since the clock was last read
   bool has_deadline = false;
   std::chrono::steady_clock::time_point deadline{};
   bool exhausted = false;  ///< once set, every hook tick raises again until the next call
@@ -105,6 +109,10 @@ class SandboxState {
   /// Charges host-side allocations made for the script to its memory budget; raises a Lua
   /// error when over (call only from a lua_CFunction).
   void charge_host_memory(lua_State* L, std::size_t bytes);
+  /// The same for memory that outlives the call: what the script copies into a graph or a
+  /// pattern. Kept until the next pipeline run starts (forget_retained_memory).
+  void retain_host_memory(lua_State* L, std::size_t bytes);
+  void forget_retained_memory() { budget_.retained = 0; }
 
   /// Lowers (never raises) this sandbox's limits: a script may ask for less than its host
   /// allows (graft.limits{...}). Takes effect from the next call into the script; memory at once.
@@ -114,8 +122,9 @@ class SandboxState {
   void arm_budget(bool loading);
 
   /// Charges `units` of work a C function is about to do (element moves, comparisons) to the
-  /// instruction budget, which the count hook cannot see inside C; raises the budget error
-  /// when that overdraws it (call only from a lua_CFunction).
+  /// instruction budget, which the count hook cannot see inside C, and reads the clock every
+  /// kClockStride units; raises the budget error when either is spent (call only from a
+  /// lua_CFunction).
   void charge_work(lua_State* L, double units);
 
   /// For host code that runs long inside one C function and polls instead of raising (the
@@ -166,10 +175,16 @@ class SandboxState {
   int next_session_ = 1;
 };
 
+/// Heap bytes `s` holds as the allocator sizes them (its size class); 0 for a short string
+/// stored in place.
+std::size_t held_bytes(const std::string& s);
+
 /// The SandboxState that owns `L` (any coroutine of it).
 SandboxState& state_of(lua_State* L);
 
 /// Instruction stride of the count hook (the budget is charged this many at a time).
 inline constexpr int kHookStride = 1000;
+/// Work units C functions charge between two readings of the clock.
+inline constexpr double kClockStride = 4096;
 
 }  // namespace graft::lua::detail

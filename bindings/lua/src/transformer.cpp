@@ -116,7 +116,7 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
       env[n] = Argument::node(created.value());
       continue;
     }
-    s.charge_host_memory(L, sizeof(NodeData) + 64);
+    s.retain_host_memory(L, sizeof(NodeData) + 64);
     const NodeId last_before = after.last();
     push_graph(L, sessions.after);
     lua_pushstring(L, before.target(n).c_str());

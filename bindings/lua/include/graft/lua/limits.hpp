@@ -11,8 +11,9 @@ namespace graft::lua {
 struct Limits {
   /// Lua VM instructions per call into the script: its top level, each pass, each check.
   std::uint64_t instructions = 500'000'000;
-  /// Bytes the script's Lua state may hold, plus what the host allocates on its behalf
-  /// (graph nodes it creates) during one call.
+  /// Bytes the script's Lua state may hold (blocks as the allocator sizes them), plus what
+  /// the host allocates on its behalf: during one call, and what it copies into graphs and
+  /// patterns (nodes, strings, lists, dicts, metadata) across the calls of one pipeline run.
   std::size_t memory_bytes = std::size_t{512} << 20;
   /// Wall time for running a script's top level (loading it, with everything it requires).
   std::chrono::milliseconds load_time{2000};
