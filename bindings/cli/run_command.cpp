@@ -108,8 +108,14 @@ void add_limit_options(CLI::App& cmd, RunOptions& o) {
       ->default_str(std::to_string(o.limits.load_time.count()));
   cmd.add_option_function<long>(
          "--max-call-ms", [&o](long ms) { o.limits.call_time = std::chrono::milliseconds(ms); },
-         "wall time per pass or check (default: no limit beyond --max-instructions)")
-      ->check(CLI::PositiveNumber);
+         "wall time per pass, check or handler (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->default_str(std::to_string(o.limits.call_time.count()));
+  cmd.add_option_function<long>(
+         "--max-pipeline-ms", [&o](long ms) { o.limits.pipeline_time = std::chrono::milliseconds(ms); },
+         "wall time for the whole pipeline run (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->default_str(std::to_string(o.limits.pipeline_time.count()));
   cmd.add_option("--seed", o.seed, "seed of the scripts' math.random")->capture_default_str();
 }
 

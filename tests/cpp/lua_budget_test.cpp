@@ -93,3 +93,27 @@ TEST_CASE("budgets: graft.dict is linear, and C functions on big containers char
   REQUIRE_FALSE(r.ok());
   CHECK(r.error->to_string() == "test.lua:4: pass 'list': time budget exceeded");
 }
+
+TEST_CASE("budgets: calls have a wall-time budget by default, and a pipeline run has one for all its calls") {
+  CHECK(lua::Limits{}.call_time == std::chrono::milliseconds(30'000));
+  CHECK(lua::Limits{}.pipeline_time == std::chrono::milliseconds(600'000));
+  // No per-call limit and 100 ms for the run: the run's budget stops the first of two runaway
+  // passes, with its own message (the second never starts).
+  lua::SandboxOptions o;
+  o.limits.call_time = std::chrono::milliseconds(0);
+  o.limits.pipeline_time = std::chrono::milliseconds(100);
+  o.limits.instructions = 1'000'000'000'000;
+  GraphModule gm = parse(small_aten_graph());
+  lua::PipelineReport r = run_on("return graft.pipeline{passes = {\n"
+                                 "  graft.pass{name = 'a', run = function(g) while true do end end},\n"
+                                 "  graft.pass{name = 'b', run = function(g) while true do end end}}}",
+                                 gm, o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error->to_string() == "test.lua:2: pass 'a': pipeline time budget exceeded");
+  // pcall cannot catch it and go on.
+  r = run_on("return graft.pass{name = 'a', run = function(g)\n"
+             "  pcall(function() while true do end end)\n  while true do end\nend}",
+             gm, o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error->message == "pass 'a': pipeline time budget exceeded");
+}

@@ -155,6 +155,7 @@ TEST_CASE("script host: a run in flight finishes on its version while a new one 
              "  g:find('add').target = 'version.one'\nend}\n");
   lua::ScriptHostOptions options;
   options.use_inotify = false;
+  options.abandon_on_save = false;  // (by default the save abandons the run: the next test)
   lua::ScriptHost host(options);
   REQUIRE(host.load(script).is_ok());
   std::string first_target;
@@ -174,6 +175,36 @@ TEST_CASE("script host: a run in flight finishes on its version while a new one 
   CHECK(first_version == 1);
   CHECK(first_target == "version.one");
   CHECK(target_after_run(host, script) == "version.two");
+}
+
+TEST_CASE("script host: a save abandons a run of the older version in flight, which changes nothing") {
+  TempDir dir("graft_host_abandon");
+  const auto script = dir.path / "p.lua";
+  // A runaway pass: only its budgets (30 s of wall time by default) or a save end it.
+  write_text(script,
+             "return graft.pass{name = 'runaway', run = function(g)\n"
+             "  g:find('add').target = 'version.one'\n"
+             "  while true do end\nend}\n");
+  lua::ScriptHostOptions options;
+  options.use_inotify = false;
+  options.poll_interval = 10ms;
+  lua::ScriptHost host(options);
+  REQUIRE(host.load(script).is_ok());
+  GraphModule gm = parse(small_aten_graph());
+  const std::string before = save(gm);
+  lua::PipelineReport first;
+  std::thread runner([&] { first = host.run(script, gm); });
+  std::this_thread::sleep_for(50ms);
+  write_text(script, tagging_script("two"));
+  runner.join();
+  REQUIRE_FALSE(first.ok());
+  CHECK(first.script_version == 1);
+  CHECK(first.error->message == "pass 'runaway': abandoned: " + script.string() + " was saved again");
+  CHECK(save(gm) == before);  // the pass is undone
+  auto events = host.poll();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].ok);
+  CHECK(target_after_run(host, script) == "version.two");  // and the next run is not abandoned
 }
 
 TEST_CASE("script host: inotify wakes a waiting host when an editor saves by rename") {

@@ -559,6 +559,9 @@ std::string PipelineReport::to_text() const {
 PipelineReport run_pipeline(Sandbox& sandbox, GraphModule& gm) {
   detail::SandboxState& s = sandbox.state();
   s.forget_retained_memory();  // what earlier runs copied into their graphs is not this run's
+  s.clear_stop();
+  const auto pipeline_time = s.options().limits.pipeline_time;
+  if (pipeline_time.count() > 0) s.budget().pipeline_deadline = std::chrono::steady_clock::now() + pipeline_time;
   PipelineReport report;
   report.script = s.script_name();
   report.nodes_before = gm.graph.size();
@@ -585,6 +588,7 @@ PipelineReport run_pipeline(Sandbox& sandbox, GraphModule& gm) {
     detail::Runner(s, spec, gm, report).run();
   }
   detail::release_pipeline(s, spec);
+  s.budget().pipeline_deadline.reset();
   report.nodes_after = gm.graph.size();
   report.seconds = detail::seconds_since(t0);
   return report;

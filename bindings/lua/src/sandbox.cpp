@@ -61,6 +61,8 @@ const std::vector<std::filesystem::path>& Sandbox::files() const { return state_
 const std::string& Sandbox::script_name() const { return state_->script_name(); }
 const SandboxOptions& Sandbox::options() const { return state_->options(); }
 
+void Sandbox::request_stop(std::string message) { state_->request_stop(std::move(message)); }
+
 MemoryUsage Sandbox::memory() const {
   auto& b = state_->budget();
   return {b.memory_used, b.memory_peak, b.memory_limit};

@@ -72,12 +72,15 @@ void count_hook(lua_State* L, lua_Debug*);
 
 /// Marks the budget spent when its instructions or its wall time have run out; returns whether.
 bool mark_if_spent(Budget& b) {
-  if (b.instructions > b.instruction_limit) {
+  if (b.stop_requested.load(std::memory_order_acquire)) {
+    b.exhausted = true;
+    b.exhausted_message = b.stop_message;
+  } else if (b.instructions > b.instruction_limit) {
     b.exhausted = true;
     b.exhausted_message = fmt::format("instruction budget exceeded ({} instructions)", b.instruction_limit);
   } else if (b.has_deadline && std::chrono::steady_clock::now() > b.deadline) {
     b.exhausted = true;
-    b.exhausted_message = "time budget exceeded";
+    b.exhausted_message = b.deadline_message;
   }
   return b.exhausted;
 }
@@ -200,6 +203,11 @@ Status SandboxState::open() {
   return protected_call([](lua_State* L) { install_library(L); }, true, "setting up the sandbox");
 }
 
+void SandboxState::request_stop(std::string message) {
+  budget_.stop_message = std::move(message);
+  budget_.stop_requested.store(true, std::memory_order_release);
+}
+
 void SandboxState::lower_limits(const Limits& wanted) {
   Limits& l = options_.limits;
   l.instructions = std::min(l.instructions, wanted.instructions);
@@ -223,7 +231,13 @@ void SandboxState::arm_budget(bool loading) {
   budget_.printed = 0;
   const auto limit = loading ? options_.limits.load_time : options_.limits.call_time;
   budget_.has_deadline = limit.count() > 0;
+  budget_.deadline_message = "time budget exceeded";
   if (budget_.has_deadline) budget_.deadline = std::chrono::steady_clock::now() + limit;
+  if (!loading && budget_.pipeline_deadline && (!budget_.has_deadline || *budget_.pipeline_deadline < budget_.deadline)) {
+    budget_.has_deadline = true;
+    budget_.deadline = *budget_.pipeline_deadline;
+    budget_.deadline_message = "pipeline time budget exceeded";
+  }
   lua_sethook(L_, count_hook, LUA_MASKCOUNT, kHookStride);
 }
 

@@ -2,11 +2,13 @@
 // the budgets its allocator and hook charge, the files it loaded, the graphs it may see.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -48,6 +50,12 @@ struct Budget {
   double unclocked = 0;  ///< work C functions charged since the clock was last read
   bool has_deadline = false;
   std::chrono::steady_clock::time_point deadline{};
+  const char* deadline_message = "";  ///< which time budget `deadline` is
+  /// Set by the pipeline for its run: calls end by then at the latest.
+  std::optional<std::chrono::steady_clock::time_point> pipeline_deadline{};
+  /// Set from any thread (request_stop) to end what runs at the next check, with stop_message.
+  std::atomic<bool> stop_requested{false};
+  std::string stop_message{};
   bool exhausted = false;  ///< once set, every hook tick raises again until the next call
   std::string exhausted_message{};
   // print
@@ -113,6 +121,11 @@ class SandboxState {
   /// pattern. Kept until the next pipeline run starts (forget_retained_memory).
   void retain_host_memory(lua_State* L, std::size_t bytes);
   void forget_retained_memory() { budget_.retained = 0; }
+
+  /// From any thread: ends the call in progress, and every later one until clear_stop, with
+  /// `message` as its error (the instruction hook and C functions' checks look at the flag).
+  void request_stop(std::string message);
+  void clear_stop() { budget_.stop_requested.store(false, std::memory_order_relaxed); }
 
   /// Lowers (never raises) this sandbox's limits: a script may ask for less than its host
   /// allows (graft.limits{...}). Takes effect from the next call into the script; memory at once.

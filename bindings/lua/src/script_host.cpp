@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <map>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -146,7 +147,31 @@ PipelineReport ScriptHost::run(const std::filesystem::path& script, GraphModule&
     return r;
   }
   std::lock_guard run_lock(v->run_mutex);
+  std::map<std::filesystem::path, detail::FileStamp> stamps;
+  if (impl_->options.abandon_on_save) {
+    std::lock_guard lock(impl_->mutex);
+    auto it = impl_->entries.find(key_of(script));
+    if (it != impl_->entries.end() && it->second.current == v) stamps = it->second.stamps;
+  }
+  std::jthread save_watch;
+  if (!stamps.empty()) {
+    save_watch = std::jthread([&, poll = impl_->options.poll_interval](std::stop_token stop) {
+      std::mutex m;
+      std::condition_variable_any wake;
+      std::unique_lock lock(m);
+      while (!stop.stop_requested()) {
+        wake.wait_for(lock, stop, poll, [] { return false; });
+        if (stop.stop_requested()) return;
+        for (const auto& [file, stamp] : stamps) {
+          if (detail::stamp_file(file).same_content(stamp)) continue;
+          v->sandbox->request_stop("abandoned: " + file.string() + " was saved again");
+          return;
+        }
+      }
+    });
+  }
   PipelineReport r = run_pipeline(*v->sandbox, gm);
+  save_watch = {};  // stops and joins the watch before the report is read
   r.script_version = v->number;
   return r;
 }

@@ -17,8 +17,10 @@ struct Limits {
   std::size_t memory_bytes = std::size_t{512} << 20;
   /// Wall time for running a script's top level (loading it, with everything it requires).
   std::chrono::milliseconds load_time{2000};
-  /// Wall time per call after loading (0 = only the instruction budget applies).
-  std::chrono::milliseconds call_time{0};
+  /// Wall time per call after loading: each pass, check or handler (0 = no limit).
+  std::chrono::milliseconds call_time{30'000};
+  /// Wall time for a whole pipeline run, every pass and check together (0 = no limit).
+  std::chrono::milliseconds pipeline_time{600'000};
   /// string.find/match/gmatch/gsub refuse subjects longer than this when the pattern has
   /// magic characters (C functions cannot be interrupted by the instruction budget).
   std::size_t pattern_subject_bytes = std::size_t{1} << 20;

@@ -68,6 +68,10 @@ class Sandbox {
   /// Growing allocations the Lua state made so far (what `fail_allocation` counts).
   std::uint64_t allocations() const;
   const SandboxOptions& options() const;
+  /// Safe from any thread: the script's call in progress ends at its next budget check (within
+  /// about a thousand instructions, or a few thousand elements in a C function) with `message`
+  /// as its error, and so does every later call of the pipeline run.
+  void request_stop(std::string message);
 
   /// The engine-side state (bindings use it; hosts do not need it).
   detail::SandboxState& state() { return *state_; }

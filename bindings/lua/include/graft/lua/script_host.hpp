@@ -32,6 +32,9 @@ struct ScriptHostOptions {
   bool use_inotify = true;
   /// Quiet period after a change before reloading (editors write files in several steps).
   std::chrono::milliseconds debounce{30};
+  /// A save of the script (or a module it requires) while a run of it is in flight abandons
+  /// that run: it ends with "abandoned: FILE was saved again", and the next poll loads the save.
+  bool abandon_on_save = true;
 };
 
 /// One reload attempt.
@@ -66,6 +69,8 @@ class ScriptHost {
   bool wait_for_change(std::chrono::milliseconds timeout);
 
   /// Runs the current version of `script` on `gm`; the report carries the version number.
+  /// With abandon_on_save, a thread looks at the version's files every poll_interval while
+  /// it runs.
   PipelineReport run(const std::filesystem::path& script, GraphModule& gm);
 
   /// The version currently served (0 if the script is not loaded).
