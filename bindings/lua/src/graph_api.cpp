@@ -106,10 +106,12 @@ Dims to_dims(lua_State* L, int index, const char* field) {
     lua_rawgeti(L, index, i);
     if (lua_isinteger(L, -1)) {
       const auto v = static_cast<std::int64_t>(lua_tointeger(L, -1));
-      if (!Dim::representable(v)) luaL_error(L, "tensor_meta.%s[%d]: %d is out of range", field, static_cast<int>(i), static_cast<int>(v));
+      if (!Dim::representable(v)) luaL_error(L, "tensor_meta.%s[%d]: %I is out of range", field, static_cast<int>(i), static_cast<lua_Integer>(v));
+      if (v < 0 && std::string_view(field) == "shape")
+        luaL_error(L, "tensor_meta.shape[%d]: a size cannot be negative (%I)", static_cast<int>(i), static_cast<lua_Integer>(v));
       dims.emplace_back(v);
     } else if (lua_type(L, -1) == LUA_TSTRING) {
-      dims.push_back(Dim::symbol(lua_tostring(L, -1)));
+      dims.push_back(Dim::symbol(to_text(L, -1, fmt::format("tensor_meta.{}[{}]", field, i))));
     } else {
       luaL_error(L, "tensor_meta.%s[%d]: expected an integer or a symbol name", field, static_cast<int>(i));
     }
@@ -283,7 +285,7 @@ int node_kwarg(lua_State* L) {
 int node_set_kwarg(lua_State* L) {
   CheckedNode n = check_node(L, 1);
   require_writable(L, *n.session);
-  const char* key = luaL_checkstring(L, 2);
+  const std::string key(to_text(L, 2, "a keyword's name"));
   Graph& g = graph_of(n);
   if (lua_isnoneornil(L, 3)) {  // nil removes the keyword (graft.None sets it to None)
     Kwargs kwargs = g.kwargs(n.id);
@@ -311,9 +313,9 @@ int node_append(lua_State* L) { return node_move(L, false); }
 int node_set_meta(lua_State* L) {
   CheckedNode n = check_node(L, 1);
   require_writable(L, *n.session);
-  const char* key = luaL_checkstring(L, 2);
+  const std::string key(to_text(L, 2, "a metadata key"));
   // Convert first: converting may run script code that edits the graph (and moves its nodes).
-  if (std::strcmp(key, "tensor_meta") == 0) {
+  if (key == "tensor_meta") {
     ValueMeta value = lua_isnoneornil(L, 3) ? ValueMeta{} : to_value_meta(L, 3);
     n = check_node(L, 1);
     graph_of(n).meta(n.id).tensor_meta = std::move(value);
@@ -321,7 +323,7 @@ int node_set_meta(lua_State* L) {
   }
   std::string json = lua_isnoneornil(L, 3) ? std::string() : to_json(L, 3, fmt::format("meta.{}", key));
   json.shrink_to_fit();  // built by appending: up to twice its length
-  state_of(L).retain_host_memory(L, held_bytes(json) + std::strlen(key));
+  state_of(L).retain_host_memory(L, held_bytes(json) + key.size());
   n = check_node(L, 1);
   NodeMeta& meta = graph_of(n).meta(n.id);
   auto it = std::find_if(meta.extra.begin(), meta.extra.end(), [&](const auto& kv) { return kv.first == key; });
@@ -408,21 +410,18 @@ int node_newindex(lua_State* L) {
   Graph& g = graph_of(n);
   const std::string_view k(key);
   if (k == "target") {
-    if (lua_type(L, 3) != LUA_TSTRING) luaL_typeerror(L, 3, "string");
-    std::size_t len = 0;
-    const char* t = lua_tolstring(L, 3, &len);
-    if (len == 0) luaL_error(L, "a node's target cannot be empty");
-    state_of(L).retain_host_memory(L, len);  // a new target joins the graph's symbol table
-    g.set_target(n.id, std::string_view(t, len));
+    const std::string_view t = to_text(L, 3, "target");
+    if (t.empty()) luaL_error(L, "a node's target cannot be empty");
+    state_of(L).retain_host_memory(L, t.size());  // a new target joins the graph's symbol table
+    g.set_target(n.id, t);
   } else if (k == "args") {
     raise_status(L, g.set_args(n.id, to_args(L, 3, n.session_id, "args")));
   } else if (k == "kwargs") {
     raise_status(L, g.set_kwargs(n.id, to_kwargs(L, 3, n.session_id, "kwargs")));
   } else if (k == "name") {
-    std::size_t len = 0;
-    const char* name = luaL_checklstring(L, 3, &len);
-    state_of(L).retain_host_memory(L, len);
-    raise_status(L, g.rename(n.id, std::string(name, len)));
+    const std::string_view name = to_text(L, 3, "name");
+    state_of(L).retain_host_memory(L, name.size());
+    raise_status(L, g.rename(n.id, std::string(name)));
   } else if (k == "meta") {
     luaL_error(L, "set metadata with n:set_meta(key, value)");
   } else {
@@ -504,16 +503,14 @@ int create_node_from(lua_State* L, OpKind op, int first) {
   require_writable(L, *cg.session);
   state_of(L).retain_host_memory(L, kNodeCost);
   Graph& g = *cg.session->graph;
-  if (lua_type(L, first) != LUA_TSTRING) luaL_typeerror(L, first, "string");
-  std::size_t len = 0;
-  const char* target = lua_tolstring(L, first, &len);
-  if (len == 0) luaL_error(L, "a node's target cannot be empty");
+  const std::string_view target = to_text(L, first, "target");
+  if (target.empty()) luaL_error(L, "a node's target cannot be empty");
   std::vector<Argument> args = to_args(L, first + 1, cg.session_id, "args");
   Kwargs kwargs = to_kwargs(L, first + 2, cg.session_id, "kwargs");
-  const char* name = luaL_optstring(L, first + 3, "");
-  state_of(L).retain_host_memory(L, len + std::strlen(name));
+  const std::string_view name = lua_isnoneornil(L, first + 3) ? std::string_view() : to_text(L, first + 3, "name");
+  state_of(L).retain_host_memory(L, target.size() + name.size());
   if (op == OpKind::Output && g.output_node() != kNoNode) luaL_error(L, "the graph already has an output node");
-  const NodeId id = g.create_node(op, std::string_view(target, len), std::move(args), std::move(kwargs), name);
+  const NodeId id = g.create_node(op, target, std::move(args), std::move(kwargs), name);
   if (id == kNoNode) luaL_error(L, "cannot create the node: an argument refers to a node not in this graph");
   push_node(L, cg.session_id, id);
   return 1;
@@ -870,10 +867,10 @@ ValueMeta to_value_meta(lua_State* L, int index, int depth) {
     lua_pop(L, 1);
     field("dtype");
     if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "tensor_meta.dtype: expected a name such as 'float32'");
-    v.tensor.dtype = InternedString(lua_tostring(L, -1));
+    v.tensor.dtype = InternedString(to_text(L, -1, "tensor_meta.dtype"));
     lua_pop(L, 1);
     field("device");
-    v.tensor.device = InternedString(lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "cpu");
+    v.tensor.device = InternedString(lua_type(L, -1) == LUA_TSTRING ? to_text(L, -1, "tensor_meta.device") : "cpu");
     lua_pop(L, 1);
     return v;
   }

@@ -385,7 +385,7 @@ void sorted_string_keys(lua_State* L, int index, const std::string& what, std::v
   while (lua_next(L, index) != 0) {
     lua_pop(L, 1);
     if (lua_type(L, -1) == LUA_TSTRING) {
-      keys.emplace_back(lua_tostring(L, -1));
+      keys.emplace_back(to_text(L, -1, what));
     } else if (lua_isinteger(L, -1)) {
       has_sequence = true;
       ++count;
@@ -419,6 +419,7 @@ Argument convert(lua_State* L, int index, int session, std::string& what, int de
     case LUA_TSTRING: {
       std::size_t len = 0;
       const char* s = lua_tolstring(L, index, &len);
+      require_utf8(L, std::string_view(s, len), what);
       std::string copy(s, len);
       state_of(L).retain_host_memory(L, held_bytes(copy));
       return copy;
@@ -574,6 +575,7 @@ void append_json(lua_State* L, int index, std::string& out, std::string& what, i
     case LUA_TSTRING: {
       std::size_t len = 0;
       const char* s = lua_tolstring(L, index, &len);
+      require_utf8(L, std::string_view(s, len), what);
       graft::detail::append_json_string(out, std::string_view(s, len));
       return;
     }
@@ -589,7 +591,7 @@ void append_json(lua_State* L, int index, std::string& out, std::string& what, i
           if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "%s: JSON object keys must be strings", what.c_str());
           if (!first) out += ',';
           first = false;
-          graft::detail::append_json_string(out, lua_tostring(L, -2));
+          graft::detail::append_json_string(out, to_text(L, -2, what));
           out += ':';
           what.resize(mark);
           what += fmt::format(".{}", lua_tostring(L, -2));
@@ -835,6 +837,21 @@ void push_json(lua_State* L, const std::string& json_text) {
     luaL_error(L, "invalid JSON in metadata: %s", e.what());
   }
   push_json_value(L, j, 0);
+}
+
+void require_utf8(lua_State* L, std::string_view s, std::string_view what) {
+  if (graft::detail::valid_utf8(s)) return;
+  const std::string w(what);
+  luaL_error(L, "%s: the string is not valid UTF-8 (a graph file cannot hold it; graft never changes a string on save)", w.c_str());
+}
+
+std::string_view to_text(lua_State* L, int index, std::string_view what) {
+  if (lua_type(L, index) != LUA_TSTRING) luaL_typeerror(L, index, "string");
+  std::size_t len = 0;
+  const char* s = lua_tolstring(L, index, &len);
+  const std::string_view text(s, len);
+  require_utf8(L, text, what);
+  return text;
 }
 
 std::string to_json(lua_State* L, int index, const std::string& what) {

@@ -33,6 +33,11 @@ void push_kwargs(lua_State* L, const Kwargs& kwargs, int session);
 /// Converts the value at `index`; node handles must belong to `session`. Raises a Lua
 /// error naming `what` (e.g. "args[2]") for a value that is not an argument.
 Argument to_argument(lua_State* L, int index, int session, const std::string& what);
+/// The string at `index` (a Lua error unless it is one), refused unless it is valid UTF-8:
+/// graph files are, so saving it would change it. `what` names the field in the error.
+std::string_view to_text(lua_State* L, int index, std::string_view what);
+/// Raises `what: not valid UTF-8 ...` unless `s` is.
+void require_utf8(lua_State* L, std::string_view s, std::string_view what);
 /// A sequence (any table; graft.None or holes are None) as positional args.
 std::vector<Argument> to_args(lua_State* L, int index, int session, const std::string& what);
 /// A graft.Dict (its order) or a plain table (keys sorted) as kwargs; keys must be strings.

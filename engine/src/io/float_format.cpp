@@ -3,6 +3,8 @@
 #include <charconv>
 #include <system_error>
 
+#include <simdjson.h>
+
 #include "graft/io/json_text.hpp"
 
 namespace graft::detail {
@@ -82,6 +84,8 @@ unsigned decode_utf8(std::string_view s, std::size_t& i) {
 }
 
 }  // namespace
+
+bool valid_utf8(std::string_view s) { return simdjson::validate_utf8(s.data(), s.size()); }
 
 void append_json_string(std::string& out, std::string_view s) {
   out += '"';

@@ -12,5 +12,8 @@ void append_json_string(std::string& out, std::string_view s);
 /// Appends a finite double as Python's repr(float) spells it (`1.0`, `1e-05`, `1e+16`).
 void append_python_float(std::string& out, double v);
 void append_int(std::string& out, std::int64_t v);
+/// Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates), as graph files must be:
+/// the writer would have to change a string that is not.
+bool valid_utf8(std::string_view s);
 
 }  // namespace graft::detail
