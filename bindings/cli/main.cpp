@@ -29,15 +29,30 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-int cmd_print(const std::string& path, bool values) {
+bool g_no_lint = false;
+
+/// Loads `path` and, unless --no-lint, refuses a graph that graft lint rejects: stats, pictures
+/// and copies of a broken graph would pass it on without a word.
+Result<GraphModule> load_linted(const std::string& path) {
   Result<GraphModule> gm = load_graph_file(path);
+  if (!gm || g_no_lint) return gm;
+  if (Status s = gm->lint(); !s) {
+    s.diagnostic().file = path;
+    s.diagnostic().message += " (graft lint rejects the graph; --no-lint reads it anyway)";
+    return s;
+  }
+  return gm;
+}
+
+int cmd_print(const std::string& path, bool values) {
+  Result<GraphModule> gm = load_linted(path);
   if (!gm) return report(gm.status());
   fmt::print("{}", tabular(gm->graph, values));
   return 0;
 }
 
 int cmd_stats(const std::string& path, bool json) {
-  Result<GraphModule> gm = load_graph_file(path);
+  Result<GraphModule> gm = load_linted(path);
   if (!gm) return report(gm.status());
   GraphStats stats = compute_stats(gm.value());
   if (json) fmt::print("{}", stats.to_json());
@@ -57,7 +72,7 @@ int cmd_lint(const std::string& path, bool quiet) {
 }
 
 int cmd_dot(const std::string& path, const std::string& out) {
-  Result<GraphModule> gm = load_graph_file(path);
+  Result<GraphModule> gm = load_linted(path);
   if (!gm) return report(gm.status());
   std::string dot = to_dot(gm->graph);
   Status s = ends_with(out, ".svg") ? cli::render_svg(dot, out) : write_output_file(out, dot);
@@ -65,7 +80,7 @@ int cmd_dot(const std::string& path, const std::string& out) {
 }
 
 int cmd_save(const std::string& path, const std::string& out) {
-  Result<GraphModule> gm = load_graph_file(path);
+  Result<GraphModule> gm = load_linted(path);
   if (!gm) return report(gm.status());
   Status s = save_graph_file(gm.value(), out);
   return s ? 0 : report(s);
@@ -89,10 +104,12 @@ int main(int argc, char** argv) {
   print->add_option("GRAPH", graph, "graph file")->required();
   bool print_values = false;
   print->add_flag("--values", print_values, "add a column with each node's recorded shape and dtype (float32[1, 64, 56, 56])");
+  print->add_flag("--no-lint", g_no_lint, "read the graph even if graft lint rejects it");
 
   CLI::App* stats = app.add_subcommand("stats", "Summarise a graph: node counts by kind and target, modules, parameters");
   stats->add_option("GRAPH", graph, "graph file")->required();
   stats->add_flag("--json", json, "print the counts as JSON");
+  stats->add_flag("--no-lint", g_no_lint, "read the graph even if graft lint rejects it");
 
   CLI::App* lint = app.add_subcommand("lint", "Check every invariant of the graph; exit 1 naming the first broken one");
   lint->add_option("GRAPH", graph, "graph file")->required();
@@ -101,10 +118,12 @@ int main(int argc, char** argv) {
   CLI::App* dot = app.add_subcommand("dot", "Draw the graph: Graphviz DOT, or SVG when OUT ends in .svg (needs Graphviz)");
   dot->add_option("GRAPH", graph, "graph file")->required();
   dot->add_option("-o,--output", out, "output file (.dot or .svg; '-': DOT on stdout)")->required();
+  dot->add_flag("--no-lint", g_no_lint, "read the graph even if graft lint rejects it");
 
   CLI::App* save = app.add_subcommand("save", "Load a graph file and write it back in canonical form");
   save->add_option("GRAPH", graph, "graph file")->required();
   save->add_option("-o,--output", out, "output graph file ('-': stdout)")->required();
+  save->add_flag("--no-lint", g_no_lint, "read the graph even if graft lint rejects it");
 
   cli::RunOptions run_opts;
   CLI::App* run = app.add_subcommand("run", "Run a Lua pipeline on a graph and write the result (only if every pass succeeds)");

@@ -112,4 +112,24 @@ check "print --values: tuples" grep -qE " \(float32\[1, 197, 768\], float32\[1, 
 run "$GRAFT" print "$EX/resnet18.fx.json"
 check "print: no value column by default" grep -qE "^opcode .* kwargs$" "$TMP/out"
 
+# A byte order mark: refused at 1:1, in the words the Python reader uses too.
+printf '\xef\xbb\xbf' >"$TMP/bom.json"
+cat "$EX/resnet18.fx.json" >>"$TMP/bom.json"
+run "$GRAFT" lint "$TMP/bom.json"
+check "bom: exit 1" test "$rc" -eq 1
+check "bom: line, column and why" grep -qxF "graft: error: $TMP/bom.json:1:1: the file starts with a UTF-8 byte order mark (EF BB BF); graph files are UTF-8 without one" "$TMP/err"
+
+# stats, print, dot and save refuse a graph lint rejects, unless --no-lint.
+sed 's/"name":"conv1"/"name":"not an identifier"/; s/{"node":"conv1"}/{"node":"not an identifier"}/g' "$EX/resnet18.fx.json" >"$TMP/unlinted.json"
+for sub in stats print; do
+  run "$GRAFT" "$sub" "$TMP/unlinted.json"
+  check "$sub refuses what lint rejects" grep -qxF "graft: error: $TMP/unlinted.json: node 'not an identifier': name is not a valid identifier (graft lint rejects the graph; --no-lint reads it anyway)" "$TMP/err"
+  run "$GRAFT" "$sub" --no-lint "$TMP/unlinted.json"
+  check "$sub --no-lint reads it" test "$rc" -eq 0
+done
+run "$GRAFT" save "$TMP/unlinted.json" -o "$TMP/unlinted_copy.json"
+check "save refuses what lint rejects, writing nothing" test "$rc" -eq 1 -a ! -e "$TMP/unlinted_copy.json"
+run "$GRAFT" dot "$TMP/unlinted.json" -o "$TMP/unlinted.dot"
+check "dot refuses what lint rejects" test "$rc" -eq 1
+
 finish "cli_test"

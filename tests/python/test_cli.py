@@ -132,7 +132,8 @@ class Cli(unittest.TestCase):
         with open(bad, "w") as f:
             f.write('{\n"format": "graft-graph",\n"version": 1,\n"meta": {},\n"modules": [],\n'
                     '"nodes": [\n{"name":"f","op":"call_function","target":"no_such_module.fn",'
-                    '"args":[],"kwargs":{},"meta":{}}\n]\n}\n')
+                    '"args":[],"kwargs":{},"meta":{}},\n{"name":"output","op":"output","target":"output",'
+                    '"args":[{"node":"f"}],"kwargs":{},"meta":{}}\n]\n}\n')
         proc = run_cli("import", bad, "--model", "torchvision.models.resnet18")
         self.assertOneLineError(proc, "no_such_module.fn")
         proc = run_cli("export", "torchvision.models.no_such_model", "-o", self.path("x.json"))

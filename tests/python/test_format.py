@@ -203,6 +203,11 @@ class StrictReader(unittest.TestCase):
         huge = json.dumps(self.good()).replace('"args": [', '"args": [1e999, ', 1)
         self.assertFails(huge, "out of range")
 
+    def test_byte_order_mark_is_refused_at_1_1(self):
+        # The same words as the C++ reader (tests/cli/cli_test.sh).
+        self.assertFails("\ufeff" + json.dumps(self.good()), "g.json:1:1: the file starts with a UTF-8 byte order "
+                                                            "mark (EF BB BF); graph files are UTF-8 without one")
+
     def test_int_vs_bool_in_dims(self):
         raw = self.good()
         raw["nodes"][1]["meta"] = {"tensor_meta": {"shape": [True], "dtype": "f", "stride": [1],

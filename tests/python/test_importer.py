@@ -52,6 +52,12 @@ class Resolve(unittest.TestCase):
             self.assertIn("node 'bad'", str(cm.exception))
             self.assertIn(repr(target), str(cm.exception))
 
+    def test_no_output_node_is_refused(self):
+        d = doc(node("x", "placeholder", "x"), node("r", "call_function", "torch.relu", NodeRef("x")))
+        with self.assertRaises(GraftImportError) as cm:
+            import_graph(d, torch.nn.Module())
+        self.assertEqual(str(cm.exception), "$.nodes: the graph has no output node, so the module would compute nothing")
+
     def test_missing_attribute_on_root(self):
         d = doc(node("w", "get_attr", "layer9.weight"), node("output", "output", "output", NodeRef("w")))
         with self.assertRaisesRegex(GraftImportError, r"node 'w'.*'layer9.weight'"):

@@ -431,6 +431,9 @@ def _finite_float(text):
 
 def loads(text, source="<string>"):
     """Parse and check a graph file's text; raise GraphFormatError naming where it is wrong."""
+    if text.startswith("\ufeff"):  # the C++ reader says the same
+        raise GraphFormatError(f"{source}:1:1: the file starts with a UTF-8 byte order mark (EF BB BF); "
+                               "graph files are UTF-8 without one")
     try:
         raw = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant,
                          parse_float=_finite_float)

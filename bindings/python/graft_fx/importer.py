@@ -226,6 +226,8 @@ def import_graph(doc_or_path, root_module):
     itself is never changed.
     """
     doc = doc_or_path if isinstance(doc_or_path, dict) else fmt.read(doc_or_path)
+    if not any(n["op"] == "output" for n in doc["nodes"]):  # FX would build a module returning None
+        raise GraftImportError("$.nodes: the graph has no output node, so the module would compute nothing")
     _check_tensors(doc, root_module)
     attribute_nodes = [(i, n) for i, n in enumerate(doc["nodes"]) if n["op"] in ("get_attr", "call_module")]
     rebuilt = {}

@@ -544,6 +544,11 @@ struct NullSax : nlohmann::json_sax<nlohmann::json> {
 
 Status syntax_error(std::string_view text, std::string_view source, simdjson::error_code code) {
   Diagnostic d{.file = std::string(source), .message = std::string("invalid JSON: ") + simdjson::error_message(code)};
+  if (text.starts_with("\xef\xbb\xbf")) {  // JSON (RFC 8259) has none; nlohmann would skip it
+    d.line = d.column = 1;
+    d.message = "the file starts with a UTF-8 byte order mark (EF BB BF); graph files are UTF-8 without one";
+    return Status::error(std::move(d));
+  }
   NullSax sax;
   nlohmann::json::sax_parse(text.begin(), text.end(), &sax);
   if (sax.error_byte > 0) {
