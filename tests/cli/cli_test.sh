@@ -119,6 +119,12 @@ run "$GRAFT" lint "$TMP/bom.json"
 check "bom: exit 1" test "$rc" -eq 1
 check "bom: line, column and why" grep -qxF "graft: error: $TMP/bom.json:1:1: the file starts with a UTF-8 byte order mark (EF BB BF); graph files are UTF-8 without one" "$TMP/err"
 
+# Half a surrogate pair in a canonical file (the fast reader): refused with line and column.
+"$GRAFT" save "$EX/resnet18.fx.json" -o "$TMP/canon.json"
+sed '76s/"meta":{"tensor_meta"/"meta":{"s":"\\ud800","tensor_meta"/' "$TMP/canon.json" >"$TMP/surrogate.json"
+run "$GRAFT" lint "$TMP/surrogate.json"
+check "lone surrogate: refused at its line and column" grep -qF "graft: error: $TMP/surrogate.json:76:86: invalid JSON: syntax error while parsing value - invalid string: surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF" "$TMP/err"
+
 # stats, print, dot and save refuse a graph lint rejects, unless --no-lint.
 sed 's/"name":"conv1"/"name":"not an identifier"/; s/{"node":"conv1"}/{"node":"not an identifier"}/g' "$EX/resnet18.fx.json" >"$TMP/unlinted.json"
 for sub in stats print; do

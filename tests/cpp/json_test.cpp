@@ -232,6 +232,22 @@ TEST_CASE("json: malformed input gives one error naming the file and the place")
     CHECK(error_of(doc(R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"tensor_meta":{"shape":[2,-3],"dtype":"f","stride":[1,1],"device":"cpu"}}})")) ==
           "g.json: $.nodes[0].meta.tensor_meta.shape[1]: a size cannot be negative");
   }
+  SUBCASE("half a surrogate pair is not text (test_format.py: the same rule in Python)") {
+    for (const char* half : {R"(\ud800)", R"(\udc00)", R"(\ud83dx)"}) {
+      CAPTURE(half);
+      const std::string e = error_of(std::string(R"({"format":"graft-graph","version":1,"meta":{"s":")") + half +
+                                     R"("},"modules":[],"nodes":[]})");
+      CHECK(e.find("g.json:1:") == 0);
+      CHECK(e.find("surrogate") != std::string::npos);
+    }
+    CHECK(parse_graph_json(R"({"format":"graft-graph","version":1,"meta":{"s":"\ud83d\ude00"},"modules":[],"nodes":[]})", "g.json").is_ok());
+  }
+  SUBCASE("empty targets, but the output's") {
+    CHECK(error_of(doc(R"({"name":"x","op":"placeholder","target":"","args":[],"kwargs":{},"meta":{}})")) ==
+          "g.json: $.nodes[0].target: target is empty");
+    CHECK(parse_graph_json(doc(R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"","args":[{"node":"x"}],"kwargs":{},"meta":{}})"), "g.json").is_ok());
+  }
   SUBCASE("duplicate key inside free-form metadata") {
     CHECK(error_of(doc(R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"stack":{"a":1,"a":2}}})")) ==
           "g.json: $.nodes[0].meta.stack.a: duplicate key");

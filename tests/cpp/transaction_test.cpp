@@ -280,3 +280,19 @@ TEST_CASE("transaction: an erased node comes back whole on rollback; after commi
     CHECK(g.find("output") == kNoNode);
   }
 }
+
+TEST_CASE("transaction: a reference to a node created in a rolled-back transaction never finds a later node") {
+  // Lua handles and StampedIds check the generation: the slot of a rolled-back node is reused,
+  // but generations are never reused, so the old reference finds nothing.
+  GraphModule gm = start_graph(3);
+  Graph& g = gm.graph;
+  REQUIRE(g.begin_transaction().is_ok());
+  const NodeId gone = g.create_node(OpKind::CallFunction, "torch.ops.aten.neg.default", {});
+  const StampedId stamp = g.stamp(gone);
+  g.rollback_transaction();
+  CHECK(g.resolve(stamp) == kNoNode);
+  const NodeId later = g.create_node(OpKind::CallFunction, "torch.ops.aten.abs.default", {});
+  CHECK(later == gone);  // the same slot...
+  CHECK(g.resolve(stamp) == kNoNode);  // ...but not the same node
+  CHECK(g.resolve(g.stamp(later)) == later);
+}

@@ -243,6 +243,24 @@ class SameRulesAsTheCppReader(unittest.TestCase):
                                                    "stride": [1, 1], "device": "cpu"}}
         self.assertFails(raw, "$.nodes[1].meta.tensor_meta.shape[1]", "negative")
 
+    def test_lone_surrogates_are_not_text(self):
+        for half in ("\\ud800", "\\udc00", "\\ud83dx"):
+            raw = self.good()
+            raw["meta"] = {"s": "HALF"}
+            with self.subTest(half=half):
+                self.assertFails(json.dumps(raw).replace("HALF", half), "half a surrogate pair, not text")
+        raw = self.good()
+        raw["meta"] = {"s": "\U0001f600"}
+        fmt.loads(json.dumps(raw), source="g.json")  # escaped as a proper pair: text
+
+    def test_targets_are_not_empty_but_the_outputs(self):
+        raw = self.good()
+        raw["nodes"][1]["target"] = ""
+        self.assertFails(raw, "$.nodes[1].target", "target is empty")
+        raw = self.good()
+        raw["nodes"][-1]["target"] = ""
+        fmt.loads(json.dumps(raw), source="g.json")
+
     def test_deep_nesting_is_an_error_not_a_crash(self):
         text = json.dumps(self.good()).replace('"args": [', '"args": [' + "[" * 5000, 1)
         text = text.replace("]", "]" * 5001, 1)

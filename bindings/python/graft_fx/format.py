@@ -7,6 +7,7 @@ to another node is a `NodeRef`. Everything else (meta, tensor_meta, module entri
 """
 import json
 import math
+import re
 
 import torch
 
@@ -336,7 +337,9 @@ class _Reader:
                 self.fail(at + ".name", f"duplicate node name {name!r}")
             if node["op"] not in OPS:
                 self.fail(at + ".op", f"unknown op {node['op']!r}")
-            self.typed(node["target"], at + ".target", str, "a string")
+            target = self.typed(node["target"], at + ".target", str, "a string")
+            if not target and node["op"] != "output":  # the C++ reader's rule (docs/FORMAT.md §2)
+                self.fail(at + ".target", "target is empty")
             self.typed(node["args"], at + ".args", list, "an array")
             self.typed(node["kwargs"], at + ".kwargs", dict, "an object")
             meta = self.typed(node["meta"], at + ".meta", dict, "an object")
@@ -429,6 +432,26 @@ def _finite_float(text):
     return value
 
 
+_SURROGATE_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u([dD][89abAB][0-9a-fA-F]{2})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?"
+                               r"|(?<!\\)(?:\\\\)*\\u([dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def _refuse_lone_surrogates(text, source):
+    """A \\u escape of half a surrogate pair is not text (UTF-8 cannot hold it): refused, as by
+    the C++ reader (docs/FORMAT.md §5)."""
+    if "\\u" not in text:
+        return
+    for m in _SURROGATE_ESCAPE.finditer(text):
+        if m.group(1) and m.group(2):
+            continue  # a proper pair
+        start = m.start(1) if m.group(1) else m.start(3)
+        line = text.count("\n", 0, start) + 1
+        column = start - (text.rfind("\n", 0, start) + 1) - 1
+        half = m.group(1) or m.group(3)
+        raise GraphFormatError(f"{source}:{line}:{column}: invalid string: \\u{half.lower()} is half a surrogate "
+                               "pair, not text")
+
+
 def loads(text, source="<string>"):
     """Parse and check a graph file's text; raise GraphFormatError naming where it is wrong."""
     if text.startswith("\ufeff"):  # the C++ reader says the same
@@ -443,6 +466,7 @@ def loads(text, source="<string>"):
         raise GraphFormatError(f"{source}: syntax error: {e}") from None
     except RecursionError:
         raise GraphFormatError(f"{source}: syntax error: nesting is too deep") from None
+    _refuse_lone_surrogates(text, source)
     try:
         return _Reader(source).document(raw)
     except RecursionError:
