@@ -310,6 +310,14 @@ TEST_CASE("lua api: identities, lists without holes, dict order, targets, placeh
       assert(table.concat(keys, ",") == "b,a", table.concat(keys, ","))
       assert(tostring(graft.device("cuda:0")) == "device(type='cuda', index=0)")
       assert(tostring(graft.device("cpu")) == "device(type='cpu')")
+      -- Python's repr, readable whatever the bytes: non-finite floats, NUL, bytes not UTF-8.
+      local shown = tostring(graft.list{0/0, 1/0, -1/0, "a\0b", "\xff", "caf\u{e9}", "it's"})
+      assert(shown == [=[[nan, inf, -inf, 'a\x00b', '\xff', 'caf]=] .. "\u{e9}" .. [=[', 'it\'s']]=], shown)
+      -- A dict keeps a deleted-then-added key last also after many such moves (each O(1)).
+      for _ = 1, 3 do d.b = nil d.b = 0 d.a = nil d.a = 0 end
+      keys = {}
+      for k in pairs(d) do keys[#keys + 1] = k end
+      assert(table.concat(keys, ",") == "b,a" and #d == 2, table.concat(keys, ","))
       local z = g:placeholder("z")
       assert(z.prev.name == "y" and z.next.name == "add", "new inputs go after the last input")
     end)lua",
