@@ -14,6 +14,7 @@ packages=(
   clang libclang-rt-14-dev                  # libFuzzer targets (tests/fuzz), ASan+UBSan runtimes for them
   python3 python3-torch python3-torchvision # the graft_fx bridge and its round-trip tests
   graphviz                                  # graft dot -o file.svg
+  time                                      # /usr/bin/time: peak memory in the reliability suite
 )
 missing=()
 for p in "${packages[@]}"; do

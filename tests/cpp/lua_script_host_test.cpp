@@ -300,3 +300,61 @@ TEST_CASE("script host: pattern files named with dots, and the dead detach nodes
   CHECK(run("local p = graft.pattern_file('patterns/resnet18.aten.json', {drop_detach = true})")
             .find("graft.pattern_file: unknown option 'drop_detach' (modules_by_class, drop_dead_detach)") != std::string::npos);
 }
+
+TEST_CASE("script host soak: 1,000 saves, a third broken and a third runaway; no broken version is ever served") {
+  TempDir dir("graft_host_soak");
+  const auto script = dir.path / "p.lua";
+  write_text(script, tagging_script("0"));
+  lua::ScriptHostOptions options;
+  options.use_inotify = false;
+  options.poll_interval = std::chrono::milliseconds(5);
+  lua::ScriptHost host(options);
+  REQUIRE(host.load(script).is_ok());
+  std::uint64_t serving = 1;  // the version a run must use
+  std::thread runaway;        // a run of a runaway version, in flight until the next save
+  lua::PipelineReport runaway_report;
+  bool runaway_changed_graph = false;
+  std::vector<double> served_ms;  // save -> the good version's run done, for the record
+  int abandoned = 0;
+  for (int i = 1; i <= 1000; ++i) {
+    CAPTURE(i);
+    const int kind = i % 3;  // 0 good, 1 broken, 2 runaway
+    const auto saved_at = std::chrono::steady_clock::now();
+    const std::string tag = std::to_string(i);
+    save_like_editor(script, kind == 0   ? tagging_script(tag)
+                             : kind == 1 ? "return graft.pass{name = 'broken', run = function(g)\n"
+                                         : "return graft.pass{name = 'runaway', run = function(g)\n"
+                                           "  g:find('add').target = 'version.runaway'\n  while true do end\nend}\n");
+    if (runaway.joinable()) {  // the save abandons the run in flight, which changed nothing
+      runaway.join();
+      REQUIRE_FALSE(runaway_report.ok());
+      CHECK(runaway_report.error->message == "pass 'runaway': abandoned: " + script.string() + " was saved again");
+      CHECK_FALSE(runaway_changed_graph);
+      ++abandoned;
+    }
+    std::vector<lua::ReloadEvent> events = host.poll();
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].ok == (kind != 1));
+    if (kind != 1) serving = events[0].attempt;
+    CHECK(events[0].version == serving);  // a broken save keeps what was served
+    CHECK(host.version(script) == serving);
+    if (kind == 0) {
+      CHECK(target_after_run(host, script) == "version." + tag);
+      served_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - saved_at).count());
+    } else if (kind == 2) {
+      runaway = std::thread([&] {
+        GraphModule gm = parse(small_aten_graph());
+        runaway_report = host.run(script, gm);
+        runaway_changed_graph = gm.graph.target(gm.graph.find("add")) != "torch.ops.aten.add.Tensor";
+      });
+    }
+  }
+  save_like_editor(script, tagging_script("last"));
+  if (runaway.joinable()) runaway.join();
+  CHECK(abandoned == 333);
+  std::sort(served_ms.begin(), served_ms.end());
+  REQUIRE(served_ms.size() == 333);
+  std::printf("script host soak: 1000 saves (333 good, 334 broken, 333 runaway, all abandoned); a good save served in "
+              "%.1f ms (median), %.1f ms (99th percentile), %.1f ms (slowest)\n",
+              served_ms[served_ms.size() / 2], served_ms[served_ms.size() * 99 / 100], served_ms.back());
+}

@@ -27,9 +27,11 @@ namespace graft::lua::detail {
 namespace {
 
 constexpr const char* kRuleType = "graft.Rule";
-/// What g:apply charges per node its rewrites create: the node's memory, and the work of a
-/// rewrite (a few microseconds) in instructions.
-constexpr std::size_t kNodeBytes = sizeof(NodeData) + 64;
+/// What g:apply charges per node its rewrites create: the node's memory with what a rewrite
+/// adds around it (argument lists, name indexes, the undo journal, the slot array's growth:
+/// about 1 KiB, measured with tests/reliability/growing_rule.lua), and the work of a rewrite
+/// (a few microseconds) in instructions.
+constexpr std::size_t kNodeBytes = 1024;
 constexpr double kRewrittenNodeWork = 256;
 constexpr const char* kRuleSetType = "graft.RuleSet";
 
