@@ -22,7 +22,9 @@ lua::SandboxOptions with_memory_mb(std::size_t mb) {
 std::string big_strings_pass(const std::string& name, int count, bool in_meta) {
   return "graft.pass{name = '" + name + "', run = function(g)\n"
          "  for i = 1, " + std::to_string(count) + " do\n"
-         "    local text = string.rep(string.char(65 + i % 26), 1 << 20) .. i\n"
+         // Exactly 1 MiB as the host keeps it (with the terminating NUL, and quotes as JSON), so
+         // every allocator charges the same.
+         "    local text = string.rep(string.char(65 + i % 26), (1 << 20) - " + (in_meta ? "3" : "1") + " - #tostring(i)) .. i\n"
          "    local n = g:inserting_before(g:output(), function()\n"
          "      return g:call_function('torch.ops.aten.clone.default', {g:find('relu')}" +
          (in_meta ? "" : ", {tag = text}") + ")\n"
@@ -44,16 +46,16 @@ TEST_CASE("budgets: strings copied into node arguments and metadata count agains
     REQUIRE_FALSE(r.ok());
     CHECK(r.error->message == "pass 'copy': memory budget exceeded (32 MiB)");
     CHECK(save(gm) == before);  // the failing pass is undone
-    // Three passes of 9 strings (11.25 MiB as the allocator sizes them) each: each fits alone, the run does not.
+    // Three passes of 12 MiB each: each fits alone, the run does not.
     gm = parse(small_aten_graph());
-    r = run_on("return graft.pipeline{passes = {" + big_strings_pass("a", 9, in_meta) + ", " +
-                   big_strings_pass("b", 9, in_meta) + ", " + big_strings_pass("c", 9, in_meta) + "}}",
+    r = run_on("return graft.pipeline{passes = {" + big_strings_pass("a", 12, in_meta) + ", " +
+                   big_strings_pass("b", 12, in_meta) + ", " + big_strings_pass("c", 12, in_meta) + "}}",
                gm, with_memory_mb(32));
     REQUIRE_FALSE(r.ok());
     CHECK(r.error->message == "pass 'c': memory budget exceeded (32 MiB)");
     // A new run starts from zero: two of those passes fit again and again in the same sandbox.
-    auto sb = graft::test::sandbox_with("return graft.pipeline{passes = {" + big_strings_pass("a", 9, in_meta) + ", " +
-                                            big_strings_pass("b", 9, in_meta) + "}}",
+    auto sb = graft::test::sandbox_with("return graft.pipeline{passes = {" + big_strings_pass("a", 12, in_meta) + ", " +
+                                            big_strings_pass("b", 12, in_meta) + "}}",
                                         with_memory_mb(32));
     for (int run = 0; run < 3; ++run) {
       GraphModule fresh = parse(small_aten_graph());

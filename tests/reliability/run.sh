@@ -52,6 +52,7 @@ case_ big_strings "$M" "pass 'big_strings': memory budget exceeded (128 MiB)"
 case_ lua_memory "$M" "pass 'lua_memory': memory budget exceeded (128 MiB)"
 case_ graph_nodes "$M" "pass 'graph_nodes': memory budget exceeded (128 MiB)"
 case_ growing_rule "$M" "pass 'rules': memory budget exceeded (128 MiB)"
+case_ pattern_literals "$M" "memory budget exceeded (128 MiB)"
 case_ string_rep "$M" "pass 'string_rep': string.rep: a result of 1000000000000 bytes is over the memory budget (128 MiB)"
 case_ big_dict '--max-call-ms 10000' ok  # linear; the quadratic insert took 45 s
 case_ pcall_loop '--max-call-ms 1000' "pass 'pcall_loop': time budget exceeded"
