@@ -261,39 +261,6 @@ int none_tostring(lua_State* L) {
 /// __tostring of lists, tuples, dicts and slices: Python's repr, for print-debugging.
 int container_tostring(lua_State* L);
 
-/// Python's repr of a str, for reading: quotes, backslash escapes, and \xNN for control
-/// characters and for bytes that are not UTF-8 (a Lua string may hold any bytes).
-void append_string_repr(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '\'';
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    switch (c) {
-      case '\\': out += "\\\\"; continue;
-      case '\'': out += "\\'"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      default: break;
-    }
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-      continue;
-    }
-    // A whole UTF-8 sequence is shown as is; any other byte as \xNN.
-    const std::size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
-    if (c >= 0x80 && len > 1 && i + len <= s.size() && graft::detail::valid_utf8(s.substr(i, len))) {
-      out.append(s.substr(i, len));
-      i += len - 1;
-      continue;
-    }
-    out += "\\x";
-    out += kHex[c >> 4];
-    out += kHex[c & 0xf];
-  }
-  out += '\'';
-}
-
 void append_repr(lua_State* L, int index, std::string& out, int depth) {
   index = lua_absindex(L, index);
   // A value that repeats itself (l[1] = l) is a DAG of exponential size: refuse deep nesting
@@ -317,7 +284,7 @@ void append_repr(lua_State* L, int index, std::string& out, int depth) {
     case LUA_TSTRING: {
       std::size_t len = 0;
       const char* text = lua_tolstring(L, index, &len);
-      append_string_repr(out, std::string_view(text, len));
+      graft::detail::append_python_str(out, std::string_view(text, len));
       return;
     }
     case LUA_TTABLE: {

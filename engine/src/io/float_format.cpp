@@ -119,4 +119,35 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
+void append_python_str(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '\'';
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '\\': out += "\\\\"; continue;
+      case '\'': out += "\\'"; continue;
+      case '\n': out += "\\n"; continue;
+      case '\r': out += "\\r"; continue;
+      case '\t': out += "\\t"; continue;
+      default: break;
+    }
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    // A whole UTF-8 sequence is shown as is; any other byte as \xNN.
+    const std::size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+    if (c >= 0x80 && len > 1 && i + len <= s.size() && valid_utf8(s.substr(i, len))) {
+      out.append(s.substr(i, len));
+      i += len - 1;
+      continue;
+    }
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 0xf];
+  }
+  out += '\'';
+}
+
 }  // namespace graft::detail

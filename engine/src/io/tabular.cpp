@@ -11,18 +11,9 @@ namespace graft {
 namespace {
 
 std::string python_str(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    switch (c) {
-      case '\'': out += "\\'"; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c;
-    }
-  }
-  return out + "'";
+  std::string out;
+  detail::append_python_str(out, s);
+  return out;
 }
 
 std::string join(const Graph& g, const std::vector<Argument>& items) {

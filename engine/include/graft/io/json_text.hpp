@@ -15,5 +15,8 @@ void append_int(std::string& out, std::int64_t v);
 /// Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates), as graph files must be:
 /// the writer would have to change a string that is not.
 bool valid_utf8(std::string_view s);
+/// Appends Python's repr of a str, for reading: quotes, backslash escapes, and \xNN for control
+/// characters and for bytes outside a UTF-8 sequence (a string may hold any bytes).
+void append_python_str(std::string& out, std::string_view s);
 
 }  // namespace graft::detail
