@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "graft/io/atomic_file.hpp"
@@ -37,7 +38,8 @@ std::string error_of(const std::string& text) {
 // A fresh folder under the system temp dir, removed again at the end of the test.
 struct ScratchDir {
   std::filesystem::path path;
-  explicit ScratchDir(const char* name) : path(std::filesystem::temp_directory_path() / name) {
+  // The process id keeps two test runs at once (a build and a sanitizer build) apart.
+  explicit ScratchDir(const char* name) : path(std::filesystem::temp_directory_path() / (std::string(name) + "_" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <unistd.h>
 #include <fstream>
 #include <string>
 
@@ -64,7 +65,8 @@ inline void write_text(const std::filesystem::path& p, const std::string& text) 
 /// A fresh folder under the system temp dir, removed again at the end of the test.
 struct TempDir {
   std::filesystem::path path;
-  explicit TempDir(const char* name) : path(std::filesystem::temp_directory_path() / name) {
+  // The process id keeps two test runs at once (a build and a sanitizer build) apart.
+  explicit TempDir(const char* name) : path(std::filesystem::temp_directory_path() / (std::string(name) + "_" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }
