@@ -13,7 +13,7 @@ source "$HERE/../cli/test_lib.sh"
 INPUT=$HERE/input.json
 TIME=/usr/bin/time
 
-echo "| case | budgets | outcome | time | peak memory |"
+echo "| case | budgets | outcome | time | peak memory (MiB) |"
 echo "|---|---|---|---:|---:|"
 # case SCRIPT BUDGETS EXPECTED: EXPECTED is "ok", or the error after "graft: error: SCRIPT[:LINE]: ".
 case_() {
@@ -44,7 +44,7 @@ case_() {
   fi
   local shown="defaults"
   [ -n "$budgets" ] && shown="\`$budgets\`"
-  printf '| %s | %s | %s | %.2f s | %d MB |\n' "$name" "$shown" "$outcome" "$seconds" "$((kb / 1024))"
+  printf "| %s | %s | %s | %.2f s | %d |\n" "$name" "$shown" "$outcome" "$seconds" "$((kb / 1024))"
 }
 
 M='--max-memory-mb 128 --max-call-ms 0'
