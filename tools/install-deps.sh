@@ -10,6 +10,7 @@ packages=(
   libjemalloc-dev                           # graft's programs allocate on huge pages (bindings/allocator)
   liblua5.4-dev                             # scripts: Lua 5.4, linked as its C++ build (lua5.4-c++)
   lua5.4                                    # luac5.4 -p checks the shipped LuaLS annotations parse
+  lua-check                                 # luacheck on every Lua file graft ships (.luacheckrc)
   doctest-dev                               # C++ unit tests
   clang libclang-rt-14-dev                  # libFuzzer targets (tests/fuzz), ASan+UBSan runtimes for them
   python3 python3-torch python3-torchvision # the graft_fx bridge and its round-trip tests

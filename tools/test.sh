@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Set up and run every test: install what is missing, build, run ctest (doctest, the graft
-# command, the Python bridge against real PyTorch), then the C++ tests again under
+# Set up and run every test: install what is missing, lint the shipped Lua, build, run ctest
+# (doctest, the graft command, the Python bridge against real PyTorch), then the C++ tests again under
 # AddressSanitizer + UndefinedBehaviorSanitizer, then each libFuzzer target for 20 seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
+luacheck --no-color -q .  # the shipped Lua: scripts, examples, benchmarks, test scripts (.luacheckrc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAFT_WERROR=ON >/dev/null
 cmake --build build -j2
 ctest --test-dir build -j2 --output-on-failure

@@ -9,7 +9,7 @@ return graft.rules {
       local scores = aten.div.Tensor(aten.bmm.default(q, aten.transpose.int(k, -2, -1)), scale)
       return aten.bmm.default(aten._softmax.default(scores, -1, false), v)
     end),
-    replacement = graft.trace(function(q, k, v, scale)
+    replacement = graft.trace(function(q, k, v, scale)  -- luacheck: no unused args (inputs bind by position)
       return graft.ns("_operator").getitem(aten._scaled_dot_product_attention.default(q, k, v), 0)
     end),
   },

@@ -25,7 +25,7 @@ local function insert_relu_after_add(g)
     if node.op == "call_function" and node.target == ADD then
       -- Nodes created while `scope` is open go right after `node`; the insertion point is
       -- restored when `scope` goes out of scope (Python's `with`).
-      local scope <close> = g:inserting_after(node)
+      local scope <close> = g:inserting_after(node)  -- luacheck: no unused
       local new_relu_node = g:call_function(RELU, { node })
       node:replace_all_uses_with(new_relu_node, function(user) return user ~= new_relu_node end)
       inserted = inserted + 1

@@ -12,7 +12,8 @@
 -- lists the failure under that pass ("check_failures" in --report, "check failure
 -- (suppressed)" in the printed report).
 --
--- Run:  graft run examples/lua/pass_manager_suppressed.lua examples/graphs/vit_b_16.aten.json -o out.json --report report.json
+-- Run:  graft run examples/lua/pass_manager_suppressed.lua examples/graphs/vit_b_16.aten.json -o out.json \
+--          --report report.json
 
 local pm = require("pass_manager")
 

@@ -33,7 +33,8 @@ local pattern = graft.trace(function(q, k, v, scale)
   return aten.bmm.default(aten._softmax.default(scores, -1, false), v)
 end)
 
-local fused = graft.trace(function(q, k, v, scale)
+-- The replacement takes the pattern's inputs by position, `scale` included.
+local fused = graft.trace(function(q, k, v, scale)  -- luacheck: no unused args
   local out = graft.ns("_operator").getitem(aten._scaled_dot_product_attention.default(q, k, v), 0)
   return out
 end)
