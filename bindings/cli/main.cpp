@@ -88,7 +88,7 @@ int cmd_save(const std::string& path, const std::string& out) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_command_line(int argc, char** argv) {
   CLI::App app{"graft: a graph rewrite engine for ML computation graphs.\n"
                "Graph files are JSON (docs/FORMAT.md); export them from PyTorch with `python3 -m graft_fx export`."};
   app.require_subcommand(1);
@@ -273,4 +273,15 @@ int main(int argc, char** argv) {
   }
   if (*watch) return cli::cmd_watch(run_opts);
   return kExitUsage;
+}
+
+int main(int argc, char** argv) {
+  // Whatever is thrown past the commands (out of memory, a file system error) ends as an error
+  // message and exit 1, never as an abort.
+  try {
+    return run_command_line(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "graft: error: {}\n", e.what());
+    return kExitError;
+  }
 }
