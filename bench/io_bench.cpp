@@ -109,7 +109,7 @@ FreshLoads fresh_process_loads(const std::string& path, int runs) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_bench(int argc, char** argv) {
   if (argc == 3 && std::string_view(argv[1]) == "--load-once") {
     auto t0 = Clock::now();
     graft::Result<graft::GraphModule> gm = graft::load_graph_file(argv[2]);
@@ -205,4 +205,13 @@ int main(int argc, char** argv) {
              fresh.seconds.back(), fresh.peak_kb[fresh.peak_kb.size() / 2] * 1024.0 / 1e6, warm, save, simdjson_parse,
              nlohmann_parse, peak_kb * 1024.0 / actual_nodes, resident_kb * 1024.0 / actual_nodes, identical ? "yes" : "NO");
   return identical ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_bench(argc, argv);
+  } catch (const std::exception& e) {  // a bad size argument (std::stoul) or a file system error
+    std::fprintf(stderr, "graft_io_bench: %s\n", e.what());
+    return 1;
+  }
 }

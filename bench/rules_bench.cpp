@@ -65,7 +65,7 @@ std::pair<Graph, Graph> cpp_rule(const std::string& kind) {
 Rule make_rule(std::string name, Graph pattern, Graph replacement) {
   Rule rule;
   rule.name = std::move(name);
-  rule.matcher = std::make_shared<const SubgraphMatcher>(SubgraphMatcher::create(std::move(pattern)).value());
+  rule.matcher = std::make_shared<const SubgraphMatcher>(SubgraphMatcher::create(pattern).value());
   rule.replacement = std::make_shared<const Graph>(std::move(replacement));
   return rule;
 }
@@ -167,8 +167,7 @@ int main(int argc, char** argv) {
 
   // The same rule from Lua, as a pipeline pass (the pass's own time, not the undo journal or lint).
   {
-    lua::SandboxOptions po = so;
-    auto ps = lua::Sandbox::create(po);
+    auto ps = lua::Sandbox::create(so);
     if (!ps) return fail(ps.status().message());
     const std::string module = rules_path.stem().string();
     if (Status s = ps.value()->load_string("return require('" + module + "'):pass{name = 'apply'}", "apply.lua"); !s)

@@ -13,6 +13,7 @@ packages=(
   lua-check                                 # luacheck on every Lua file graft ships (.luacheckrc)
   doctest-dev                               # C++ unit tests
   clang libclang-rt-14-dev                  # libFuzzer targets (tests/fuzz), ASan+UBSan runtimes for them
+  clang-tidy                                # the bug-finding checks in .clang-tidy, run by tools/test.sh
   python3 python3-torch python3-torchvision # the graft_fx bridge and its round-trip tests
   graphviz                                  # graft dot -o file.svg
   time                                      # /usr/bin/time: peak memory in the reliability suite

@@ -297,6 +297,7 @@ TEST_CASE("ir: a node with 100k users is rewired and linted in one pass") {
   NodeId x = g.placeholder("x");
   NodeId y = g.placeholder("y");
   std::vector<Argument> all;
+  all.reserve(100000);
   for (int i = 0; i < 100000; ++i)
     all.push_back(Argument::node(g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(x)})));
   g.output(Argument::list(std::move(all)));

@@ -57,7 +57,7 @@ TEST_CASE("small vector: random edits give what std::vector gives") {
         case 6: {
           Small4 copy = s;  // copies and moves keep the items, inline or on the heap
           Small4 moved = std::move(copy);
-          CHECK(copy.empty());
+          CHECK(copy.empty());  // NOLINT(bugprone-use-after-move): the moved-from state is what is tested
           s = moved;
           break;
         }
@@ -85,7 +85,7 @@ TEST_CASE("small vector: in place up to N, on the heap past it, and growing from
   Small4 other{5};
   other = std::move(heap);  // takes the heap block over
   CHECK(other == std::vector<std::uint32_t>(10, 9));
-  CHECK(heap.empty());
+  CHECK(heap.empty());  // NOLINT(bugprone-use-after-move): the moved-from state is what is tested
   CHECK(heap.capacity() == 4);
   heap.push_back(3);
   CHECK(heap == std::vector<std::uint32_t>{3});
@@ -97,6 +97,7 @@ TEST_CASE("small vector: a node with more users than fit in place keeps them in 
   Graph g;
   NodeId x = g.placeholder("x");
   std::vector<NodeId> users;
+  users.reserve(9);
   for (int i = 0; i < 9; ++i) users.push_back(g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(x)}));
   CHECK(g.users(x) == users);
   // Erasing from the middle and the front keeps the order of the rest.

@@ -310,7 +310,7 @@ int graft_module_call(lua_State* L) {
   lua_createtable(L, static_cast<int>(classes.size()), 0);
   for (std::size_t i = 0; i < classes.size(); ++i) {
     lua_pushlstring(L, classes[i].data(), classes[i].size());
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i) + 1);
   }
   lua_setfield(L, -2, "__class");
   lua_pushlstring(L, name.data(), name.size());

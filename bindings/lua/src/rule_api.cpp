@@ -138,8 +138,7 @@ int graft_rule(lua_State* L) {
     SandboxState* state = &s;
     const int ref = d.build_ref;
     auto m_ptr = r.matcher;
-    const std::string rule_name = name;
-    r.build = [state, ref, m_ptr, rule_name](const Graph&, const SubgraphMatch& m) -> Result<Graph> {
+    r.build = [state, ref, m_ptr](const Graph&, const SubgraphMatch& m) -> Result<Graph> {
       if (!call_with_match(*state, ref, *m_ptr, m)) return Status::error("replacement: " + state->callbacks.error);
       lua_State* CL = state->callbacks.L;
       Result<Graph> out = Status::error("the replacement function must return a graft.trace result");
@@ -473,7 +472,7 @@ int apply_rules_here(lua_State* L) {
   lua_createtable(L, static_cast<int>(r.cycle.size()), 0);
   for (std::size_t i = 0; i < r.cycle.size(); ++i) {
     lua_pushstring(L, r.cycle[i].c_str());
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i) + 1);
   }
   lua_setfield(L, -2, "cycle");
   lua_createtable(L, static_cast<int>(r.rules.size()), 0);
@@ -488,7 +487,7 @@ int apply_rules_here(lua_State* L) {
     lua_setfield(L, -2, "filtered");
     lua_pushinteger(L, static_cast<lua_Integer>(st.rewrites));
     lua_setfield(L, -2, "rewrites");
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i) + 1);
   }
   lua_setfield(L, -2, "rules");
   return 1;

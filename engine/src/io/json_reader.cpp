@@ -53,7 +53,7 @@ const char* type_name(element_type t) {
   switch (t) {
     case element_type::ARRAY: return "an array";
     case element_type::OBJECT: return "an object";
-    case element_type::INT64: return "an integer";
+    case element_type::INT64:
     case element_type::UINT64: return "an integer";
     case element_type::DOUBLE: return "a float";
     case element_type::STRING: return "a string";
