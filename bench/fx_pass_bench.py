@@ -1,5 +1,6 @@
-"""torch.fx side of the pass benchmark: the same three passes, written as the PyTorch docs
-write them (seeds/001), on the same graph file turned into a torch.fx graph.
+"""torch.fx side of the pass benchmark: the same three passes, written as the PyTorch guide
+"Writing Graph Transformations on ATen IR" writes them, on the same graph file turned into a torch.fx
+graph.
 
 Usage: PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_pass_bench.py FILE.json
 Prints one line per pass: seconds for the pass alone (best of 3; 1 above 200k nodes).

@@ -32,7 +32,7 @@ def chain_replacement(a, b):
     return torch.relu(torch.sub(a, b))
 
 
-def stack_pattern(q, k, v, scale):  # seed 003's _sfdp_pattern_1, in ATen ops
+def stack_pattern(q, k, v, scale):  # Inductor's _sfdp_pattern_1, in ATen ops
     scores = aten.div.Tensor(aten.bmm.default(q, aten.transpose.int(k, -2, -1)), scale)
     return aten.bmm.default(aten._softmax.default(scores, -1, False), v)
 

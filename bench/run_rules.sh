@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Rules benchmark: graft (C++ and Lua patterns, the fixpoint driver, rules from Lua) and torch.fx
 # (SubgraphMatcher, replace_pattern) on the same graphs, in one run: add/relu chains, generated
-# ATen transformer stacks (seed 003's attention pattern), and exported ViT-B/16 (the shipped
-# scripts/rules/sdpa_aten.lua). torch.fx is quadratic, so it runs only up to FX_MAX nodes.
+# ATen transformer stacks (Inductor's _sfdp_pattern_1 attention pattern), and exported ViT-B/16
+# (the shipped scripts/rules/sdpa_aten.lua). torch.fx is quadratic, so it runs only up to FX_MAX nodes.
 # Usage: bench/run_rules.sh [BUILD_DIR] [SIZES...]
 set -euo pipefail
 cd "$(dirname "$0")/.."

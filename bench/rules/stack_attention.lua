@@ -1,4 +1,4 @@
--- Benchmark rule: seed 003's attention pattern (Inductor's _sfdp_pattern_1: matmul(q, kᵀ), div,
+-- Benchmark rule: Inductor's first attention pattern (_sfdp_pattern_1: matmul(q, kᵀ), div,
 -- softmax, matmul) in ATen ops, as graft_rules_bench's transformer stacks spell it, fused into
 -- torch's kernel.
 local aten = graft.ops.aten

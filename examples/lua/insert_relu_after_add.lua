@@ -1,5 +1,5 @@
--- Reproduces the seed's second example (section "Passes": inserting a node with the graph's
--- utility functions):
+-- Reproduces the second example of the torch.fx guide "Writing Graph Transformations on ATen
+-- IR" (section "Passes": inserting a node with the graph's utility functions):
 --
 --     def insert_relu_after_add(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
 --         for node in gm.graph.nodes:

@@ -1,5 +1,5 @@
--- Reproduces the seed's "Pass Manager" example: two passes run in order, with a check run
--- after each one (and, as torch.fx's PassManager does, once before the first):
+-- Reproduces the "Pass Manager" example of the torch.fx guide "Writing Graph Transformations on
+-- ATen IR": two passes in order, a check after each (and, like torch.fx's, once before the first):
 --
 --     pm = PassManager(
 --         passes=[replace_add_with_div, replace_div_with_mul],
@@ -16,10 +16,10 @@
 --
 --     pm(graph_module)    # raises ValueError after replace_div_with_mul pass
 --
--- The seed's check, read literally, rejects every call_function that is not a div (conv,
+-- The guide's check, read literally, rejects every call_function that is not a div (conv,
 -- view, ...), so on a real graph it would fail before the first pass. Here it looks at the
 -- nodes the two passes produce (div.Tensor and mul.Tensor): it holds on the input and after
--- replace_add_with_div, and fails after replace_div_with_mul, which is the seed's story.
+-- replace_add_with_div, and fails after replace_div_with_mul, as the guide describes.
 --
 -- This pipeline stops there: `graft run` prints the report on stderr, then
 --   graft: error: examples/lua/pass_manager.lua: check 'examples/lua/pass_manager.lua:54' failed

@@ -1,4 +1,5 @@
--- The seed's "Pass Manager" example with suppress_check_failures = True:
+-- The torch.fx guide's "Pass Manager" example (as in pass_manager.lua), with
+-- suppress_check_failures = True:
 --
 --     pm = PassManager(
 --         passes=[replace_add_with_div, replace_div_with_mul],

@@ -1,4 +1,5 @@
--- Reproduces the seed's "One-to-None Pass" (to remove an op, return the value passed in):
+-- Reproduces the "One-to-None Pass" of the torch.fx guide "Writing Graph Transformations on
+-- ATen IR" (to remove an op, return the value passed in):
 --
 --     class RemoveDetachPass(torch.fx.Transformer):
 --         def call_function(self, target, args, kwargs):
@@ -11,7 +12,7 @@
 --             assert len(args) == 1
 --             return args[0]
 --
--- (The seed passes an undefined `meta` to super().call_function; torch.fx's signature is
+-- (The guide passes an undefined `meta` to super().call_function; torch.fx's signature is
 -- (target, args, kwargs), which is what this script uses.)
 --
 -- Run:  graft run examples/lua/remove_detach.lua examples/graphs/resnet18.aten.json -o out.json

@@ -1,5 +1,5 @@
--- Reproduces the seed's first example (section "Passes": the most direct way of writing a
--- transformation is to loop through the graph and edit the nodes in place):
+-- Reproduces the first example of the torch.fx guide "Writing Graph Transformations on ATen IR"
+-- ("Passes": the most direct way is to loop through the graph and edit the nodes in place):
 --
 --     def replace_add_with_mul(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
 --         for node in gm.graph.nodes:

@@ -1,5 +1,6 @@
--- Reproduces the seed's "Utilizing Local Information" example: every Python scalar passed
--- where the operator's schema expects a Tensor becomes a tensor.
+-- Reproduces the "Utilizing Local Information" example of the torch.fx guide "Writing Graph
+-- Transformations on ATen IR": every Python scalar passed where the operator's schema expects a
+-- Tensor becomes a tensor.
 --
 --     def args_map(target, fn, args, kwargs):
 --         assert isinstance(args, tuple)
@@ -33,13 +34,13 @@
 --             return super().call_function(target, args, kwargs)
 --
 -- Differences, all forced:
---  * The seed makes the tensor while transforming (FX then stores it on the module as a
+--  * The guide makes the tensor while transforming (FX then stores it on the module as a
 --    `_tensor_constantN` attribute read by a get_attr node). A script cannot make tensors, so
 --    each scalar becomes a node `torch.tensor(value)` computing the same tensor at run time.
 --  * Targets without an operator schema (`_operator.getitem`, ...) are copied unchanged: the
---    seed's `target._schema` raises AttributeError on them, i.e. on any real ATen graph.
+--    guide's `target._schema` raises AttributeError on them, i.e. on any real ATen graph.
 --  * `type(arg.type) == torch.TensorType` is `arg.is_tensor` (`Tensor`, `Tensor(a!)`, not
---    `Tensor?` or `Tensor[]`); the seed's `breakpoint()` is left out.
+--    `Tensor?` or `Tensor[]`); the guide's `breakpoint()` is left out.
 --
 -- Run:  graft run examples/lua/scalar_to_tensor.lua examples/graphs/vit_b_16.aten.json -o out.json
 --       (ViT-B/16 divides the attention scores by the scalar 8.0: `div.Tensor(x, 8.0)`)

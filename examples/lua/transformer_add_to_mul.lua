@@ -1,5 +1,6 @@
--- Reproduces the seed's "One-to-One Pass" (a Transformer that rebuilds the graph and, every
--- time it sees op A, emits op B instead):
+-- Reproduces the "One-to-One Pass" of the torch.fx guide "Writing Graph Transformations on
+-- ATen IR" (a Transformer that rebuilds the graph and, every time it sees op A, emits op B
+-- instead):
 --
 --     class ReplaceAddWithMul(torch.fx.Transformer):
 --         def call_function(self, target, args, kwargs):

@@ -1,5 +1,5 @@
--- Reproduces the seed's "One-to-X Pass" (one op becomes two: the handler makes two calls and
--- returns the last one):
+-- Reproduces the "One-to-X Pass" of the torch.fx guide "Writing Graph Transformations on
+-- ATen IR" (one op becomes two: the handler makes two calls and returns the last one):
 --
 --     class ReplaceAddWithMulSub(torch.fx.Transformer):
 --         """
@@ -21,7 +21,7 @@
 --             mul_res = super().call_function(torch.ops.aten.mul.Tensor, args, {})
 --             return super().call_function(torch.ops.aten.sub.Tensor, (mul_res, y), {})
 --
--- As in the seed, the add's kwargs (alpha) are dropped.
+-- As in the guide, the add's kwargs (alpha) are dropped.
 --
 -- Run:  graft run examples/lua/transformer_add_to_mul_sub.lua examples/graphs/vit_b_16.aten.json -o out.json
 

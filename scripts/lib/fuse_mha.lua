@@ -5,10 +5,10 @@
 --     -> torch._native_multi_head_attention(x, x, x, E, heads, attn.in_proj_weight, ...)
 --
 -- which returns the same (output, None) pair, so the getitems after it keep working. The
--- module is matched by class wherever it sits (seed 000), and the replacement reaches its
+-- module is matched by class wherever it sits, and the replacement reaches its
 -- parameters by the pattern's name for it (`attn.in_proj_weight`). The module table has the
 -- parameters but not the module's settings, so the rules are made for a configuration: one
--- pattern function, many configurations (seed 000's "dead code in pattern input"):
+-- pattern function, many configurations (settings are this factory's arguments, not pattern inputs):
 --
 --   local rules = require("lib.fuse_mha") { num_heads = 12 }
 --

@@ -1,5 +1,5 @@
 -- out_of_place: turn in-place ATen ops (relu_, add_, hardswish_, ...) into their out-of-place
--- variants, for backends that cannot run in-place ops (seeds/004). Only where that cannot
+-- variants, for backends that cannot run in-place ops. Only where that cannot
 -- change a result:
 --   * the op has an out-of-place twin with the same arguments (the schema registry says so),
 --   * the only argument it writes is its first (`self`, annotated `Tensor(a!)`),

@@ -1,5 +1,6 @@
 -- remove_detach: detach (and detach_copy) returns its input unchanged in inference; drop it.
--- The seed's one-to-none Transformer example (seeds/001, RemoveDetachPass), in Lua.
+-- The one-to-none Transformer example (RemoveDetachPass) of the torch.fx guide "Writing Graph
+-- Transformations on ATen IR", in Lua.
 local detach = {
   ["torch.ops.aten.detach.default"] = true,
   ["torch.ops.aten.detach_copy.default"] = true,

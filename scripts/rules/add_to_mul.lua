@@ -1,7 +1,8 @@
--- add_to_mul: seed 001's first example (replace_add_with_mul) as a rule: every
+-- add_to_mul: the first example of the torch.fx guide "Writing Graph Transformations on ATen
+-- IR" (replace_add_with_mul) as a rule: every
 -- torch.ops.aten.add.Tensor(x, y) becomes torch.ops.aten.mul.Tensor(x, y). It changes what the
 -- model computes on purpose: it is the tutorial's example of a rewrite, and its test checks the
--- result equals what the seed's own torch.fx code makes of the same graph.
+-- result equals what the guide's own torch.fx code makes of the same graph.
 --
 --   graft run scripts/rules/add_to_mul.lua examples/graphs/resnet18.aten.json -o out.json
 local aten = graft.ops.aten

@@ -1,5 +1,5 @@
 -- sdpa_aten: fuse scaled dot-product attention in ATen graphs (graft_fx export --mode aten)
--- into one call to torch's own kernel, as Inductor's fuse_attention patterns do (seed 003):
+-- into one call to torch's own kernel, as Inductor's fuse_attention patterns do:
 --
 --   bmm(softmax(bmm(q / scale, k^T), -1), v)  ->  aten._scaled_dot_product_attention(q, k, v)[0]
 --

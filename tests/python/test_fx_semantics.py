@@ -1,8 +1,9 @@
-"""Golden cases for every behaviour of reference/fx_semantics.md §1.2 (SubgraphMatcher) and
-§1.4 (subgraph rewriter, replace_pattern), run through `graft match` / `graft rewrite`.
+"""Golden cases for every behaviour of torch.fx's SubgraphMatcher and subgraph rewriter
+(replace_pattern), run through `graft match` / `graft rewrite`.
 
-Each test names the §1.2 / §1.4 bullet it covers (tests/golden/fx_semantics/COVERAGE.md maps
-every bullet to its test). Two kinds of test:
+Each test names the matcher or rewriter behaviour it covers (tests/golden/fx_semantics/COVERAGE.md
+maps every behaviour to its test; step numbers are those of its Algorithm tables). Two kinds of
+test:
 
 * **vs torch.fx**: the graph, pattern (and replacement) are built in PyTorch, run through torch.fx
   1.13 (SubgraphMatcher / subgraph_rewriter.replace_pattern) and, after export with graft_fx,
@@ -11,11 +12,12 @@ every bullet to its test). Two kinds of test:
   node references as positions, names ignored) and by running graft's result, imported back
   into PyTorch, against the torch.fx-rewritten module on a random input (torch.equal). Each also
   pins the expected match / replacement count, so both sides being wrong the same way fails too.
-* **graft-only golden**: where torch 1.13 is buggy or lacks the feature (§1.2 lists: nested
+* **graft-only golden**: where torch 1.13 is buggy or lacks the feature (matcher: nested
   arguments flattened, KeyError for anchors without candidates, unused pattern inputs refused,
-  no ATen schema normalisation, no ignore_literals, get_attr compared by name; §1.4: assertion
-  when the returned nodes have no users, no transaction), the expected result is written down
-  from the spec's description of main / graft, and the comment says why PyTorch is not compared.
+  no ATen schema normalisation, no ignore_literals, get_attr compared by name; rewriter: assertion
+  when the returned nodes have no users, no transaction), the expected result is written down by
+  hand (what main does, or what graft does where it differs on purpose), and the comment says why
+  PyTorch is not compared.
 
 Cases already covered by test_match_vs_fx.py / test_rewrite_vs_fx.py are not repeated here.
 """
@@ -200,7 +202,7 @@ class FxSemantics(unittest.TestCase):
         self.assertFalse(os.path.exists(out))
 
 
-# --- §1.2 SubgraphMatcher ---------------------------------------------------------------------
+# --- SubgraphMatcher --------------------------------------------------------------------------
 
 def relu_sigmoid(x):
     return torch.sigmoid(torch.relu(x))
@@ -208,7 +210,7 @@ def relu_sigmoid(x):
 
 class MatcherConstruction(FxSemantics):
     def test_empty_pattern_is_refused(self):
-        """§1.2 `pattern` row: an empty pattern -> ValueError (graft: an error naming it)."""
+        """Matcher `pattern`: an empty pattern -> ValueError (graft: an error naming it)."""
         empty = torch.fx.GraphModule(torch.nn.Module(), torch.fx.Graph())
         with self.assertRaisesRegex(ValueError, "empty pattern"):
             SubgraphMatcher(empty.graph)
@@ -217,7 +219,7 @@ class MatcherConstruction(FxSemantics):
         self.assertIn("the pattern is empty", err)
 
     def test_dead_code_in_pattern_is_refused(self):
-        """§1.2 `pattern` row: a non-output node without users -> AssertionError "dead code"
+        """Matcher `pattern`: a non-output node without users -> AssertionError "dead code"
         (graft names the node)."""
         def pattern(a):
             torch.relu(a)
@@ -226,7 +228,7 @@ class MatcherConstruction(FxSemantics):
                                         "node 'relu': the pattern has dead code")
 
     def test_trailing_inplace_op_is_dead_code(self):
-        """§1.2 `pattern` row, impure ops: a trailing in-place op with no users. 1.13 (and graft)
+        """Matcher `pattern`, impure ops: a trailing in-place op with no users. 1.13 (and graft)
         refuse it as dead code; only the newest main accepts it and then silently never matches
         it, so graft's refusal is the 1.13 behaviour compared here."""
         def pattern(a):
@@ -237,7 +239,7 @@ class MatcherConstruction(FxSemantics):
                                         "node 'add_': the pattern has dead code")
 
     def test_unused_pattern_placeholder_is_allowed(self):
-        """§1.2 `pattern` row, unused placeholder. graft-only: 1.13 refuses the pattern as dead
+        """Matcher `pattern`, unused placeholder. graft-only: 1.13 refuses the pattern as dead
         code and the newest main raises KeyError in match(); graft allows it and leaves the
         input unbound (a match binds only the used inputs)."""
         def pattern(a, b):
@@ -255,7 +257,7 @@ def two_results(x):
 
 class MatcherOptions(FxSemantics):
     def test_match_output_needs_same_returned_structure(self):
-        """§1.2 `match_output`: the anchor is the output node; the pattern must reach the end of
+        """Matcher `match_output`: the anchor is the output node; the pattern must reach the end of
         the graph and return the same values in the same order."""
         def same(a):
             return torch.relu(a), torch.sigmoid(a)
@@ -277,7 +279,7 @@ class MatcherOptions(FxSemantics):
             self.assert_same_matches(g, trace(swapped), 1)
 
     def test_match_placeholder_needs_graph_placeholders(self):
-        """§1.2 `match_placeholder` and node equality (placeholder, match_placeholder=True): a
+        """Matcher `match_placeholder` and node equality (placeholder, match_placeholder=True): a
         pattern input then matches only a graph input (names ignored), so `sigmoid(a)` does not
         match `sigmoid(relu(x))`; without the option it does."""
         def pattern(a):
@@ -287,7 +289,7 @@ class MatcherOptions(FxSemantics):
         self.assert_same_matches(g, trace(pattern), 1)
 
     def test_overlap_on_inputs_only_is_not_an_overlap(self):
-        """§1.2 `remove_overlapping_matches` / algorithm step 6: only non-placeholder graph nodes
+        """Matcher `remove_overlapping_matches` / algorithm step 6: only non-placeholder graph nodes
         count as shared, so two matches that share an input are both kept."""
         def model(x):
             return torch.relu(x) + torch.relu(x) * x
@@ -297,8 +299,8 @@ class MatcherOptions(FxSemantics):
         self.assert_same_matches(trace(model), trace(pattern), 2)
 
     def test_ignore_literals(self):
-        """§1.2 `ignore_literals` (not in 1.13, so graft-only): a literal pair that differs, and a
-        pattern literal against a graph node, are treated as matching; without the option both
+        """Matcher `ignore_literals` (not in 1.13, so graft-only): a literal pair that differs, and
+        a pattern literal against a graph node, are treated as matching; without the option both
         fail (that part is compared with torch.fx)."""
         def pattern(a):
             return torch.mul(a, 2)
@@ -316,10 +318,10 @@ class MatcherOptions(FxSemantics):
                                    "nodes_map": {"a": "x", "mul": "mul"}}])
 
     def test_ignore_literals_does_not_bind_a_compute_node_to_a_literal(self):
-        """§1.2 `ignore_literals` corner case (the "false match" family, issue #104775): main lets a
-        pattern compute node "match" a graph literal without binding it, and its rewriter then
-        fails with KeyError. A match maps every pattern compute node to a graph node (§1.2
-        nodes_map), so graft reports no match. graft-only: 1.13 has no ignore_literals."""
+        """Matcher `ignore_literals` corner case (the "false match" family, pytorch/pytorch#104775):
+        main lets a pattern compute node "match" a graph literal without binding it, and its
+        rewriter then fails with KeyError. A match maps every pattern compute node to a graph node
+        (its nodes_map), so graft reports no match. graft-only: 1.13 has no ignore_literals."""
         def model(x, y):
             return torch.add(x, 1), torch.relu(y)
 
@@ -330,7 +332,7 @@ class MatcherOptions(FxSemantics):
 
 class MatcherFields(FxSemantics):
     def test_anchors_and_nodes_map_of_a_multi_output_pattern(self):
-        """§1.2 InternalMatch `anchors` (one per returned sink, in return order), `nodes_map`
+        """Matcher InternalMatch `anchors` (one per returned sink, in return order), `nodes_map`
         (placeholders and compute nodes, no output) and algorithm step 1 (anchors)."""
         def pattern(a):
             return torch.sigmoid(a), torch.relu(a)
@@ -339,8 +341,8 @@ class MatcherFields(FxSemantics):
         self.assertEqual(ours[0]["nodes_map"], {"a": "x", "sigmoid": "sigmoid", "relu": "relu"})
 
     def test_returning_nodes_order_and_duplicates(self):
-        """§1.2 `returning_nodes`: in the order of the pattern's output, a duplicated return value
-        once; step 1: a returned node also used inside the pattern is not an anchor."""
+        """Matcher `returning_nodes`: in the order of the pattern's output, a duplicated return
+        value once; step 1: a returned node also used inside the pattern is not an anchor."""
         def model(x, y):
             s = torch.add(x, y)
             return torch.relu(s) * s
@@ -354,7 +356,7 @@ class MatcherFields(FxSemantics):
         self.assertEqual(ours[0]["anchors"], ["relu"])
 
     def test_placeholder_nodes_hold_literals(self):
-        """§1.2 `placeholder_nodes` / `nodes_map`: a placeholder bound to a constant holds the
+        """Matcher `placeholder_nodes` / `nodes_map`: a placeholder bound to a constant holds the
         literal (here a dtype)."""
         def model(x):
             return x.to(torch.float16)
@@ -367,7 +369,7 @@ class MatcherFields(FxSemantics):
 
 class MatcherAlgorithm(FxSemantics):
     def test_anchor_without_candidates(self):
-        """§1.2 step 2: no anchor has a candidate. graft-only: main returns [] and so does graft;
+        """Matcher step 2: no anchor has a candidate. graft-only: main returns [] and so does graft;
         1.13 runs the completion step anyway and raises KeyError."""
         def pattern(a):
             return torch.tanh(a)
@@ -376,8 +378,8 @@ class MatcherAlgorithm(FxSemantics):
         self.assertEqual(self.graft_matches(trace(relu_sigmoid), trace(pattern)), [])
 
     def test_multi_output_anchor_without_candidates(self):
-        """§1.2 step 2: some but not all anchors have candidates. graft-only: the spec says the
-        engine returns 0 matches; 1.13 (and main) raise KeyError building returning_nodes."""
+        """Matcher step 2: some but not all anchors have candidates. graft-only: graft returns
+        0 matches; 1.13 (and main) raise KeyError building returning_nodes."""
         def model(x):
             return torch.relu(x)
 
@@ -388,8 +390,8 @@ class MatcherAlgorithm(FxSemantics):
         self.assertEqual(self.graft_matches(trace(model), trace(pattern)), [])
 
     def test_backtracking_over_anchor_candidates(self):
-        """§1.2 step 3: every candidate of anchor 1 is tried on top of each candidate of anchor 0;
-        a try that contradicts anchor 0's bindings fails (relu(x) pairs with sigmoid(x), not
+        """Matcher step 3: every candidate of anchor 1 is tried on top of each candidate of anchor
+        0; a try that contradicts anchor 0's bindings fails (relu(x) pairs with sigmoid(x), not
         sigmoid(y))."""
         def model(x, y):
             return torch.relu(x), torch.sigmoid(y), torch.sigmoid(x), torch.relu(y)
@@ -400,7 +402,7 @@ class MatcherAlgorithm(FxSemantics):
         self.assertEqual([m["anchors"] for m in ours], [["relu", "sigmoid_1"], ["relu_1", "sigmoid"]])
 
     def test_failed_walk_leaves_no_bindings(self):
-        """§1.2 step 3 and the note on failed sub-walks: a candidate whose walk binds some nodes
+        """Matcher step 3 and failed sub-walks: a candidate whose walk binds some nodes
         and then fails must not leave those bindings for the next candidate."""
         def model(x, y, z):
             r = torch.relu(x)
@@ -414,7 +416,7 @@ class MatcherAlgorithm(FxSemantics):
         self.assertEqual(ours[0]["nodes_map"]["mul"], "mul_1")
 
     def test_outside_users_of_inputs_and_outputs_are_allowed(self):
-        """§1.2 step 4 (containment): placeholder-bound nodes and returned nodes may have any
+        """Matcher step 4 (containment): placeholder-bound nodes and returned nodes may have any
         number of users outside the match (the "inner node used outside" half is in
         test_match_vs_fx)."""
         def model(x, y):
@@ -432,7 +434,7 @@ class MatcherAlgorithm(FxSemantics):
         self.assert_same_matches(trace(model), trace(inner_returned), 1)
 
     def test_cycle_filter(self):
-        """§1.2 step 5 (convexity): a match whose nodes a path leaves and re-enters is dropped
+        """Matcher step 5 (convexity): a match whose nodes a path leaves and re-enters is dropped
         (relu -> neg -> add with neg outside); the same shape without that path matches."""
         def pattern(a, b):
             r = torch.relu(a)
@@ -451,7 +453,7 @@ class MatcherAlgorithm(FxSemantics):
 
 class MatcherNodeEquality(FxSemantics):
     def test_placeholder_anchor_matches_every_node(self):
-        """§1.2 node equality, placeholder with match_placeholder=False: equal to anything,
+        """Matcher node equality, placeholder with match_placeholder=False: equal to anything,
         including the graph's output node (pattern `return a` matches every node)."""
         def model(x):
             return torch.mul(x, 2)
@@ -462,12 +464,12 @@ class MatcherNodeEquality(FxSemantics):
         self.assertEqual([m["anchors"] for m in ours], [["x"], ["mul"], ["output"]])
 
     def test_get_attr_same_name(self):
-        """§1.2 node equality, get_attr: the same attribute matches (1.13 compares the name,
+        """Matcher node equality, get_attr: the same attribute matches (1.13 compares the name,
         main the value's type; both agree here)."""
         self.assert_same_matches(trace(WithAttr("w")), trace(WithAttr("w")), 1)
 
     def test_get_attr_matches_any_tensor(self):
-        """§1.2 node equality, get_attr (main): tensors match whatever their name, value or
+        """Matcher node equality, get_attr (main): tensors match whatever their name, value or
         shape. graft-only: 1.13 compares the attribute name, so it finds nothing here."""
         g, p = trace(WithAttr("weight", 3)), trace(WithAttr("w"))
         self.assertEqual(fx_matches(g, p), [])  # 1.13's rule, why torch.fx is not compared
@@ -476,8 +478,8 @@ class MatcherNodeEquality(FxSemantics):
                            "nodes_map": {"x": "x", "w": "weight", "add": "add"}}])
 
     def test_call_targets_are_exact(self):
-        """§1.2 node equality, call_function / call_method: same op and target, so operator.add,
-        torch.add and Tensor.add are three different nodes (no op alternatives, §1.2)."""
+        """Matcher node equality, call_function / call_method: same op and target, so operator.add,
+        torch.add and Tensor.add are three different nodes (no op alternatives)."""
         def model(x, y):
             return x + y, torch.add(x, y), x.add(y)
 
@@ -495,8 +497,9 @@ class MatcherNodeEquality(FxSemantics):
                 self.assertEqual(ours[0]["returning_nodes"], [node])
 
     def test_call_module_matches_by_path(self):
-        """§1.2 node equality, call_module: by module path string, not module type (issue
-        #139163): the pattern's Linear `b` matches the graph's ReLU `b`, not its Linear `a`."""
+        """Matcher node equality, call_module: by module path string, not module type
+        (pytorch/pytorch#139163): the pattern's Linear `b` matches the graph's ReLU `b`, not its
+        Linear `a`."""
         g = trace(TwoModules(torch.nn.Linear(4, 4), torch.nn.ReLU()))
         ours = self.assert_same_matches(g, trace(OneModule(torch.nn.Linear(4, 4))), 1)
         self.assertEqual(ours[0]["nodes_map"], {"x": "a", "b": "b"})
@@ -532,7 +535,7 @@ class OneModule(torch.nn.Module):
 
 class MatcherArguments(FxSemantics):
     def test_positional_keyword_and_omitted_defaults_differ(self):
-        """§1.2 argument comparison: for a plain Python target, different positional counts or
+        """Matcher argument comparison: for a plain Python target, different positional counts or
         kwarg names are no match: positional vs keyword, omitted vs spelled default."""
         def keyword(x):
             return torch.sum(x, dim=1)
@@ -546,7 +549,7 @@ class MatcherArguments(FxSemantics):
         self.assert_same_matches(trace(positional), trace(default_spelled), 0)
 
     def test_kwargs_compare_by_name(self):
-        """§1.2 argument comparison, kwarg keys: 1.13 compares the key *sets* and then the values
+        """Matcher argument comparison, kwarg keys: 1.13 compares the key *sets* and then the values
         by name, so kwarg order does not matter (main compares key lists; graft follows 1.13,
         compared here); the values still have to agree."""
         def model(x):
@@ -561,7 +564,7 @@ class MatcherArguments(FxSemantics):
         self.assert_same_matches(trace(other_value), trace(pattern), 0)
 
     def test_aten_arguments_compared_through_the_schema(self):
-        """§1.2 argument comparison, ATen OpOverload: spelled differently, both sides are rebuilt
+        """Matcher argument comparison, ATen OpOverload: spelled differently, both sides are rebuilt
         from the schema (kwarg, else positional), so `stride=` matches a positional stride and
         kwarg order does not matter. graft-only: 1.13 has no schema normalisation."""
         def pool(kind):
@@ -587,7 +590,8 @@ class MatcherArguments(FxSemantics):
         self.assertEqual(len(self.graft_matches(total(["keepdim", "dim"]), total(["dim", "keepdim"]))), 1)
 
     def test_list_and_tuple_are_interchangeable(self):
-        """§1.2 pairwise comparison: list vs tuple compare elementwise, of literals and of nodes."""
+        """Matcher pairwise comparison: list vs tuple compare elementwise, of literals and of
+        nodes."""
         def permute_list(x):
             return x.permute([1, 0])
 
@@ -603,7 +607,7 @@ class MatcherArguments(FxSemantics):
         self.assert_same_matches(trace(cat_list), trace(cat_tuple), 1)
 
     def test_lists_of_different_length(self):
-        """§1.2 pairwise comparison: lists must have the same length."""
+        """Matcher pairwise comparison: lists must have the same length."""
         def cat3(x, y, z):
             return torch.cat([x, y, z])
 
@@ -612,7 +616,7 @@ class MatcherArguments(FxSemantics):
         self.assert_same_matches(trace(cat3), trace(cat2), 0)
 
     def test_placeholder_literal_bindings(self):
-        """§1.2 literal rule: a placeholder binds a graph literal, a second use compares with ==;
+        """Matcher literal rule: a placeholder binds a graph literal, a second use compares with ==;
         literal bindings are not injective (two placeholders may bind the same constant)."""
         def same(x):
             return torch.clamp(x, 0.0, 0.0)
@@ -635,8 +639,8 @@ class MatcherArguments(FxSemantics):
             self.assertEqual(ours[0]["placeholder_nodes"], ["x", "0.0", "0.0"])
 
     def test_node_against_literal(self):
-        """§1.2 literal rule: a pattern compute node vs a graph literal fails; a pattern literal vs
-        a graph node fails."""
+        """Matcher literal rule: a pattern compute node vs a graph literal fails; a pattern literal
+        vs a graph node fails."""
         def add_1(x):
             return torch.add(x, 1)
 
@@ -652,7 +656,7 @@ class MatcherArguments(FxSemantics):
         self.assert_same_matches(trace(mul_node), trace(mul_2), 0)
 
     def test_literals_are_type_strict(self):
-        """§1.2 literal rule: `type(a) is type(b) and a == b`: True is not 1, None equals None,
+        """Matcher literal rule: `type(a) is type(b) and a == b`: True is not 1, None equals None,
         dtypes compare by equality (1 vs 1.0 is in test_match_vs_fx)."""
         def keep_true(x):
             return x.sum(1, True)
@@ -677,7 +681,7 @@ class MatcherArguments(FxSemantics):
         self.assert_same_matches(trace(f16), trace(f32_pattern), 0)
 
     def test_nested_arguments_are_not_flattened(self):
-        """§1.2, 1.13 difference: 1.13 pytree-flattens the arguments, so `[b, s0, s1], [s1]`
+        """Matcher, 1.13 difference: 1.13 pytree-flattens the arguments, so `[b, s0, s1], [s1]`
         matches `[1, s0], [s1, s1]` (test_subgraph_matcher_with_list_bad). graft-only: main
         compares the nesting and finds nothing, as graft must."""
         def graph(g):
@@ -692,7 +696,7 @@ class MatcherArguments(FxSemantics):
         self.assertEqual(self.graft_matches(g, p), [])
 
     def test_placeholder_binds_a_whole_list(self):
-        """§1.2, 1.13 difference: a placeholder can bind a whole list in main
+        """Matcher, 1.13 difference: a placeholder can bind a whole list in main
         (test_matching_pattern_with_list_type_arg), never in 1.13 (flattening). graft-only."""
         def model(x):
             return x.permute([1, 0])
@@ -705,7 +709,7 @@ class MatcherArguments(FxSemantics):
                            "nodes_map": {"a": "x", "b": "[1, 0]", "permute": "permute"}}])
 
     def test_placeholder_used_twice_binds_one_node(self):
-        """§1.2 _match_nodes step 1: a pattern node already mapped must meet the same graph node,
+        """Matcher _match_nodes step 1: a pattern node already mapped must meet the same graph node,
         so `add(a, a)` matches `add(x, x)` but not `add(x, y)` (step 2, injectivity, is in
         test_match_vs_fx)."""
         def same(x):
@@ -720,7 +724,7 @@ class MatcherArguments(FxSemantics):
         self.assert_same_matches(trace(different), trace(pattern), 0)
 
     def test_no_commutativity(self):
-        """§1.2: no commutativity: `a + relu(b)` does not match `relu(y) + x`."""
+        """Matcher: no commutativity: `a + relu(b)` does not match `relu(y) + x`."""
         def model(x, y):
             return torch.relu(y) + x
 
@@ -729,11 +733,11 @@ class MatcherArguments(FxSemantics):
         self.assert_same_matches(trace(model), trace(pattern), 0)
 
 
-# --- §1.4 subgraph rewriter -------------------------------------------------------------------
+# --- subgraph rewriter ------------------------------------------------------------------------
 
 class Rewriter(FxSemantics):
     def test_matches_are_found_before_any_replacement(self):
-        """§1.4 step 1: all matches are found on the original graph first, so a replacement that
+        """Rewriter step 1: all matches are found on the original graph first, so a replacement that
         contains the pattern again is not rewritten again (2 relus -> 4 relus)."""
         def model(x):
             return torch.relu(torch.relu(x))
@@ -748,8 +752,8 @@ class Rewriter(FxSemantics):
         self.assertEqual(len(names), len(set(names)))  # step 4d: copied nodes get fresh names
 
     def test_placeholder_count_mismatch(self):
-        """§1.4 step 4a: the replacement must have as many placeholders as the pattern (here more;
-        fewer is in test_rewrite_vs_fx)."""
+        """Rewriter step 4a: the replacement must have as many placeholders as the pattern (here
+        more; fewer is in test_rewrite_vs_fx)."""
         def model(x, y):
             return torch.sub(x, y)
 
@@ -762,8 +766,8 @@ class Rewriter(FxSemantics):
                                         "placeholder count mismatch: the pattern has 2 inputs, the replacement 3")
 
     def test_placeholders_bind_by_position(self):
-        """§1.4 step 4a: replacement placeholders bind by position, not by name (the replacement's
-        `b` is the pattern's `a`)."""
+        """Rewriter step 4a: replacement placeholders bind by position, not by name (the
+        replacement's `b` is the pattern's `a`)."""
         def model(x, y):
             return torch.sub(x, y)
 
@@ -776,7 +780,7 @@ class Rewriter(FxSemantics):
         self.assertEqual(structure(got)[2], ("call_function", "torch.div", (("node", 0), ("node", 1)), ()))
 
     def test_literal_bindings_become_constants(self):
-        """§1.4 step 4b: a placeholder bound to a literal is substituted as a constant."""
+        """Rewriter step 4b: a placeholder bound to a literal is substituted as a constant."""
         def model(x):
             return torch.mul(x, 3.0)
 
@@ -789,8 +793,8 @@ class Rewriter(FxSemantics):
         self.assertEqual(structure(got)[1], ("call_function", "torch.add", (("node", 0), ("float", 3.0)), ()))
 
     def test_list_binding_becomes_a_constant(self):
-        """§1.4 step 4b with §1.2's whole-list binding (main): the bound list is substituted into
-        the replacement as a list. graft-only: 1.13 cannot bind a list (see
+        """Rewriter step 4b with the matcher's whole-list binding (main): the bound list is
+        substituted into the replacement as a list. graft-only: 1.13 cannot bind a list (see
         test_placeholder_binds_a_whole_list)."""
         def model(x):
             return x.permute([1, 0]) + 1
@@ -810,7 +814,7 @@ class Rewriter(FxSemantics):
         self.run_both(got, trace(expected), [torch.randn(4, 4)])
 
     def test_insertion_before_the_first_user(self):
-        """§1.4 step 4c: the replacement goes before the first node, in graph order, that uses a
+        """Rewriter step 4c: the replacement goes before the first node, in graph order, that uses a
         returned node (after the unrelated neg, before the add)."""
         def model(x):
             s = torch.sigmoid(x)
@@ -827,9 +831,9 @@ class Rewriter(FxSemantics):
                          ["x", "torch.neg", "torch.tanh", "_operator.add", "_operator.mul", "output"])
 
     def test_returned_nodes_without_users(self):
-        """§1.4 step 4c: when the returned nodes have no users at all, main (PR #143842) inserts
-        right after the last returned node. graft-only: 1.13 raises AssertionError ("The
-        returning_nodes should have at least one user node")."""
+        """Rewriter step 4c: when the returned nodes have no users at all, main
+        (pytorch/pytorch#143842) inserts right after the last returned node. graft-only: 1.13 raises
+        AssertionError ("The returning_nodes should have at least one user node")."""
         def model(x):
             torch.sigmoid(torch.relu(x))
             return x
@@ -851,7 +855,7 @@ class Rewriter(FxSemantics):
         self.assertEqual(structure(import_graph(out, torch.nn.Module())), structure(trace(expected)))
 
     def test_metadata_is_not_transferred(self):
-        """§1.4 step 4d: copied nodes keep the replacement's (empty) metadata, not the matched
+        """Rewriter step 4d: copied nodes keep the replacement's (empty) metadata, not the matched
         nodes'; untouched nodes keep theirs. torch.fx: ShapeProp's tensor_meta; graft: the
         tensor_meta recorded at export."""
         def model(x):
@@ -879,7 +883,7 @@ class Rewriter(FxSemantics):
                               ("call_function", True), ("output", True)])
 
     def test_returning_count_mismatch(self):
-        """§1.4 step 4e: the replacement must return as many values as the pattern's returned
+        """Rewriter step 4e: the replacement must return as many values as the pattern's returned
         nodes."""
         def model(x, y):
             s = torch.add(x, y)
@@ -895,10 +899,10 @@ class Rewriter(FxSemantics):
                                         "returning nodes count mismatch: the pattern returns 2 values, the replacement 1")
 
     def test_duplicated_and_reordered_outputs(self):
-        """§1.4 step 4e and corner cases (test_subgraph_rewriter_replace_with_duplicated_outputs):
-        outputs zip positionally, a replacement may return one node twice, and the pattern's
-        returned node used inside it (`a`) gets a replacement wired to outside users only (none
-        here, so exp stays dead)."""
+        """Rewriter step 4e and corner cases
+        (test_subgraph_rewriter_replace_with_duplicated_outputs): outputs zip positionally, a
+        replacement may return one node twice, and the pattern's returned node used inside it (`a`)
+        gets a replacement wired to outside users only (none here, so exp stays dead)."""
         def model(x1, x2):
             x = x1 - x2
             return torch.sigmoid(x) + torch.relu(x)
@@ -916,7 +920,7 @@ class Rewriter(FxSemantics):
                          ["x1", "x2", "torch.exp", "torch.abs", "_operator.add", "output"])
 
     def test_dead_replacement_output(self):
-        """§1.4 corner case: a pattern output whose graph node has no outside users gets a dead
+        """Rewriter corner case: a pattern output whose graph node has no outside users gets a dead
         replacement node (no DCE)."""
         def model(x):
             r = torch.relu(x)
@@ -932,8 +936,8 @@ class Rewriter(FxSemantics):
         self.assertEqual([t for _, t, _, _ in structure(got)], ["x", "torch.sigmoid", "torch.tanh", "output"])
 
     def test_graph_inputs_are_never_removed(self):
-        """§1.4 corner case (issue #68502): the graph's placeholders stay, even unused ones and one
-        whose only user was replaced away."""
+        """Rewriter corner case (pytorch/pytorch#68502): the graph's placeholders stay, even unused
+        ones and one whose only user was replaced away."""
         def model(x, unused, y):
             return torch.add(x, y)
 
@@ -946,8 +950,8 @@ class Rewriter(FxSemantics):
         self.assertEqual([n.name for n in got.graph.nodes if n.op == "placeholder"], ["x", "unused", "y"])
 
     def test_existing_submodule_is_kept(self):
-        """§1.4 step 6: a call_module target the graph already has keeps the graph's module, even
-        though the replacement has its own object under that name."""
+        """Rewriter step 6: a call_module target the graph already has keeps the graph's module,
+        even though the replacement has its own object under that name."""
         m = LinearRelu()
         expected = trace(m)
         fx = subgraph_rewriter.replace_pattern(expected, ReluOf(), ModuleReplacement())
@@ -960,8 +964,8 @@ class Rewriter(FxSemantics):
         self.run_both(got, expected, [torch.randn(4, 4)])
 
     def test_dead_code_pattern_is_refused(self):
-        """§1.4 "not supported: patterns with dead code": the rewrite fails before changing
-        anything (1.13: the matcher's AssertionError)."""
+        """Rewriter, not supported by torch.fx: patterns with dead code: the rewrite fails before
+        changing anything (1.13: the matcher's AssertionError)."""
         def model(x):
             return torch.sigmoid(torch.relu(x))
 
@@ -974,10 +978,11 @@ class Rewriter(FxSemantics):
         self.assert_both_refuse_rewrite(model, pattern, replacement, "node 'relu': the pattern has dead code")
 
     def test_unused_pattern_input(self):
-        """§1.4 "not supported: ... an unused input" (issue #108163). graft-only: graft allows the
-        unused input (§1.2); a replacement that does not use it rewrites normally, one that uses
-        it is an error naming the input, and the graph is left unchanged (the output is not
-        written, the input file is untouched). 1.13 refuses the pattern outright."""
+        """Rewriter, not supported by torch.fx: an unused pattern input (pytorch/pytorch#108163).
+        graft-only: graft allows the unused input (the matcher leaves it unbound); a replacement
+        that does not use it rewrites normally, one that uses it is an error naming the input, and
+        the graph is left unchanged (the output is not written, the input file is untouched). 1.13
+        refuses the pattern outright."""
         def model(x, y):
             return torch.relu(x) + y
 
@@ -1034,10 +1039,10 @@ class ModuleReplacement(torch.nn.Module):
 
 
 class FoundByTheseTests(FxSemantics):
-    """Cases where graft first disagreed with the spec; fixed, and kept here."""
+    """Findings 1, 2, 4 and 5 of COVERAGE.md: graft first got these wrong; fixed, and kept here."""
 
     def test_match_placeholder_still_binds_literals(self):
-        """§1.2 match_placeholder: FX checks the option only when comparing nodes, so a pattern
+        """Matcher match_placeholder: FX checks the option only when comparing nodes, so a pattern
         input still binds a graph literal (1.13 and main agree)."""
         def model(x):
             return torch.mul(x, 2)
@@ -1047,7 +1052,7 @@ class FoundByTheseTests(FxSemantics):
         self.assert_same_matches(trace(model), trace(pattern), 1, match_placeholder=True)
 
     def test_insertion_point_counts_users_inside_the_match(self):
-        """§1.4 step 4c: the replacement goes before the first user of any returned node, a
+        """Rewriter step 4c: the replacement goes before the first user of any returned node, a
         user inside the match included (same node order as torch.fx)."""
         def model(x, y):
             s = torch.add(x, y)
@@ -1065,7 +1070,7 @@ class FoundByTheseTests(FxSemantics):
         self.assert_same_rewrite(model, pattern, replacement, 1, inputs=2)
 
     def test_schema_default_equals_an_omitted_argument(self):
-        """§1.2 argument normalisation (main): an ATen argument spelled with its schema default
+        """Matcher argument normalisation (main): an ATen argument spelled with its schema default
         matches the same argument left out."""
         def make(explicit):
             def f(g):
@@ -1082,9 +1087,9 @@ class FoundByTheseTests(FxSemantics):
         self.assertEqual(len(self.graft_matches(build(other), make(False))), 0)
 
     def test_bound_list_follows_an_earlier_replacement(self):
-        """§1.4 step 4b, issue #159613 (graft-only: torch.fx keeps the stale node in the list
-        and its result refers to an erased node): a list bound to a pattern input that holds
-        a value an earlier match replaced uses the replacement."""
+        """Rewriter step 4b, pytorch/pytorch#159613 (graft-only: torch.fx keeps the stale node in
+        the list and its result refers to an erased node): a list bound to a pattern input that
+        holds a value an earlier match replaced uses the replacement."""
         def model(x, y):
             c1 = torch.relu(torch.cat([x, y], 0))
             return torch.relu(torch.cat([c1, x], 0))

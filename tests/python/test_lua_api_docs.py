@@ -43,7 +43,7 @@ CLI_SRC = os.path.join(REPO, "bindings", "cli")
 GRAPHS = os.path.join(REPO, "examples", "graphs")
 DEFAULT_GRAPH = "vit_b_16.aten.json"
 OK_REASONS = {"completed", "converged", "max_steps"}
-MIN_RUNNABLE = 14  # the quick start, the seed's examples, the pattern and rule examples
+MIN_RUNNABLE = 14  # the quick start, the torch.fx guide's examples, the pattern and rule examples
 
 
 def read(path):

@@ -1,7 +1,8 @@
-"""examples/lua/*.lua against the seed's own torch.fx code.
+"""examples/lua/*.lua against the torch.fx code of the guide "Writing Graph Transformations on
+ATen IR".
 
 Each example script is run with `graft run` on a real exported graph; its output is imported
-with graft_fx and compared, in PyTorch, with what the seed's Python code (a torch.fx direct
+with graft_fx and compared, in PyTorch, with what the guide's Python code (a torch.fx direct
 edit, a torch.fx.Transformer subclass or torch.fx's PassManager) makes of the same
 GraphModule:
 
@@ -12,8 +13,8 @@ GraphModule:
   plus the report's per-pass nodes_added / nodes_removed / nodes_changed against counts
   computed here from the torch.fx graph.
 
-The seed's code is copied below, adapted for torch 1.13 only where it cannot run as written
-(each adaptation says why; SeedAsWritten shows the failures).
+The guide's code is copied below, adapted for torch 1.13 only where it cannot run as written
+(each adaptation says why; GuideCodeAsWritten shows the failures).
 
 Graphs (classes):
   VitB16                  the bundled examples/graphs/vit_b_16.aten.json, the only bundled
@@ -24,7 +25,7 @@ Graphs (classes):
   ScalarToTensorSmall     small modules with every kind of scalar argument;
   HelperNodeNames         a graph on which the transformer examples hit a known graft bug
                           (expected failures, see there);
-  SeedAsWritten           the seed's code as written failing on torch 1.13.
+  GuideCodeAsWritten      the guide's code as written failing on torch 1.13.
 Debian's torch uses the reference BLAS, where one ViT-B/16 forward takes about 10 s, so on
 ViT-B/16 the outputs (b) are compared for three examples only (VitB16.NUMERIC); (a) and (c)
 are checked for all of them, and SmallVisionTransformer compares outputs for all.
@@ -56,9 +57,9 @@ aten = torch.ops.aten
 
 
 # ============================================================================================
-# The seed's code.
+# The guide's code.
 
-# "Passes": direct edits. The seed does not recompile; run_seed_edit does (a GraphModule
+# "Passes": direct edits. The guide does not recompile; run_guide_edit does (a GraphModule
 # runs its old code until recompile()).
 def replace_add_with_mul(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     for node in gm.graph.nodes:
@@ -118,7 +119,7 @@ class RemoveDetachPass(torch.fx.Transformer):
             torch.ops.aten.detach.default,
             torch.ops.aten.detach_copy.default,
         ):
-            # Adapted: the seed passes an undefined `meta` as a fourth argument.
+            # Adapted: the guide passes an undefined `meta` as a fourth argument.
             return super().call_function(target, args, kwargs)
 
         assert len(args) == 1
@@ -150,12 +151,12 @@ class ScalarToTensorPass(torch.fx.Transformer):
         super().__init__(module)
         # Adapted: torch 1.13's Transformer tracer lacks the table in which Tracer.create_arg
         # files tensor constants (AttributeError: 'TransformerTracer' object has no attribute
-        # 'tensor_attrs'), so the seed's torch.tensor(value) arguments cannot become nodes.
+        # 'tensor_attrs'), so the guide's torch.tensor(value) arguments cannot become nodes.
         # The constants are set on `module` as `_tensor_constantN`: give it a fresh() copy.
         self.tracer.tensor_attrs = {}
 
     def call_function(self, target, args, kwargs):
-        # Adapted: the seed's breakpoint() is left out, and targets without a schema
+        # Adapted: the guide's breakpoint() is left out, and targets without a schema
         # (operator.getitem, in every ATen graph) are copied: target._schema raises on them.
         if not hasattr(target, "_schema"):
             return super().call_function(target, args, kwargs)
@@ -172,9 +173,9 @@ class ScalarToTensorPass(torch.fx.Transformer):
         return super().call_function(target, args, kwargs)
 
 
-# Pass Manager. The seed names but does not show the two passes; they are written like
+# Pass Manager. The guide names but does not show the two passes; they are written like
 # replace_add_with_mul. The check is adapted as in examples/lua/pass_manager.lua: the
-# seed's `node.target != torch.div` rejects every call_function of an ATen graph (conv,
+# guide's `node.target != torch.div` rejects every call_function of an ATen graph (conv,
 # view, ...) before the first pass; this one looks at the div/mul nodes the passes make.
 def replace_add_with_div(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     for node in gm.graph.nodes:
@@ -204,7 +205,7 @@ def target_name(node):
 
 
 def tensor_constant(gm, node):
-    """The seed's torch.tensor(value) made while transforming: FX keeps it on the module as
+    """The guide's torch.tensor(value) made while transforming: FX keeps it on the module as
     `_tensor_constantN`, read by a get_attr node. graft's script computes it with a
     call_function torch.tensor(value) node instead; both stand for the same tensor."""
     if node.op != "get_attr" or not re.fullmatch(r"_tensor_constant\d+", node.target):
@@ -225,7 +226,7 @@ def leaf(value, index):
 
 def canonical(gm):
     """The graph up to node names: one (op, target, args, kwargs) per node, in order, with
-    node references replaced by positions and the seed's tensor constants written as the
+    node references replaced by positions and the guide's tensor constants written as the
     torch.tensor(value) calls graft makes."""
     index = {n: i for i, n in enumerate(gm.graph.nodes)}
     out = []
@@ -241,7 +242,7 @@ def canonical(gm):
 
 
 def counts(gm):
-    """Nodes per (op, target), the seed's tensor constants counted as torch.tensor calls."""
+    """Nodes per (op, target), the guide's tensor constants counted as torch.tensor calls."""
     c = collections.Counter()
     for n in gm.graph.nodes:
         if tensor_constant(gm, n) is not None:
@@ -260,7 +261,7 @@ def fresh(gm):
     return torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
 
 
-def run_seed_edit(fn, gm):
+def run_guide_edit(fn, gm):
     out = fresh(gm)
     fn(out)
     out.graph.lint()
@@ -331,8 +332,8 @@ class LuaExampleCase(unittest.TestCase):
         with open(report) as f:
             return proc, out, json.load(f)
 
-    def check_against_seed(self, script, expected, numeric, original_output=None):
-        """(a), (c) and, if `numeric`, (b) between graft's output and the seed's `expected`.
+    def check_against_guide(self, script, expected, numeric, original_output=None):
+        """(a), (c) and, if `numeric`, (b) between graft's output and the guide's `expected`.
         Returns graft's report and its output graph."""
         proc, out, report = self.graft_run(script)
         self.assertTrue(report["ok"], report)
@@ -354,7 +355,7 @@ class LuaExampleCase(unittest.TestCase):
                          (added, removed, changed), entry["name"])
 
 
-class SeedExamples:
+class GuideExamples:
     """The eight example scripts on one graph; subclasses set the graph up."""
     NUMERIC = frozenset({"replace_add_with_mul", "insert_relu_after_add", "transformer_add_to_mul",
                          "transformer_add_to_mul_sub", "remove_detach", "scalar_to_tensor",
@@ -371,16 +372,16 @@ class SeedExamples:
         self.assertGreater(len(nodes_with_target(self.original, aten.detach.default)), 0)
 
     def test_replace_add_with_mul(self):
-        expected = run_seed_edit(replace_add_with_mul, self.original)
-        report, _ = self.check_against_seed("replace_add_with_mul.lua", expected,
-                                            self.numeric("replace_add_with_mul"))
+        expected = run_guide_edit(replace_add_with_mul, self.original)
+        report, _ = self.check_against_guide("replace_add_with_mul.lua", expected,
+                                             self.numeric("replace_add_with_mul"))
         self.assert_pass_counts(report["passes"][0], changed=len(self.adds()))
         self.assertEqual(len(nodes_with_target(expected, aten.add.Tensor)), 0)
 
     def test_insert_relu_after_add(self):
-        expected = run_seed_edit(insert_relu_after_add, self.original)
-        report, got = self.check_against_seed("insert_relu_after_add.lua", expected,
-                                              self.numeric("insert_relu_after_add"))
+        expected = run_guide_edit(insert_relu_after_add, self.original)
+        report, got = self.check_against_guide("insert_relu_after_add.lua", expected,
+                                               self.numeric("insert_relu_after_add"))
         users = set()
         for add in self.adds():
             users.update(add.users)
@@ -396,16 +397,16 @@ class SeedExamples:
 
     def test_transformer_add_to_mul(self):
         expected = ReplaceAddWithMul(self.original).transform()
-        report, _ = self.check_against_seed("transformer_add_to_mul.lua", expected,
-                                            self.numeric("transformer_add_to_mul"))
+        report, _ = self.check_against_guide("transformer_add_to_mul.lua", expected,
+                                             self.numeric("transformer_add_to_mul"))
         self.assertEqual(report["passes"][0]["kind"], "transformer")
         self.assertEqual(report["passes"][0]["name"], "ReplaceAddWithMul")
         self.assert_pass_counts(report["passes"][0], changed=len(self.adds()))
 
     def test_transformer_add_to_mul_sub(self):
         expected = ReplaceAddWithMulSub(self.original).transform()
-        report, _ = self.check_against_seed("transformer_add_to_mul_sub.lua", expected,
-                                            self.numeric("transformer_add_to_mul_sub"))
+        report, _ = self.check_against_guide("transformer_add_to_mul_sub.lua", expected,
+                                             self.numeric("transformer_add_to_mul_sub"))
         # graft keeps names: each sub takes its add's name (changed), each mul is new.
         self.assert_pass_counts(report["passes"][0], added=len(self.adds()), changed=len(self.adds()))
 
@@ -417,28 +418,28 @@ class SeedExamples:
         for d in detaches:
             users.update(d.users)
         original_output = self.model_output() if self.numeric("remove_detach") else None
-        report, _ = self.check_against_seed("remove_detach.lua", expected, self.numeric("remove_detach"),
-                                            original_output=original_output)
+        report, _ = self.check_against_guide("remove_detach.lua", expected, self.numeric("remove_detach"),
+                                             original_output=original_output)
         self.assert_pass_counts(report["passes"][0], removed=len(detaches), changed=len(users))
-        if original_output is not None:  # the seed's own result computes what the model does
+        if original_output is not None:  # the guide's own result computes what the model does
             assert_same_outputs(self, forward(expected, self.inputs), original_output, "RemoveDetachPass")
 
     def test_scalar_to_tensor(self):
         expected = ScalarToTensorPass(fresh(self.original)).transform()
         converted = [n for n in expected.graph.nodes if tensor_constant(expected, n) is not None]
-        report, _ = self.check_against_seed("scalar_to_tensor.lua", expected,
-                                            self.numeric("scalar_to_tensor"))
+        report, _ = self.check_against_guide("scalar_to_tensor.lua", expected,
+                                             self.numeric("scalar_to_tensor"))
         changed = {u for c in converted for u in c.users}
         self.assert_pass_counts(report["passes"][0], added=len(converted), changed=len(changed))
         self.assertEqual(len(converted), self.SCALARS)
 
     def pass_manager_counts(self):
         """nodes_changed of replace_add_with_div and replace_div_with_mul, from torch.fx."""
-        after_first = run_seed_edit(replace_add_with_div, self.original)
+        after_first = run_guide_edit(replace_add_with_div, self.original)
         return len(self.adds()), len(nodes_with_target(after_first, aten.div.Tensor))
 
     def test_pass_manager_stops(self):
-        # The seed: raises ValueError after the replace_div_with_mul pass.
+        # The guide: raises ValueError after the replace_div_with_mul pass.
         ran = []
 
         def logged(fn):
@@ -484,7 +485,7 @@ class SeedExamples:
         self.assertEqual(report["nodes_after"], len(self.original.graph.nodes))
 
     def test_pass_manager_suppressed(self):
-        # The seed's PassManager with suppress_check_failures=True. torch 1.13 stores the flag
+        # The guide's PassManager with suppress_check_failures=True. torch 1.13 stores the flag
         # but never reads it (the check's exception propagates), so the check itself records
         # its failures instead of raising: the passes run to the end, as the flag promises.
         ran, failures = [], []
@@ -508,8 +509,8 @@ class SeedExamples:
         expected = pm(fresh(self.original)).graph_module
         self.assertEqual(failures, [("replace_div_with_mul", "Target should be div!")])
 
-        report, _ = self.check_against_seed("pass_manager_suppressed.lua", expected,
-                                            self.numeric("pass_manager_suppressed"))
+        report, _ = self.check_against_guide("pass_manager_suppressed.lua", expected,
+                                             self.numeric("pass_manager_suppressed"))
         self.assertEqual(report["pipeline"], "pass_manager_suppressed")
         n_first, n_second = self.pass_manager_counts()
         first, second = report["passes"]
@@ -524,7 +525,7 @@ class SeedExamples:
         self.assert_pass_counts(second, changed=n_second)
 
 
-class VitB16(SeedExamples, LuaExampleCase):
+class VitB16(GuideExamples, LuaExampleCase):
     """The bundled examples/graphs/vit_b_16.aten.json."""
     NUMERIC = frozenset({"transformer_add_to_mul_sub", "remove_detach", "scalar_to_tensor"})
     SCALARS = 12  # div.Tensor(scores, 8.0) in each of the 12 attention blocks
@@ -544,7 +545,7 @@ class VitB16(SeedExamples, LuaExampleCase):
         return forward(self.root, self.inputs)
 
 
-class SmallVisionTransformer(SeedExamples, LuaExampleCase):
+class SmallVisionTransformer(GuideExamples, LuaExampleCase):
     """torchvision's VisionTransformer (ViT-B/16's code) at a size that runs in milliseconds,
     traced with make_fx and exported here. Every example compares outputs."""
     SCALARS = 2
@@ -575,7 +576,7 @@ class SmallVisionTransformer(SeedExamples, LuaExampleCase):
 class RemoveDetachCNNs(LuaExampleCase):
     """remove_detach.lua on the bundled ResNet-18 and MobileNetV3-Small ATen graphs (their
     detach nodes are what autograd saves of relu/hardswish outputs): the same graph as the
-    seed's RemoveDetachPass, and the same outputs as the seed's result and the model."""
+    guide's RemoveDetachPass, and the same outputs as the guide's result and the model."""
 
     def test_remove_detach(self):
         for name in ("resnet18", "mobilenet_v3_small"):
@@ -598,7 +599,7 @@ class RemoveDetachCNNs(LuaExampleCase):
                                         changed=len({u for d in detaches for u in d.users}))
                 want = forward(model, (x,))
                 assert_same_outputs(self, forward(got, (x,)), want, f"{name}: graft vs model")
-                assert_same_outputs(self, forward(expected, (x,)), want, f"{name}: seed vs model")
+                assert_same_outputs(self, forward(expected, (x,)), want, f"{name}: guide vs model")
 
 
 class ScalarArgsAten(torch.nn.Module):
@@ -636,7 +637,7 @@ class ScalarArgsDirect(torch.nn.Module):
 
 class ScalarToTensorSmall(LuaExampleCase):
     """scalar_to_tensor.lua on small modules with scalar arguments of every kind, against the
-    seed's ScalarToTensorPass: same graph (each of the seed's `_tensor_constantN` get_attr
+    guide's ScalarToTensorPass: same graph (each of the guide's `_tensor_constantN` get_attr
     nodes is graft's torch.tensor(value) node, value and dtype checked), same outputs."""
 
     def check(self, model, gm, inputs, scalars, run_original):
@@ -724,8 +725,8 @@ class HelperNodeNames(LuaExampleCase):
         self.check("transformer_add_to_mul_sub.lua", ReplaceAddWithMulSub)
 
 
-class SeedAsWritten(unittest.TestCase):
-    """Where the seed's code, exactly as written, does not run on a real ATen graph (the
+class GuideCodeAsWritten(unittest.TestCase):
+    """Where the guide's code, exactly as written, does not run on a real ATen graph (the
     adaptations above)."""
 
     @classmethod

@@ -2,8 +2,8 @@
 each case is traced with symbolic_trace, matched by torch.fx (1.13) and, after export through
 graft_fx, by `graft match --json`; the match counts and the returned nodes must agree.
 
-Only cases where torch 1.13 and main agree are used (fx_semantics.md §1.2 lists where they
-differ: 1.13 flattens nested arguments and raises KeyError when an anchor has no candidate)."""
+Only cases where torch 1.13 and main agree are used (they differ where 1.13 flattens nested
+arguments and where it raises KeyError because an anchor has no candidate)."""
 import json
 import os
 import shutil

@@ -1,7 +1,8 @@
 """graft's standard library of rules (scripts/rules, scripts/lib, scripts/pipelines), run by
 `graft run` on real exported models and checked in PyTorch: attention fused at ATen and at FX
-level computes bit-identically what ViT-B/16 computes; seed 001's add -> mul gives what the
-seed's own torch.fx code gives; a rule that does not match says why."""
+level computes bit-identically what ViT-B/16 computes; add -> mul (the torch.fx pass-writing
+guide's first example) gives what the guide's own torch.fx code gives; a rule that does not
+match says why."""
 import collections
 import json
 import os
@@ -145,8 +146,8 @@ class RuleLibrary(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout, "rule sdpa:\n  bmm_1: no match (matched 5 of 5 pattern nodes): _softmax is used by detach outside the match\n")
 
-    def test_add_to_mul_does_what_the_seed_torch_fx_code_does(self):
-        # seed 001: for node in gm.graph.nodes: if node.target == aten.add.Tensor: node.target = aten.mul.Tensor
+    def test_add_to_mul_does_what_the_guide_torch_fx_code_does(self):
+        # the guide's replace_add_with_mul: every aten.add.Tensor node becomes aten.mul.Tensor
         source = fmt.read(os.path.join(GRAPHS, "vit_b_16.aten.json"))
         expected = import_graph(source, self.vit)
         replaced = 0
