@@ -4,18 +4,18 @@
 // Prints one line of key=value pairs; bench/run_io.sh runs the sizes and torch.fx beside it.
 // `graft_io_bench --load-once FILE` loads FILE and prints the seconds and the process's peak
 // resident kilobytes: the benchmark runs itself that way to time cold loads in fresh processes.
+#include <fmt/core.h>
+#include <malloc.h>
+#include <simdjson.h>
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fmt/core.h>
 #include <fstream>
-#include <malloc.h>
-#include <optional>
 #include <nlohmann/json.hpp>
-#include <simdjson.h>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <unistd.h>
 #include <vector>
 
 #ifdef GRAFT_JEMALLOC
@@ -70,7 +70,7 @@ void keep_freed_memory() {
 
 struct FreshLoads {
   std::vector<double> seconds;  // sorted
-  std::vector<long> peak_kb;    // sorted
+  std::vector<long> peak_kb;  // sorted
 };
 
 template <class Fn>
@@ -198,12 +198,13 @@ static int run_bench(int argc, char** argv) {
     return 1;
   }
 
-  fmt::print("nodes={} file_mb={:.1f} load_cold_s={:.3f} load_fresh_min_s={:.3f} load_fresh_median_s={:.3f} "
-             "load_fresh_max_s={:.3f} load_fresh_peak_mb={:.0f} load_warm_s={:.3f} save_s={:.3f} simdjson_parse_s={:.3f} "
-             "nlohmann_parse_s={:.3f} load_peak_bytes_per_node={:.0f} graph_bytes_per_node={:.0f} identical={}\n",
-             actual_nodes, text.size() / 1e6, cold, fresh.seconds.front(), fresh.seconds[fresh.seconds.size() / 2],
-             fresh.seconds.back(), fresh.peak_kb[fresh.peak_kb.size() / 2] * 1024.0 / 1e6, warm, save, simdjson_parse,
-             nlohmann_parse, peak_kb * 1024.0 / actual_nodes, resident_kb * 1024.0 / actual_nodes, identical ? "yes" : "NO");
+  fmt::print(
+      "nodes={} file_mb={:.1f} load_cold_s={:.3f} load_fresh_min_s={:.3f} load_fresh_median_s={:.3f} "
+      "load_fresh_max_s={:.3f} load_fresh_peak_mb={:.0f} load_warm_s={:.3f} save_s={:.3f} simdjson_parse_s={:.3f} "
+      "nlohmann_parse_s={:.3f} load_peak_bytes_per_node={:.0f} graph_bytes_per_node={:.0f} identical={}\n",
+      actual_nodes, text.size() / 1e6, cold, fresh.seconds.front(), fresh.seconds[fresh.seconds.size() / 2],
+      fresh.seconds.back(), fresh.peak_kb[fresh.peak_kb.size() / 2] * 1024.0 / 1e6, warm, save, simdjson_parse,
+      nlohmann_parse, peak_kb * 1024.0 / actual_nodes, resident_kb * 1024.0 / actual_nodes, identical ? "yes" : "NO");
   return identical ? 0 : 1;
 }
 

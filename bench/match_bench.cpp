@@ -16,7 +16,6 @@ using namespace graft;
 
 namespace {
 
-
 Graph pattern() {
   Graph p;
   NodeId a = p.placeholder("a");

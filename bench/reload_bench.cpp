@@ -52,7 +52,8 @@ void save_like_editor(const std::filesystem::path& p, const std::string& text) {
 
 double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  const std::size_t i = std::min(v.size() - 1, static_cast<std::size_t>(std::lround(q * static_cast<double>(v.size() - 1))));
+  const std::size_t i =
+      std::min(v.size() - 1, static_cast<std::size_t>(std::lround(q * static_cast<double>(v.size() - 1))));
   return v[i];
 }
 
@@ -143,8 +144,8 @@ int main(int argc, char** argv) {
   try {
     for (bool inotify : {true, false}) {
       Result r = measure(graph, saves, inotify, std::chrono::milliseconds(poll_ms));
-      fmt::print("{} ({} saves, graph {}):\n", inotify ? "inotify, 30 ms debounce" : fmt::format("polling every {} ms", poll_ms),
-                 saves, graph);
+      fmt::print("{} ({} saves, graph {}):\n",
+                 inotify ? "inotify, 30 ms debounce" : fmt::format("polling every {} ms", poll_ms), saves, graph);
       print_row("save -> new output", r.latency);
       print_row("  rebuild version", r.reload);
       print_row("  run pipeline", r.run);

@@ -51,7 +51,8 @@ std::pair<Graph, Graph> cpp_rule(const std::string& kind) {
   } else {
     NodeId q = p.placeholder("q"), k = p.placeholder("k"), v = p.placeholder("v"), s = p.placeholder("scale");
     NodeId kt = call(p, "torch.ops.aten.transpose.int", {ref(k), -2, -1});
-    NodeId scores = call(p, "torch.ops.aten.div.Tensor", {ref(call(p, "torch.ops.aten.bmm.default", {ref(q), ref(kt)})), ref(s)});
+    NodeId scores =
+        call(p, "torch.ops.aten.div.Tensor", {ref(call(p, "torch.ops.aten.bmm.default", {ref(q), ref(kt)})), ref(s)});
     NodeId attn = call(p, "torch.ops.aten._softmax.default", {ref(scores), -1, false});
     p.output(ref(call(p, "torch.ops.aten.bmm.default", {ref(attn), ref(v)})));
     NodeId rq = r.placeholder("q"), rk = r.placeholder("k"), rv = r.placeholder("v");
@@ -86,8 +87,9 @@ int fail(const std::string& m) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: graft_rules_bench chain|stack NODES RULES.lua [OUT.json]\n"
-                         "       graft_rules_bench FILE.json RULES.lua\n");
+    std::fprintf(stderr,
+                 "usage: graft_rules_bench chain|stack NODES RULES.lua [OUT.json]\n"
+                 "       graft_rules_bench FILE.json RULES.lua\n");
     return 2;
   }
   const std::string kind = argv[1];
@@ -103,14 +105,15 @@ int main(int argc, char** argv) {
     gm = std::move(loaded).value();
     // ATen graphs traced with autograd keep dead detach nodes, which block every pattern.
     for (NodeId n : gm.graph.node_list())
-      if (gm.graph.target(n) == "torch.ops.aten.detach.default" && gm.graph.users(n).empty()) (void)gm.graph.erase_node(n);
+      if (gm.graph.target(n) == "torch.ops.aten.detach.default" && gm.graph.users(n).empty())
+        (void)gm.graph.erase_node(n);
   }
   if (generated && argc > 4) {
     if (Status s = save_graph_file(gm, argv[4]); !s) return fail(s.message());
   }
   const double nodes = static_cast<double>(gm.graph.size());
-  std::string line = fmt::format("graft graph={} nodes={}", generated ? kind : std::filesystem::path(kind).filename().string(),
-                                 gm.graph.size());
+  std::string line = fmt::format("graft graph={} nodes={}",
+                                 generated ? kind : std::filesystem::path(kind).filename().string(), gm.graph.size());
 
   // The Lua-traced pattern.
   lua::SandboxOptions so;
@@ -143,7 +146,8 @@ int main(int argc, char** argv) {
       (void)matcher->match(gm.graph);
       return since(t1);
     });
-    if (cpp_matches != matches) return fail(fmt::format("C++ pattern: {} matches, Lua pattern: {}", cpp_matches, matches));
+    if (cpp_matches != matches)
+      return fail(fmt::format("C++ pattern: {} matches, Lua pattern: {}", cpp_matches, matches));
     line += fmt::format(" matches={} match_first_s={:.6f} match_s={:.6f} lua_pattern_match_s={:.6f} lua_vs_cpp={:.2f}",
                         matches, first, best, lua_match, lua_match / best);
     // apply_rules with the C++ rule, on fresh copies.
@@ -153,7 +157,8 @@ int main(int argc, char** argv) {
     const int runs = static_cast<int>(std::clamp(3'000'000.0 / nodes, 3.0, 100.0));
     const double apply = best_of(runs, [&] {
       Graph copy = gm.graph;
-      copy.reserve(copy.size());  // room for new nodes (erased slots are not reused during a rewrite): growing the slot array is a copy of the graph, not the rule's cost
+      // Room for new nodes: growing the slot array is a copy of the graph, not the rule's cost.
+      copy.reserve(copy.size());
       const auto t1 = Clock::now();
       Result<DriveReport> r = apply_rules(copy, rules);
       const double s = since(t1);

@@ -65,7 +65,8 @@ struct Builder {
     NodeId k = linear(p + "self_attention.k_proj", h, kHidden, kHidden);
     NodeId v = linear(p + "self_attention.v_proj", h, kHidden, kHidden);
     auto heads = [&](NodeId t) {
-      NodeId view = call("torch.ops.aten.view.default", {Argument::node(t), Argument::list({kSeq, kHeads, kHeadDim})}, {kSeq, kHeads, kHeadDim});
+      NodeId view = call("torch.ops.aten.view.default", {Argument::node(t), Argument::list({kSeq, kHeads, kHeadDim})},
+                         {kSeq, kHeads, kHeadDim});
       return call("torch.ops.aten.transpose.int", {Argument::node(view), 0, 1}, {kHeads, kSeq, kHeadDim});
     };
     NodeId qh = heads(q), kh = heads(k), vh = heads(v);
@@ -73,9 +74,11 @@ struct Builder {
     NodeId scores = call("torch.ops.aten.bmm.default", {Argument::node(qh), Argument::node(kt)}, {kHeads, kSeq, kSeq});
     NodeId scaled = call("torch.ops.aten.div.Tensor", {Argument::node(scores), 8.0}, {kHeads, kSeq, kSeq});
     NodeId attn = call("torch.ops.aten._softmax.default", {Argument::node(scaled), -1, false}, {kHeads, kSeq, kSeq});
-    NodeId ctx = call("torch.ops.aten.bmm.default", {Argument::node(attn), Argument::node(vh)}, {kHeads, kSeq, kHeadDim});
+    NodeId ctx =
+        call("torch.ops.aten.bmm.default", {Argument::node(attn), Argument::node(vh)}, {kHeads, kSeq, kHeadDim});
     NodeId merged = call("torch.ops.aten.transpose.int", {Argument::node(ctx), 0, 1}, {kSeq, kHeads, kHeadDim});
-    NodeId flat = call("torch.ops.aten.view.default", {Argument::node(merged), Argument::list({kSeq, kHidden})}, {kSeq, kHidden});
+    NodeId flat =
+        call("torch.ops.aten.view.default", {Argument::node(merged), Argument::list({kSeq, kHidden})}, {kSeq, kHidden});
     NodeId o = linear(p + "self_attention.out_proj", flat, kHidden, kHidden);
     NodeId r1 = call("torch.ops.aten.add.Tensor", {Argument::node(o), Argument::node(x)}, {kSeq, kHidden});
     NodeId h2 = layer_norm(p + "ln_2", r1);

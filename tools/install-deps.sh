@@ -14,6 +14,7 @@ packages=(
   doctest-dev                               # C++ unit tests
   clang libclang-rt-14-dev                  # libFuzzer targets (tests/fuzz), ASan+UBSan runtimes for them
   clang-tidy                                # the bug-finding checks in .clang-tidy, run by tools/test.sh
+  clang-format                              # the layout in .clang-format, checked by tools/test.sh
   python3 python3-torch python3-torchvision # the graft_fx bridge and its round-trip tests
   graphviz                                  # graft dot -o file.svg
   time                                      # /usr/bin/time: peak memory in the reliability suite

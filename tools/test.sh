@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Set up and run every test: install what is missing, lint the shipped Lua, build, run clang-tidy, run ctest
-# (doctest, the graft command, the Python bridge against real PyTorch), then the C++ tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer, then each libFuzzer target for 20 seconds.
+# Set up and run every test: install what is missing, check the C++ format, lint the shipped Lua, build,
+# run clang-tidy, run ctest (doctest, the graft command, the Python bridge against real PyTorch), then the
+# C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then each libFuzzer target for 20 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
+tools/check-format.sh     # every C++ file as .clang-format lays it out
 luacheck --no-color -q .  # the shipped Lua: scripts, examples, benchmarks, test scripts (.luacheckrc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAFT_WERROR=ON >/dev/null
 cmake --build build -j2

@@ -1,11 +1,11 @@
 // Runs Graphviz without a shell (no quoting issues with odd file names).
 #include "graphviz.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "graft/io/atomic_file.hpp"
 
@@ -27,7 +27,9 @@ bool graphviz_available() {
 
 Status render_svg(const std::string& dot_text, const std::string& svg_path) {
   if (!graphviz_available())
-    return Status::error(Diagnostic{.file = svg_path, .message = "Graphviz 'dot' is not installed (apt-get install graphviz), or write a .dot file instead"});
+    return Status::error(Diagnostic{
+        .file = svg_path,
+        .message = "Graphviz 'dot' is not installed (apt-get install graphviz), or write a .dot file instead"});
   // Unique temporary names beside the output, so parallel runs do not clash.
   std::string dot_tmp = svg_path + ".tmp.XXXXXX";
   int dot_fd = ::mkstemp(dot_tmp.data());

@@ -1,16 +1,16 @@
 // `graft`: inspect, check, draw and re-save graph files; run Lua pipelines on them.
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
-#include <fmt/core.h>
 
 #include "graft/io/atomic_file.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/io/render.hpp"
 #include "graphviz.hpp"
 #include "match_command.hpp"
-#include "rules_command.hpp"
 #include "rewrite_command.hpp"
+#include "rules_command.hpp"
 #include "run_command.hpp"
 
 namespace {
@@ -89,12 +89,14 @@ int cmd_save(const std::string& path, const std::string& out) {
 }  // namespace
 
 static int run_command_line(int argc, char** argv) {
-  CLI::App app{"graft: a graph rewrite engine for ML computation graphs.\n"
-               "Graph files are JSON (docs/FORMAT.md); export them from PyTorch with `python3 -m graft_fx export`."};
+  CLI::App app{
+      "graft: a graph rewrite engine for ML computation graphs.\n"
+      "Graph files are JSON (docs/FORMAT.md); export them from PyTorch with `python3 -m graft_fx export`."};
   app.require_subcommand(1);
-  app.footer("Outputs (-o, --report): a regular file is replaced atomically (a temporary file beside it, then a\n"
-             "rename; its mode is kept), so a failed run leaves the old file whole; a symbolic link is followed and\n"
-             "its target replaced the same way; a device or FIFO is written into directly; '-' is stdout.");
+  app.footer(
+      "Outputs (-o, --report): a regular file is replaced atomically (a temporary file beside it, then a\n"
+      "rename; its mode is kept), so a failed run leaves the old file whole; a symbolic link is followed and\n"
+      "its target replaced the same way; a device or FIFO is written into directly; '-' is stdout.");
   app.set_version_flag("--version", "graft 0.1.0");
 
   std::string graph, out;
@@ -103,10 +105,12 @@ static int run_command_line(int argc, char** argv) {
   CLI::App* print = app.add_subcommand("print", "Print the graph as a table, like torch.fx's print_tabular");
   print->add_option("GRAPH", graph, "graph file")->required();
   bool print_values = false;
-  print->add_flag("--values", print_values, "add a column with each node's recorded shape and dtype (float32[1, 64, 56, 56])");
+  print->add_flag("--values", print_values,
+                  "add a column with each node's recorded shape and dtype (float32[1, 64, 56, 56])");
   print->add_flag("--no-lint", g_no_lint, "read the graph even if graft lint rejects it");
 
-  CLI::App* stats = app.add_subcommand("stats", "Summarise a graph: node counts by kind and target, modules, parameters");
+  CLI::App* stats =
+      app.add_subcommand("stats", "Summarise a graph: node counts by kind and target, modules, parameters");
   stats->add_option("GRAPH", graph, "graph file")->required();
   stats->add_flag("--json", json, "print the counts as JSON");
   stats->add_flag("--no-lint", g_no_lint, "read the graph even if graft lint rejects it");
@@ -115,7 +119,8 @@ static int run_command_line(int argc, char** argv) {
   lint->add_option("GRAPH", graph, "graph file")->required();
   lint->add_flag("-q,--quiet", quiet, "print nothing when the graph is fine");
 
-  CLI::App* dot = app.add_subcommand("dot", "Draw the graph: Graphviz DOT, or SVG when OUT ends in .svg (needs Graphviz)");
+  CLI::App* dot =
+      app.add_subcommand("dot", "Draw the graph: Graphviz DOT, or SVG when OUT ends in .svg (needs Graphviz)");
   dot->add_option("GRAPH", graph, "graph file")->required();
   dot->add_option("-o,--output", out, "output file (.dot or .svg; '-': DOT on stdout)")->required();
   dot->add_flag("--no-lint", g_no_lint, "read the graph even if graft lint rejects it");
@@ -126,7 +131,8 @@ static int run_command_line(int argc, char** argv) {
   save->add_flag("--no-lint", g_no_lint, "read the graph even if graft lint rejects it");
 
   cli::RunOptions run_opts;
-  CLI::App* run = app.add_subcommand("run", "Run a Lua pipeline on a graph and write the result (only if every pass succeeds)");
+  CLI::App* run =
+      app.add_subcommand("run", "Run a Lua pipeline on a graph and write the result (only if every pass succeeds)");
   run->add_option("PIPELINE", run_opts.pipeline, "Lua script returning graft.pipeline{...} or a pass")->required();
   run->add_option("GRAPH", run_opts.graph, "input graph file")->required();
   run->add_option("-o,--output", run_opts.output, "output graph file ('-': stdout)")->required();
@@ -150,51 +156,80 @@ static int run_command_line(int argc, char** argv) {
   cli::MatchCommandOptions match_opts;
   cli::RulesCommandOptions rules_opts;
   std::vector<std::string> match_inputs;
-  CLI::App* match = app.add_subcommand("match", "List the matches of a rule script's rules (or of a pattern graph file) in a graph");
+  CLI::App* match =
+      app.add_subcommand("match", "List the matches of a rule script's rules (or of a pattern graph file) in a graph");
   match->add_option("INPUTS", match_inputs, "RULES.lua GRAPH, or GRAPH with --pattern")->required()->expected(1, 2);
-  match->add_option("--pattern", match_opts.pattern, "graph file of a pattern (export a function with graft_fx) instead of a rule script");
+  match->add_option("--pattern", match_opts.pattern,
+                    "graph file of a pattern (export a function with graft_fx) instead of a rule script");
   match->add_option("--rule", rules_opts.rule, "only this rule (default: every enabled rule)");
   match->add_flag("--log", rules_opts.log, "also show the matcher's decision for every candidate: matches, or why not");
   match->add_flag("--json", match_opts.json, "print the matches as JSON");
-  match->add_flag("--match-output", match_opts.match.match_output, "pattern file: the pattern's output must be the graph's output");
-  match->add_flag("--match-placeholder", match_opts.match.match_placeholder, "pattern file: pattern inputs match only graph inputs");
-  match->add_flag("--ignore-literals", match_opts.match.ignore_literals, "pattern file: literals in the pattern match anything");
-  match->add_flag("--modules-by-class", match_opts.modules_by_class, "pattern file: its module calls match modules of the same class, wherever they are");
+  match->add_flag("--match-output", match_opts.match.match_output,
+                  "pattern file: the pattern's output must be the graph's output");
+  match->add_flag("--match-placeholder", match_opts.match.match_placeholder,
+                  "pattern file: pattern inputs match only graph inputs");
+  match->add_flag("--ignore-literals", match_opts.match.ignore_literals,
+                  "pattern file: literals in the pattern match anything");
+  match->add_flag("--modules-by-class", match_opts.modules_by_class,
+                  "pattern file: its module calls match modules of the same class, wherever they are");
   bool keep_overlapping = false;
-  match->add_flag("--keep-overlapping", keep_overlapping, "pattern file: keep matches that share nodes (default: the earliest anchor wins)");
+  match->add_flag("--keep-overlapping", keep_overlapping,
+                  "pattern file: keep matches that share nodes (default: the earliest anchor wins)");
   cli::add_limit_options(*match, rules_opts.script);
 
   cli::MatchCommandOptions explain_opts;
   std::vector<std::string> explain_inputs;
   std::string explain_node;
-  CLI::App* explain = app.add_subcommand("explain", "For each candidate anchor of a rule (or pattern file), show whether it matches there or the first reason it does not");
+  CLI::App* explain = app.add_subcommand(
+      "explain",
+      "For each candidate anchor of a rule (or pattern file), show whether it matches there or the first reason it does not");
   explain->add_option("INPUTS", explain_inputs, "RULES.lua GRAPH, or GRAPH with --pattern")->required()->expected(1, 2);
   explain->add_option("--pattern", explain_opts.pattern, "graph file of a pattern instead of a rule script");
   explain->add_option("--rule", rules_opts.rule, "the rule to explain (needed when the script has several)");
   explain->add_option("--node", explain_node, "explain only this node (by name), whatever its target");
   explain->add_flag("--json", explain_opts.json, "print the explanations as JSON");
-  explain->add_flag("--match-placeholder", explain_opts.match.match_placeholder, "pattern file: pattern inputs match only graph inputs");
-  explain->add_flag("--ignore-literals", explain_opts.match.ignore_literals, "pattern file: literals in the pattern match anything");
-  explain->add_flag("--modules-by-class", explain_opts.modules_by_class, "pattern file: its module calls match modules of the same class");
+  explain->add_flag("--match-placeholder", explain_opts.match.match_placeholder,
+                    "pattern file: pattern inputs match only graph inputs");
+  explain->add_flag("--ignore-literals", explain_opts.match.ignore_literals,
+                    "pattern file: literals in the pattern match anything");
+  explain->add_flag("--modules-by-class", explain_opts.modules_by_class,
+                    "pattern file: its module calls match modules of the same class");
   cli::add_limit_options(*explain, rules_opts.script);
 
-  CLI::App* pattern = app.add_subcommand("pattern", "Print the traced pattern graph of a rule script's rules, with their declared constraints");
-  pattern->add_option("RULES", rules_opts.script.pipeline, "Lua script returning graft.rules{...} or graft.rule{...}")->required();
+  CLI::App* pattern = app.add_subcommand(
+      "pattern", "Print the traced pattern graph of a rule script's rules, with their declared constraints");
+  pattern->add_option("RULES", rules_opts.script.pipeline, "Lua script returning graft.rules{...} or graft.rule{...}")
+      ->required();
   pattern->add_option("--rule", rules_opts.rule, "only this rule (default: all, disabled ones too)");
   cli::add_limit_options(*pattern, rules_opts.script);
 
   cli::RewriteCommandOptions rewrite_opts;
-  CLI::App* rewrite = app.add_subcommand("rewrite", "Replace every match of a pattern graph by a replacement graph (torch.fx replace_pattern semantics)");
+  CLI::App* rewrite = app.add_subcommand(
+      "rewrite", "Replace every match of a pattern graph by a replacement graph (torch.fx replace_pattern semantics)");
   rewrite->add_option("--pattern", rewrite_opts.pattern, "graph file of the pattern")->required();
-  rewrite->add_option("--replacement", rewrite_opts.replacement, "graph file of the replacement (same inputs, same number of outputs)")->required();
+  rewrite
+      ->add_option("--replacement", rewrite_opts.replacement,
+                   "graph file of the replacement (same inputs, same number of outputs)")
+      ->required();
   rewrite->add_option("GRAPH", rewrite_opts.graph, "graph file to rewrite")->required();
-  rewrite->add_option("-o,--output", rewrite_opts.output, "output graph file, written only on success ('-': stdout)")->required();
-  rewrite->add_flag("--keep-meta", rewrite_opts.keep_meta, "give each replacement output the metadata of the node it replaces (FX drops it); same as --meta outputs");
-  rewrite->add_option("--meta", rewrite_opts.meta, "metadata policy: drop (FX), outputs (outputs take the replaced node's), all (also stack traces onto every new node)")
+  rewrite->add_option("-o,--output", rewrite_opts.output, "output graph file, written only on success ('-': stdout)")
+      ->required();
+  rewrite->add_flag(
+      "--keep-meta", rewrite_opts.keep_meta,
+      "give each replacement output the metadata of the node it replaces (FX drops it); same as --meta outputs");
+  rewrite
+      ->add_option(
+          "--meta", rewrite_opts.meta,
+          "metadata policy: drop (FX), outputs (outputs take the replaced node's), all (also stack traces onto every new node)")
       ->check(CLI::IsMember({"drop", "outputs", "all"}));
-  rewrite->add_flag("--keep-unused-modules", rewrite_opts.keep_unused_modules, "keep modules no node calls or reads after the rewrite (torch.fx deletes them)");
-  rewrite->add_flag("--json", rewrite_opts.json, "print every replacement as JSON (anchor, nodes_map, inputs with literals, new_nodes) instead of the summary line");
-  rewrite->add_flag("--modules-by-class", rewrite_opts.modules_by_class, "the pattern's module calls match modules of the same class, wherever they are; the replacement reaches them by the pattern's module names");
+  rewrite->add_flag("--keep-unused-modules", rewrite_opts.keep_unused_modules,
+                    "keep modules no node calls or reads after the rewrite (torch.fx deletes them)");
+  rewrite->add_flag(
+      "--json", rewrite_opts.json,
+      "print every replacement as JSON (anchor, nodes_map, inputs with literals, new_nodes) instead of the summary line");
+  rewrite->add_flag(
+      "--modules-by-class", rewrite_opts.modules_by_class,
+      "the pattern's module calls match modules of the same class, wherever they are; the replacement reaches them by the pattern's module names");
 
   // An unknown command is named as such (CLI11 would say "A subcommand is required", and
   // `graft frobnicate --help` would print the main help and exit 0).

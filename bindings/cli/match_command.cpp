@@ -70,19 +70,22 @@ Json matches_json(const SubgraphMatcher& matcher, const Graph& g, const std::vec
   return list;
 }
 
-void print_matches(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches, std::string& out) {
+void print_matches(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches,
+                   std::string& out) {
   const Graph& p = matcher.pattern();
   for (std::size_t i = 0; i < matches.size(); ++i) {
     const SubgraphMatch& m = matches[i];
     std::string ret, phs;
     for (NodeId r : m.returning_nodes) ret += (ret.empty() ? "" : ", ") + g.name(r);
     for (std::size_t k = 0; k < m.placeholder_nodes.size(); ++k)
-      phs += (phs.empty() ? "" : ", ") + p.name(matcher.placeholders()[k]) + "=" + value_text(g, m.placeholder_nodes[k]);
+      phs +=
+          (phs.empty() ? "" : ", ") + p.name(matcher.placeholders()[k]) + "=" + value_text(g, m.placeholder_nodes[k]);
     fmt::format_to(std::back_inserter(out), "  {}: returns {}; inputs {}\n", i + 1, ret, phs);
   }
 }
 
-Json explanations_json(const SubgraphMatcher& matcher, const GraphModule& gm, const std::vector<MatchExplanation>& all) {
+Json explanations_json(const SubgraphMatcher& matcher, const GraphModule& gm,
+                       const std::vector<MatchExplanation>& all) {
   Json j = Json::array();
   for (const MatchExplanation& e : all) {
     Json x;
@@ -105,16 +108,20 @@ void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, c
     const Graph& p = matcher.pattern();
     const NodeId a = matcher.anchors().front();
     const NodeConstraint* c = matcher.constraint(a);
-    const std::string what = c != nullptr && !c->module_class.empty() ? "a module of class " + c->module_classes_text()
-                                                                     : std::string(op_kind_name(p.op(a))) + " " + p.target(a);
-    fmt::format_to(std::back_inserter(out), "{}no candidate in {}: no node is what the pattern's output is ({})\n", indent, graph_path, what);
+    const std::string what = c != nullptr && !c->module_class.empty()
+        ? "a module of class " + c->module_classes_text()
+        : std::string(op_kind_name(p.op(a))) + " " + p.target(a);
+    fmt::format_to(std::back_inserter(out), "{}no candidate in {}: no node is what the pattern's output is ({})\n",
+                   indent, graph_path, what);
     return;
   }
   for (const MatchExplanation& e : all) {
-    if (e.failure.kind == MatchFailure::Kind::None) fmt::format_to(std::back_inserter(out), "{}{}: matches\n", indent, g.name(e.candidate));
+    if (e.failure.kind == MatchFailure::Kind::None)
+      fmt::format_to(std::back_inserter(out), "{}{}: matches\n", indent, g.name(e.candidate));
     else
-      fmt::format_to(std::back_inserter(out), "{}{}: no match (matched {} of {} pattern nodes): {}\n", indent, g.name(e.candidate), e.failure.matched,
-                 matcher.compute_nodes(), describe_failure(e.failure, e.candidate, g, matcher, &gm.modules));
+      fmt::format_to(std::back_inserter(out), "{}{}: no match (matched {} of {} pattern nodes): {}\n", indent,
+                     g.name(e.candidate), e.failure.matched, matcher.compute_nodes(),
+                     describe_failure(e.failure, e.candidate, g, matcher, &gm.modules));
   }
 }
 
@@ -137,7 +144,8 @@ int cmd_match(const MatchCommandOptions& o) {
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
-  std::string out = fmt::format("{} match{} of {} in {}\n", matches.size(), matches.size() == 1 ? "" : "es", o.pattern, o.graph);
+  std::string out =
+      fmt::format("{} match{} of {} in {}\n", matches.size(), matches.size() == 1 ? "" : "es", o.pattern, o.graph);
   print_matches(matcher, gm.graph, matches, out);
   if (o.log) {
     out += "candidates:\n";

@@ -19,7 +19,7 @@ struct MatchCommandOptions {
   std::string graph;
   bool json = false;
   bool modules_by_class = false;  ///< the pattern's call_module nodes match modules of their class
-  bool log = false;               ///< graft match: also every candidate and why it does or does not match
+  bool log = false;  ///< graft match: also every candidate and why it does or does not match
   MatchOptions match{};
 };
 
@@ -36,7 +36,8 @@ int cmd_explain(const MatchCommandOptions& o, const std::string& node);
 /// Matches as JSON: anchors, returning_nodes, placeholder_nodes, nodes_map (names or literals).
 Json matches_json(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches);
 /// One line per match, appended to `out`: `  1: returns relu; inputs a=x, b=y`.
-void print_matches(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches, std::string& out);
+void print_matches(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches,
+                   std::string& out);
 Json explanations_json(const SubgraphMatcher& matcher, const GraphModule& gm, const std::vector<MatchExplanation>& all);
 /// One line per candidate, appended to `out`: `relu_3: matches` or `relu_3: no match (...): <reason>`.
 void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, const std::vector<MatchExplanation>& all,

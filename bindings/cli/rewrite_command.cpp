@@ -100,8 +100,8 @@ int cmd_rewrite(const RewriteCommandOptions& o) {
   if (o.json) {
     fmt::print("{}\n", replacements_json(o, matcher->pattern(), gm->graph, done.value()).dump(2));
   } else {
-    fmt::print(o.output == "-" ? stderr : stdout, "{} replacement{} of {} by {}: {} nodes, wrote {}\n", done->size(), done->size() == 1 ? "" : "s", o.pattern,
-               o.replacement, gm->graph.size(), o.output);
+    fmt::print(o.output == "-" ? stderr : stdout, "{} replacement{} of {} by {}: {} nodes, wrote {}\n", done->size(),
+               done->size() == 1 ? "" : "s", o.pattern, o.replacement, gm->graph.size(), o.output);
   }
   if (done->empty() && !o.modules_by_class) print_module_path_hint(matcher->pattern(), gm->modules);
   return 0;

@@ -13,11 +13,12 @@ struct RewriteCommandOptions {
   std::string graph;
   std::string output;
   bool keep_meta = false;
-  std::string meta;               ///< drop, outputs or all ("" = keep_meta decides)
+  std::string meta;  ///< drop, outputs or all ("" = keep_meta decides)
   bool modules_by_class = false;  ///< the pattern's module calls match modules of the same class
   MatchOptions match{};
   bool json = false;
-  bool keep_unused_modules = false;  ///< keep module entries no node uses after the rewrite  ///< print the per-replacement report as JSON instead of the summary line
+  bool keep_unused_modules =
+      false;  ///< keep module entries no node uses after the rewrite  ///< print the per-replacement report as JSON instead of the summary line
 };
 
 int cmd_rewrite(const RewriteCommandOptions& o);

@@ -10,10 +10,10 @@ namespace graft::cli {
 
 struct RulesCommandOptions {
   RunOptions script;  ///< script.pipeline: the rule script; script.graph: the graph; limits, roots
-  std::string rule;   ///< one rule by name ("" = every enabled rule; explain: the only rule)
-  std::string node;   ///< explain: only this graph node
+  std::string rule;  ///< one rule by name ("" = every enabled rule; explain: the only rule)
+  std::string node;  ///< explain: only this graph node
   bool json = false;
-  bool log = false;   ///< match: also say, for every candidate that did not match, why
+  bool log = false;  ///< match: also say, for every candidate that did not match, why
 };
 
 int cmd_match_rules(const RulesCommandOptions& o);

@@ -92,8 +92,9 @@ lua::SandboxOptions sandbox_options(const RunOptions& o) {
 }
 
 void add_limit_options(CLI::App& cmd, RunOptions& o) {
-  cmd.add_option("--script-root", o.roots, "directory `require` may load modules from (repeatable; "
-                                           "default: the pipeline's directory)");
+  cmd.add_option("--script-root", o.roots,
+                 "directory `require` may load modules from (repeatable; "
+                 "default: the pipeline's directory)");
   cmd.add_option("--max-instructions", o.limits.instructions, "Lua instructions per pass or check")
       ->capture_default_str();
   cmd.add_option_function<std::size_t>(

@@ -15,14 +15,14 @@ struct RunOptions {
   std::string pipeline;
   std::string graph;
   std::string output;
-  std::string report;             ///< JSON report path ("" = none)
-  std::vector<std::string> roots; ///< extra `require` roots
+  std::string report;  ///< JSON report path ("" = none)
+  std::vector<std::string> roots;  ///< extra `require` roots
   lua::Limits limits{};
   std::uint64_t seed = 42;
   bool quiet = false;
-  bool json = false;              ///< print the report as JSON instead of text
-  double poll_seconds = 0.2;      ///< watch: polling interval when inotify is unavailable
-  int max_runs = 0;               ///< watch: stop after this many runs (0 = forever; for tests)
+  bool json = false;  ///< print the report as JSON instead of text
+  double poll_seconds = 0.2;  ///< watch: polling interval when inotify is unavailable
+  int max_runs = 0;  ///< watch: stop after this many runs (0 = forever; for tests)
 };
 
 /// The sandbox a script of `o.pipeline` runs in: limits, seed, roots (its directory, then

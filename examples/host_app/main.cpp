@@ -82,8 +82,8 @@ int main(int argc, char** argv) {
       graft::lua::PipelineReport r = host.run(pipeline, gm.value());
       if (r.ok()) {
         std::printf("round %d: %s: v%llu ok, %zu -> %zu nodes (+%zu -%zu ~%zu)\n", round, path.c_str(),
-                    static_cast<unsigned long long>(r.script_version), r.nodes_before, r.nodes_after,
-                    r.nodes_added(), r.nodes_removed(), r.nodes_changed());
+                    static_cast<unsigned long long>(r.script_version), r.nodes_before, r.nodes_after, r.nodes_added(),
+                    r.nodes_removed(), r.nodes_changed());
       } else {
         std::printf("round %d: %s: v%llu failed: %s\n", round, path.c_str(),
                     static_cast<unsigned long long>(r.script_version), r.error->to_string().c_str());

@@ -22,7 +22,8 @@ struct Diamond {
     a = g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(x)});
     b = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(x)});
     mul = g.create_node(OpKind::CallFunction, "_operator.mul", {Argument::node(x), Argument::node(x)});
-    c = g.create_node(OpKind::CallFunction, "torch.cat", {Argument::list({Argument::node(a), Argument::node(b), Argument::node(mul)})});
+    c = g.create_node(OpKind::CallFunction, "torch.cat",
+                      {Argument::list({Argument::node(a), Argument::node(b), Argument::node(mul)})});
     out = g.output(Argument::node(c));
   }
 };
@@ -78,8 +79,8 @@ TEST_CASE("bgl: strong components find a cycle and topological order reports it"
   // Make relu read cat: relu -> cat -> relu is a cycle (lint rejects it; analyses must cope).
   REQUIRE(d.g.set_args(d.a, {Argument::node(d.c)}).is_ok());
   std::vector<std::uint32_t> comp(d.g.num_slots());
-  std::size_t count = boost::strong_components(
-      d.g, boost::make_iterator_property_map(comp.begin(), get(boost::vertex_index, d.g)));
+  std::size_t count =
+      boost::strong_components(d.g, boost::make_iterator_property_map(comp.begin(), get(boost::vertex_index, d.g)));
   CHECK(count == 5);
   CHECK(comp[d.a] == comp[d.c]);
   CHECK(comp[d.a] != comp[d.b]);

@@ -225,7 +225,8 @@ TEST_CASE("ir: lint names the node that breaks an invariant") {
     layer.path = "layers.0";
     layer.class_name = "torch.nn.modules.linear.Linear";
     REQUIRE(gm.modules.add(layer).is_ok());
-    CHECK(gm.lint().message() == "node 'layers_0_weight': get_attr target 'layers.0.weight' is not a parameter, buffer or module");
+    CHECK(gm.lint().message() ==
+          "node 'layers_0_weight': get_attr target 'layers.0.weight' is not a parameter, buffer or module");
     gm.modules.find("layers.0")->parameters.push_back({"weight", {4, 4}, "float32"});
     CHECK(gm.lint().is_ok());
   }

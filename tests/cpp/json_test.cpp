@@ -1,11 +1,11 @@
 // Graph files: canonical round trips, every argument kind, and one clear error per malformed input.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <unistd.h>
-#include <sys/stat.h>
 
 #include "graft/io/atomic_file.hpp"
 #include "graft/io/graph_json.hpp"
@@ -26,7 +26,8 @@ std::string read(const std::string& path) {
 
 // A minimal valid file around the given nodes.
 std::string doc(const std::string& nodes) {
-  return "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {},\n\"modules\": [],\n\"nodes\": [\n" + nodes + "\n]\n}\n";
+  return "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {},\n\"modules\": [],\n\"nodes\": [\n" + nodes +
+      "\n]\n}\n";
 }
 
 std::string error_of(const std::string& text) {
@@ -39,7 +40,8 @@ std::string error_of(const std::string& text) {
 struct ScratchDir {
   std::filesystem::path path;
   // The process id keeps two test runs at once (a build and a sanitizer build) apart.
-  explicit ScratchDir(const char* name) : path(std::filesystem::temp_directory_path() / (std::string(name) + "_" + std::to_string(::getpid()))) {
+  explicit ScratchDir(const char* name)
+      : path(std::filesystem::temp_directory_path() / (std::string(name) + "_" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }
@@ -53,12 +55,23 @@ const char* kX = R"({"name":"x","op":"placeholder","target":"x","args":[],"kwarg
 
 TEST_CASE("json: floats are spelled as Python's repr spells them") {
   // Expected strings are what CPython 3.11 prints for repr() of the same doubles.
-  const std::pair<double, const char*> cases[] = {
-      {1.0, "1.0"}, {0.1, "0.1"}, {1e-05, "1e-05"}, {0.0001, "0.0001"}, {1e16, "1e+16"},
-      {1e15, "1000000000000000.0"}, {123456789.5, "123456789.5"}, {-2.5e-07, "-2.5e-07"},
-      {5e-324, "5e-324"}, {1.7976931348623157e308, "1.7976931348623157e+308"}, {-0.0, "-0.0"},
-      {0.0, "0.0"}, {1152921504606846976.0, "1.152921504606847e+18"}, {1.0 / 3, "0.3333333333333333"},
-      {100.0, "100.0"}, {1e22, "1e+22"}, {12345678901234567.0, "1.2345678901234568e+16"}};
+  const std::pair<double, const char*> cases[] = {{1.0, "1.0"},
+                                                  {0.1, "0.1"},
+                                                  {1e-05, "1e-05"},
+                                                  {0.0001, "0.0001"},
+                                                  {1e16, "1e+16"},
+                                                  {1e15, "1000000000000000.0"},
+                                                  {123456789.5, "123456789.5"},
+                                                  {-2.5e-07, "-2.5e-07"},
+                                                  {5e-324, "5e-324"},
+                                                  {1.7976931348623157e308, "1.7976931348623157e+308"},
+                                                  {-0.0, "-0.0"},
+                                                  {0.0, "0.0"},
+                                                  {1152921504606846976.0, "1.152921504606847e+18"},
+                                                  {1.0 / 3, "0.3333333333333333"},
+                                                  {100.0, "100.0"},
+                                                  {1e22, "1e+22"},
+                                                  {12345678901234567.0, "1.2345678901234568e+16"}};
   for (auto [value, expected] : cases) {
     std::string out;
     detail::append_python_float(out, value);
@@ -142,7 +155,8 @@ TEST_CASE("json: every argument kind reads back with its exact type") {
   const ModuleInfo* sub = r->modules.find("sub");
   REQUIRE(sub->graph);
   CHECK(sub->graph->size() == 4);
-  CHECK(r->meta_json == R"({"producer":"hand-written","note":"caf\u00e9 \ud83d\ude00","numbers":[1,1.5,-0.0,1e-05,1e+16]})");
+  CHECK(r->meta_json ==
+        R"({"producer":"hand-written","note":"caf\u00e9 \ud83d\ude00","numbers":[1,1.5,-0.0,1e-05,1e+16]})");
 }
 
 TEST_CASE("json: any spelling of a graph saves in the one canonical form") {
@@ -158,21 +172,29 @@ TEST_CASE("json: malformed input gives one error naming the file and the place")
           "g.json:3:14: invalid JSON: syntax error while parsing object key - unexpected ','; expected string literal");
   }
   SUBCASE("syntax error in a node line of a canonical file") {
-    CHECK(error_of(doc(node_x + ",\n" + R"({"name":"y","op":"call_function","target":"f","args":[{"node":"x"}}],"kwargs":{},"meta":{}})")) ==
+    CHECK(error_of(
+              doc(node_x + ",\n" +
+                  R"({"name":"y","op":"call_function","target":"f","args":[{"node":"x"}}],"kwargs":{},"meta":{}})")) ==
           "g.json:8:67: invalid JSON: syntax error while parsing array - unexpected '}'; expected ']'");
   }
   SUBCASE("two nodes on one line are still read") {
-    Result<GraphModule> r = parse_graph_json(doc(node_x + ", " + R"({"name":"y","op":"output","target":"output","args":[{"node":"x"}],"kwargs":{},"meta":{}})"), "g.json");
+    Result<GraphModule> r = parse_graph_json(
+        doc(node_x + ", " +
+            R"({"name":"y","op":"output","target":"output","args":[{"node":"x"}],"kwargs":{},"meta":{}})"),
+        "g.json");
     REQUIRE(r.is_ok());
     CHECK(r->graph.size() == 2);
     CHECK(r->lint().is_ok());
   }
   SUBCASE("empty file") {
-    CHECK(error_of("") == "g.json:1:1: invalid JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal");
+    CHECK(
+        error_of("") ==
+        "g.json:1:1: invalid JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal");
   }
   SUBCASE("truncated file") {
-    CHECK(error_of("{\"format\":\"graft-graph\",\n\"nodes\":[") ==
-          "g.json:2:10: invalid JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal");
+    CHECK(
+        error_of("{\"format\":\"graft-graph\",\n\"nodes\":[") ==
+        "g.json:2:10: invalid JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal");
   }
   SUBCASE("not a graph file") { CHECK(error_of("[1, 2]") == "g.json: $: expected an object, found an array"); }
   SUBCASE("no format key") { CHECK(error_of("{}") == "g.json: $: missing key 'format' (is this a graft graph file?)"); }
@@ -185,22 +207,28 @@ TEST_CASE("json: malformed input gives one error naming the file and the place")
           "g.json: $: unknown key 'nodez' (expected: format, version, meta, modules, nodes)");
   }
   SUBCASE("missing nodes") {
-    CHECK(error_of(R"({"format":"graft-graph","version":1,"meta":{},"modules":[]})") == "g.json: $: missing key 'nodes'");
+    CHECK(error_of(R"({"format":"graft-graph","version":1,"meta":{},"modules":[]})") ==
+          "g.json: $: missing key 'nodes'");
   }
   SUBCASE("dangling node reference") {
-    CHECK(error_of(doc(node_x + ",\n" + R"({"name":"y","op":"call_function","target":"f","args":[1,{"node":"z"}],"kwargs":{},"meta":{}})")) ==
+    CHECK(error_of(
+              doc(node_x + ",\n" +
+                  R"({"name":"y","op":"call_function","target":"f","args":[1,{"node":"z"}],"kwargs":{},"meta":{}})")) ==
           "g.json: $.nodes[1].args[1].node: unknown node 'z' (a node may only use nodes listed before it)");
   }
   SUBCASE("forward reference") {
-    CHECK(error_of(doc(R"({"name":"y","op":"call_function","target":"f","args":[{"node":"x"}],"kwargs":{},"meta":{}})" ",\n" + node_x)) ==
+    CHECK(error_of(doc(R"({"name":"y","op":"call_function","target":"f","args":[{"node":"x"}],"kwargs":{},"meta":{}})"
+                       ",\n" +
+                       node_x)) ==
           "g.json: $.nodes[0].args[0].node: unknown node 'x' (a node may only use nodes listed before it)");
   }
   SUBCASE("duplicate node name") {
     CHECK(error_of(doc(node_x + ",\n" + node_x)) == "g.json: $.nodes[1].name: duplicate node name 'x'");
   }
   SUBCASE("unknown op") {
-    CHECK(error_of(doc(R"({"name":"x","op":"call","target":"x","args":[],"kwargs":{},"meta":{}})")) ==
-          "g.json: $.nodes[0].op: unknown op 'call' (expected placeholder, get_attr, call_function, call_method, call_module or output)");
+    CHECK(
+        error_of(doc(R"({"name":"x","op":"call","target":"x","args":[],"kwargs":{},"meta":{}})")) ==
+        "g.json: $.nodes[0].op: unknown op 'call' (expected placeholder, get_attr, call_function, call_method, call_module or output)");
   }
   SUBCASE("missing key in a node") {
     CHECK(error_of(doc(R"({"name":"x","op":"placeholder","target":"x","args":[],"meta":{}})")) ==
@@ -215,24 +243,32 @@ TEST_CASE("json: malformed input gives one error naming the file and the place")
           "g.json: $.nodes[0].args: expected an array, found an object");
   }
   SUBCASE("unknown argument tag") {
-    CHECK(error_of(doc(R"({"name":"x","op":"placeholder","target":"x","args":[{"complex":[1,2]}],"kwargs":{},"meta":{}})")) ==
-          "g.json: $.nodes[0].args[0]: unknown argument tag 'complex' (expected node, tuple, dict, slice, float, dtype, device, layout or memory_format)");
+    CHECK(
+        error_of(
+            doc(R"({"name":"x","op":"placeholder","target":"x","args":[{"complex":[1,2]}],"kwargs":{},"meta":{}})")) ==
+        "g.json: $.nodes[0].args[0]: unknown argument tag 'complex' (expected node, tuple, dict, slice, float, dtype, device, layout or memory_format)");
   }
   SUBCASE("integer out of range") {
-    CHECK(error_of(doc(R"({"name":"x","op":"placeholder","target":"x","args":[18446744073709551615],"kwargs":{},"meta":{}})")) ==
+    CHECK(error_of(doc(
+              R"({"name":"x","op":"placeholder","target":"x","args":[18446744073709551615],"kwargs":{},"meta":{}})")) ==
           "g.json: $.nodes[0].args[0]: integer does not fit in 64 bits");
   }
   SUBCASE("bad special float") {
-    CHECK(error_of(doc(R"({"name":"x","op":"placeholder","target":"x","args":[{"float":"infinity"}],"kwargs":{},"meta":{}})")) ==
+    CHECK(error_of(doc(
+              R"({"name":"x","op":"placeholder","target":"x","args":[{"float":"infinity"}],"kwargs":{},"meta":{}})")) ==
           "g.json: $.nodes[0].args[0].float: expected \"inf\", \"-inf\" or \"nan\", found \"infinity\"");
   }
   SUBCASE("bad tensor meta") {
-    CHECK(error_of(doc(R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"tensor_meta":{"shape":[1.5],"dtype":"f","stride":[],"device":"cpu"}}})")) ==
-          "g.json: $.nodes[0].meta.tensor_meta.shape[0]: expected an integer, found a float");
+    CHECK(
+        error_of(doc(
+            R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"tensor_meta":{"shape":[1.5],"dtype":"f","stride":[],"device":"cpu"}}})")) ==
+        "g.json: $.nodes[0].meta.tensor_meta.shape[0]: expected an integer, found a float");
   }
   SUBCASE("negative size") {
-    CHECK(error_of(doc(R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"tensor_meta":{"shape":[2,-3],"dtype":"f","stride":[1,1],"device":"cpu"}}})")) ==
-          "g.json: $.nodes[0].meta.tensor_meta.shape[1]: a size cannot be negative");
+    CHECK(
+        error_of(doc(
+            R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"tensor_meta":{"shape":[2,-3],"dtype":"f","stride":[1,1],"device":"cpu"}}})")) ==
+        "g.json: $.nodes[0].meta.tensor_meta.shape[1]: a size cannot be negative");
   }
   SUBCASE("half a surrogate pair is not text (test_format.py: the same rule in Python)") {
     for (const char* half : {R"(\ud800)", R"(\udc00)", R"(\ud83dx)"}) {
@@ -242,27 +278,39 @@ TEST_CASE("json: malformed input gives one error naming the file and the place")
       CHECK(e.find("g.json:1:") == 0);
       CHECK(e.find("surrogate") != std::string::npos);
     }
-    CHECK(parse_graph_json(R"({"format":"graft-graph","version":1,"meta":{"s":"\ud83d\ude00"},"modules":[],"nodes":[]})", "g.json").is_ok());
+    CHECK(parse_graph_json(
+              R"({"format":"graft-graph","version":1,"meta":{"s":"\ud83d\ude00"},"modules":[],"nodes":[]})", "g.json")
+              .is_ok());
   }
   SUBCASE("empty targets, but the output's") {
     CHECK(error_of(doc(R"({"name":"x","op":"placeholder","target":"","args":[],"kwargs":{},"meta":{}})")) ==
           "g.json: $.nodes[0].target: target is empty");
     CHECK(parse_graph_json(doc(R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
-{"name":"output","op":"output","target":"","args":[{"node":"x"}],"kwargs":{},"meta":{}})"), "g.json").is_ok());
+{"name":"output","op":"output","target":"","args":[{"node":"x"}],"kwargs":{},"meta":{}})"),
+                           "g.json")
+              .is_ok());
   }
   SUBCASE("duplicate key inside free-form metadata") {
-    CHECK(error_of(doc(R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"stack":{"a":1,"a":2}}})")) ==
-          "g.json: $.nodes[0].meta.stack.a: duplicate key");
+    CHECK(
+        error_of(doc(
+            R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"stack":{"a":1,"a":2}}})")) ==
+        "g.json: $.nodes[0].meta.stack.a: duplicate key");
   }
   SUBCASE("dotted parameter name") {
-    CHECK(error_of(R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"","class":"A","parameters":[{"name":"a.b","shape":[],"dtype":"float32"}],"buffers":[]}],"nodes":[]})") ==
-          "g.json: $.modules[0].parameters[0].name: a parameter or buffer name is one non-empty segment without dots");
+    CHECK(
+        error_of(
+            R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"","class":"A","parameters":[{"name":"a.b","shape":[],"dtype":"float32"}],"buffers":[]}],"nodes":[]})") ==
+        "g.json: $.modules[0].parameters[0].name: a parameter or buffer name is one non-empty segment without dots");
   }
   SUBCASE("module settings that are not an object; a tensor value that is not a string") {
-    CHECK(error_of(R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"","class":"A","parameters":[],"buffers":[],"attributes":[1]}],"nodes":[]})") ==
-          "g.json: $.modules[0].attributes: expected an object of the module's settings");
-    CHECK(error_of(R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"","class":"A","parameters":[{"name":"a","shape":[],"dtype":"float32","data":1}],"buffers":[]}],"nodes":[]})")
-              .find("$.modules[0].parameters[0].data") != std::string::npos);
+    CHECK(
+        error_of(
+            R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"","class":"A","parameters":[],"buffers":[],"attributes":[1]}],"nodes":[]})") ==
+        "g.json: $.modules[0].attributes: expected an object of the module's settings");
+    CHECK(
+        error_of(
+            R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"","class":"A","parameters":[{"name":"a","shape":[],"dtype":"float32","data":1}],"buffers":[]}],"nodes":[]})")
+            .find("$.modules[0].parameters[0].data") != std::string::npos);
   }
   SUBCASE("a tensor with no elements keeps its empty value through a save") {
     const std::string text = R"({
@@ -280,11 +328,15 @@ TEST_CASE("json: malformed input gives one error naming the file and the place")
     CHECK(to_graph_json(gm.value()).value() == text);
   }
   SUBCASE("duplicate module path") {
-    CHECK(error_of(R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"a","class":"A","parameters":[],"buffers":[]},{"path":"a","class":"A","parameters":[],"buffers":[]}],"nodes":[]})") ==
-          "g.json: $.modules[1].path: duplicate module path 'a'");
+    CHECK(
+        error_of(
+            R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"a","class":"A","parameters":[],"buffers":[]},{"path":"a","class":"A","parameters":[],"buffers":[]}],"nodes":[]})") ==
+        "g.json: $.modules[1].path: duplicate module path 'a'");
   }
   SUBCASE("invalid UTF-8") {
-    CHECK(error_of(doc(std::string(R"({"name":"x)") + "\xff" + R"(","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}})")).rfind("g.json", 0) == 0);
+    CHECK(error_of(doc(std::string(R"({"name":"x)") + "\xff" +
+                       R"(","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}})"))
+              .rfind("g.json", 0) == 0);
   }
 }
 
@@ -324,7 +376,8 @@ std::pair<std::string, std::string> both_ways(const std::string& text) {
   REQUIRE(write_output_file(dir.file("g.json"), text).is_ok());
   std::size_t streamed_before = detail::streamed_loads();
   std::string streamed = outcome_of(load_graph_file(dir.file("g.json")));
-  if (std::string prefix = "error: " + dir.file(""); streamed.rfind(prefix, 0) == 0) streamed = "error: " + streamed.substr(prefix.size());
+  if (std::string prefix = "error: " + dir.file(""); streamed.rfind(prefix, 0) == 0)
+    streamed = "error: " + streamed.substr(prefix.size());
   CHECK(detail::parse_canonical(padded.data(), text.size(), "g.json").has_value() == laid_out);
   // Streamed exactly when the layout holds all the way (else the file is read whole after all).
   CHECK(detail::streamed_loads() == streamed_before + (laid_out ? 1 : 0));
@@ -334,11 +387,12 @@ std::pair<std::string, std::string> both_ways(const std::string& text) {
 
 // A canonical file with modules one per line.
 std::string doc_with_modules(const std::string& modules, const std::string& nodes) {
-  return "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {},\n\"modules\": [\n" + modules + "\n],\n\"nodes\": [\n" +
-         nodes + "\n]\n}\n";
+  return "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {},\n\"modules\": [\n" + modules +
+      "\n],\n\"nodes\": [\n" + nodes + "\n]\n}\n";
 }
 
-const char* kModuleA = R"({"path":"a","class":"A","parameters":[{"name":"w","shape":[2,"s0"],"dtype":"float32"}],"buffers":[]})";
+const char* kModuleA =
+    R"({"path":"a","class":"A","parameters":[{"name":"w","shape":[2,"s0"],"dtype":"float32"}],"buffers":[]})";
 
 }  // namespace
 
@@ -359,9 +413,12 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
     std::string nodes = kX;
     for (int i = 0; i < 40000; ++i)
       nodes += ",\n" + std::string(R"({"name":"r)") + std::to_string(i) + R"(","op":"call_function","target":"f)" +
-               std::to_string(i % 7) + R"(","args":[{"node":")" + (i == 0 ? std::string("x") : "r" + std::to_string(i / 2)) +
-               R"("}],"kwargs":{},"meta":{}})";
-    nodes += ",\n" + std::string(R"({"name":"output","op":"output","target":"output","args":[{"node":"r39999"}],"kwargs":{},"meta":{}})");
+          std::to_string(i % 7) + R"(","args":[{"node":")" + (i == 0 ? std::string("x") : "r" + std::to_string(i / 2)) +
+          R"("}],"kwargs":{},"meta":{}})";
+    nodes +=
+        ",\n" +
+        std::string(
+            R"({"name":"output","op":"output","target":"output","args":[{"node":"r39999"}],"kwargs":{},"meta":{}})");
     std::string text = doc_with_modules(kModuleA, nodes);
     auto [in_turn, threaded] = both_ways(text);
     CHECK(in_turn == text);
@@ -370,25 +427,28 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
   SUBCASE("names and targets longer than the parser's text chunks") {
     std::string long_name(70000, 'n');
     std::string long_target = "pkg." + std::string(70000, 't');
-    std::string nodes = std::string(kX) + ",\n" + R"({"name":")" + long_name + R"(","op":"call_function","target":")" + long_target +
-                        R"(","args":[{"node":"x"}],"kwargs":{},"meta":{}})" + ",\n" +
-                        R"({"name":"output","op":"output","target":"output","args":[{"node":")" + long_name + R"("}],"kwargs":{},"meta":{}})";
+    std::string nodes = std::string(kX) + ",\n" + R"({"name":")" + long_name + R"(","op":"call_function","target":")" +
+        long_target + R"(","args":[{"node":"x"}],"kwargs":{},"meta":{}})" + ",\n" +
+        R"({"name":"output","op":"output","target":"output","args":[{"node":")" + long_name +
+        R"("}],"kwargs":{},"meta":{}})";
     std::string text = doc_with_modules(kModuleA, nodes);
     auto [in_turn, threaded] = both_ways(text);
     CHECK(in_turn == text);
     CHECK(threaded == text);
   }
   SUBCASE("a line longer than the buffer a file's lines are streamed through") {
-    std::string nodes = std::string(kX) + ",\n" + R"({"name":"y","op":"call_function","target":"f","args":[{"node":"x"},")" +
-                        std::string(std::size_t{3} << 20, 'a') + R"("],"kwargs":{},"meta":{}})" + ",\n" +
-                        R"({"name":"output","op":"output","target":"output","args":[{"node":"y"}],"kwargs":{},"meta":{}})";
+    std::string nodes = std::string(kX) + ",\n" +
+        R"({"name":"y","op":"call_function","target":"f","args":[{"node":"x"},")" +
+        std::string(std::size_t{3} << 20, 'a') + R"("],"kwargs":{},"meta":{}})" + ",\n" +
+        R"({"name":"output","op":"output","target":"output","args":[{"node":"y"}],"kwargs":{},"meta":{}})";
     std::string text = doc_with_modules(kModuleA, nodes);
     auto [in_turn, threaded] = both_ways(text);
     CHECK(in_turn == text);
     CHECK(threaded == text);
   }
   const std::string node_x = kX;
-  const std::string node_y_uses_z = R"({"name":"y","op":"call_function","target":"f","args":[{"node":"z"}],"kwargs":{},"meta":{}})";
+  const std::string node_y_uses_z =
+      R"({"name":"y","op":"call_function","target":"f","args":[{"node":"z"}],"kwargs":{},"meta":{}})";
   struct Case {
     const char* what;
     std::string text;
@@ -396,21 +456,28 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
   };
   std::string many;  // a late error, after several batches went to the graph
   for (int i = 0; i < 4500; ++i)
-    many += R"({"name":"n)" + std::to_string(i) + R"(","op":"placeholder","target":"n","args":[],"kwargs":{},"meta":{}},)" + "\n";
+    many += R"({"name":"n)" + std::to_string(i) +
+        R"(","op":"placeholder","target":"n","args":[],"kwargs":{},"meta":{}},)" + "\n";
   std::string lots;  // over a mebibyte: the failing line is read again from past the first streamed buffer
   for (int i = 0; i < 15000; ++i)
-    lots += R"({"name":"n)" + std::to_string(i) + R"(","op":"placeholder","target":"n","args":[],"kwargs":{},"meta":{}},)" + "\n";
+    lots += R"({"name":"n)" + std::to_string(i) +
+        R"(","op":"placeholder","target":"n","args":[],"kwargs":{},"meta":{}},)" + "\n";
   const Case cases[] = {
       {"unknown node past the first mebibyte", doc_with_modules(kModuleA, lots + node_y_uses_z),
        "g.json: $.nodes[15000].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"},
-      {"a bad value past the first mebibyte", doc_with_modules(kModuleA, lots + R"({"name":"y","op":"call_function","target":"f","args":[],"kwargs":{},"meta":{"tensor_meta":{"shape":[1.5],"dtype":"f","stride":[],"device":"cpu"}}})"),
+      {"a bad value past the first mebibyte",
+       doc_with_modules(
+           kModuleA,
+           lots +
+               R"({"name":"y","op":"call_function","target":"f","args":[],"kwargs":{},"meta":{"tensor_meta":{"shape":[1.5],"dtype":"f","stride":[],"device":"cpu"}}})"),
        "g.json: $.nodes[15000].meta.tensor_meta.shape[0]: expected an integer, found a float"},
       {"duplicate name late in a large file", doc_with_modules(kModuleA, many + node_x + ",\n" + node_x),
        "g.json: $.nodes[4501].name: duplicate node name 'x'"},
       {"unknown node late in a large file", doc_with_modules(kModuleA, many + node_y_uses_z),
        "g.json: $.nodes[4500].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"},
       {"errors in a module line and a node line: the module's comes first",
-       doc_with_modules(std::string(kModuleA) + ",\n" + kModuleA, node_y_uses_z), "g.json: $.modules[1].path: duplicate module path 'a'"},
+       doc_with_modules(std::string(kModuleA) + ",\n" + kModuleA, node_y_uses_z),
+       "g.json: $.modules[1].path: duplicate module path 'a'"},
       {"bad key in a module line", doc_with_modules(R"({"path":"a","klass":"A","parameters":[],"buffers":[]})", node_x),
        "g.json: $.modules[0]: unknown key 'klass' (expected: path, class, parameters, buffers, attributes, graph)"},
       {"wrong format in the head", doc_with_modules(kModuleA, node_y_uses_z).replace(13, 11, "graft-grap_"),
@@ -420,20 +487,32 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
       {"a bad node before a break in the one-per-line layout",
        doc_with_modules(kModuleA, node_y_uses_z + ",\n" + node_x + ", " + node_x),
        "g.json: $.nodes[0].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"},
-      {"a break in the layout before a bad node", doc_with_modules(kModuleA, node_x + ", " + node_x + ",\n" + node_y_uses_z),
+      {"a break in the layout before a bad node",
+       doc_with_modules(kModuleA, node_x + ", " + node_x + ",\n" + node_y_uses_z),
        "g.json: $.nodes[1].name: duplicate node name 'x'"},
       {"an unknown node and a bad value later on the same line: the reference comes first",
-       doc_with_modules(kModuleA, many + R"({"name":"y","op":"call_function","target":"f","args":[{"node":"z"}],"kwargs":{},"meta":{"tensor_meta":{"shape":[1.5],"dtype":"f","stride":[],"device":"cpu"}}})"),
+       doc_with_modules(
+           kModuleA,
+           many +
+               R"({"name":"y","op":"call_function","target":"f","args":[{"node":"z"}],"kwargs":{},"meta":{"tensor_meta":{"shape":[1.5],"dtype":"f","stride":[],"device":"cpu"}}})"),
        "g.json: $.nodes[4500].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"},
       {"a taken name whose line also names an unknown node: the reference comes first",
-       doc_with_modules(kModuleA, many + R"({"name":"n7","op":"call_function","target":"f","args":[{"node":"z"}],"kwargs":{},"meta":{}})"),
+       doc_with_modules(
+           kModuleA,
+           many + R"({"name":"n7","op":"call_function","target":"f","args":[{"node":"z"}],"kwargs":{},"meta":{}})"),
        "g.json: $.nodes[4500].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"},
-      {"a reference spelled with escapes", doc_with_modules(kModuleA, many + R"({"name":"y","op":"call_function","target":"f\u0041","args":[{"node":"n\u0031"}],"kwargs":{},"meta":{}},)" + "\n" + node_y_uses_z),
+      {"a reference spelled with escapes",
+       doc_with_modules(
+           kModuleA,
+           many +
+               R"({"name":"y","op":"call_function","target":"f\u0041","args":[{"node":"n\u0031"}],"kwargs":{},"meta":{}},)" +
+               "\n" + node_y_uses_z),
        "g.json: $.nodes[4501].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"},
       {"an unknown node, then a line that is not JSON",
        doc_with_modules(kModuleA, many + node_y_uses_z + ",\n{\"name\":}"),
        "g.json: $.nodes[4500].args[0].node: unknown node 'z' (a node may only use nodes listed before it)"},
-      {"a taken name, then a missing comma", doc_with_modules(kModuleA, many + node_x + ",\n" + node_x + ",\n" + node_x + "\n" + node_x),
+      {"a taken name, then a missing comma",
+       doc_with_modules(kModuleA, many + node_x + ",\n" + node_x + ",\n" + node_x + "\n" + node_x),
        "g.json: $.nodes[4501].name: duplicate node name 'x'"},
       {"a bad module line and no meta: the module comes first, as in the document",
        std::string("{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"modules\": [\n") +
@@ -453,9 +532,12 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
 TEST_CASE("json: a file cut short while its lines are streamed is read whole, never loaded in part") {
   std::string nodes = kX;
   for (int i = 0; i < 40000; ++i)
-    nodes += ",\n" + std::string(R"({"name":"r)") + std::to_string(i) + R"(","op":"call_function","target":"f","args":[{"node":")" +
-             (i == 0 ? std::string("x") : "r" + std::to_string(i - 1)) + R"("}],"kwargs":{},"meta":{}})";
-  nodes += ",\n" + std::string(R"({"name":"output","op":"output","target":"output","args":[{"node":"r39999"}],"kwargs":{},"meta":{}})");
+    nodes += ",\n" + std::string(R"({"name":"r)") + std::to_string(i) +
+        R"(","op":"call_function","target":"f","args":[{"node":")" +
+        (i == 0 ? std::string("x") : "r" + std::to_string(i - 1)) + R"("}],"kwargs":{},"meta":{}})";
+  nodes += ",\n" +
+      std::string(
+               R"({"name":"output","op":"output","target":"output","args":[{"node":"r39999"}],"kwargs":{},"meta":{}})");
   std::string text = doc_with_modules(kModuleA, nodes);
   ScratchDir dir("graft_json_cut_short");
   REQUIRE(write_output_file(dir.file("g.json"), text).is_ok());
@@ -465,8 +547,8 @@ TEST_CASE("json: a file cut short while its lines are streamed is read whole, ne
   // sixth segment, where only the search for the segment's first line reads past it.
   std::uint64_t body = text.find("\n\"nodes\": [\n") + 12;
   std::uint64_t segment = std::max<std::uint64_t>((text.size() - 5 - body) / 16, 65536);
-  for (std::uint64_t cut : {std::uint64_t{100}, std::uint64_t{text.size() * 3 / 5}, std::uint64_t{text.size() - 40}, body + segment - 1,
-                            body + 5 * segment - 1}) {
+  for (std::uint64_t cut : {std::uint64_t{100}, std::uint64_t{text.size() * 3 / 5}, std::uint64_t{text.size() - 40},
+                            body + segment - 1, body + 5 * segment - 1}) {
     INFO("cut at " << cut << " of " << text.size());
     struct Restore {
       ~Restore() { detail::set_stream_read_limit(~std::uint64_t{0}); }
@@ -485,9 +567,10 @@ TEST_CASE("json: a file cut short while its lines are streamed is read whole, ne
 }
 
 TEST_CASE("json: a file with a head of 65 MiB loads exactly, streamed or read whole in two halves at once") {
-  std::string head = "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {\"pad\":\"" + std::string(std::size_t{65} << 20, 'p') +
-                     "\"},\n\"modules\": [],\n\"nodes\": [";
-  std::string output = R"({"name":"output","op":"output","target":"output","args":[{"node":"x"}],"kwargs":{},"meta":{}})";
+  std::string head = "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {\"pad\":\"" +
+      std::string(std::size_t{65} << 20, 'p') + "\"},\n\"modules\": [],\n\"nodes\": [";
+  std::string output =
+      R"({"name":"output","op":"output","target":"output","args":[{"node":"x"}],"kwargs":{},"meta":{}})";
   ScratchDir dir("graft_json_big_file");
   SUBCASE("canonical: the node lines are streamed, the head is found past many scan windows") {
     std::string text = head + "\n" + kX + ",\n" + output + "\n]\n}\n";
@@ -545,7 +628,8 @@ TEST_CASE("json: saving keeps an existing file's permissions and honours the uma
   std::string fresh = dir.file("fresh.json");
   REQUIRE(save_graph_file(gm.value(), fresh).is_ok());
   ::umask(mask);
-  CHECK(fs::status(fresh).permissions() == (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read));
+  CHECK(fs::status(fresh).permissions() ==
+        (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read));
 }
 
 TEST_CASE("json: saving refuses a graph whose order is not topological") {
@@ -560,7 +644,8 @@ TEST_CASE("json: saving refuses a graph whose order is not topological") {
   g.replace_all_uses_with(a, c);
   Result<std::string> text = to_graph_json(gm);
   REQUIRE_FALSE(text.is_ok());
-  CHECK(text.status().message() == "node 'sigmoid': uses 'neg' before it is defined (stable_topological_sort() orders the graph)");
+  CHECK(text.status().message() ==
+        "node 'sigmoid': uses 'neg' before it is defined (stable_topological_sort() orders the graph)");
   REQUIRE(g.stable_topological_sort().is_ok());
   Result<std::string> fixed = to_graph_json(gm);
   REQUIRE(fixed.is_ok());

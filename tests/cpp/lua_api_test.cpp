@@ -219,7 +219,8 @@ TEST_CASE("lua api: handles cannot outlive their node or their pass") {
     CHECK(run_error(R"(return graft.transformer{ call_function = function(g, target, args, kwargs, node)
         return g:call_function(target, {node}, kwargs)
       end})",
-                    gm) == "test.lua:2: pass 'transformer at test.lua:1': args[1]: node 'add' belongs to another graph");
+                    gm) ==
+          "test.lua:2: pass 'transformer at test.lua:1': args[1]: node 'add' belongs to another graph");
   }
 }
 

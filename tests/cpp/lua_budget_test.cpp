@@ -20,18 +20,24 @@ lua::SandboxOptions with_memory_mb(std::size_t mb) {
 /// A pass that puts `count` nodes before the output, each with a different 1 MiB string in
 /// its kwargs (or its metadata).
 std::string big_strings_pass(const std::string& name, int count, bool in_meta) {
-  return "graft.pass{name = '" + name + "', run = function(g)\n"
-         "  for i = 1, " + std::to_string(count) + " do\n"
-         // Exactly 1 MiB as the host keeps it (with the terminating NUL, and quotes as JSON), so
-         // every allocator charges the same.
-         "    local text = string.rep(string.char(65 + i % 26), (1 << 20) - " + (in_meta ? "3" : "1") + " - #tostring(i)) .. i\n"
-         "    local n = g:inserting_before(g:output(), function()\n"
-         "      return g:call_function('torch.ops.aten.clone.default', {g:find('relu')}" +
-         (in_meta ? "" : ", {tag = text}") + ")\n"
-         "    end)\n" +
-         (in_meta ? "    n:set_meta('note', text)\n" : "") +
-         "  end\n"
-         "end}";
+  return "graft.pass{name = '" + name +
+      "', run = function(g)\n"
+      "  for i = 1, " +
+      std::to_string(count) +
+      " do\n"
+      // Exactly 1 MiB as the host keeps it (with the terminating NUL, and quotes as JSON), so
+      // every allocator charges the same.
+      "    local text = string.rep(string.char(65 + i % 26), (1 << 20) - " +
+      (in_meta ? "3" : "1") +
+      " - #tostring(i)) .. i\n"
+      "    local n = g:inserting_before(g:output(), function()\n"
+      "      return g:call_function('torch.ops.aten.clone.default', {g:find('relu')}" +
+      (in_meta ? "" : ", {tag = text}") +
+      ")\n"
+      "    end)\n" +
+      (in_meta ? "    n:set_meta('note', text)\n" : "") +
+      "  end\n"
+      "end}";
 }
 
 }  // namespace
@@ -68,18 +74,20 @@ TEST_CASE("budgets: graft.dict is linear, and C functions on big containers char
   // 200,000 pairs, one C call: linear (it was quadratic), so it fits the default budgets.
   const std::string build = "local items = {} for i = 1, 200000 do items[i] = {'k' .. i, i} end\n";
   GraphModule gm = parse(small_aten_graph());
-  lua::PipelineReport r = run_on(build + "return graft.pass{name = 'dict', run = function(g)\n"
-                                         "  local d = graft.dict(items)\n"
-                                         "  d.k5 = nil; d.k5 = 1\n"  // deleted and added again: last
-                                         "  local last for k in pairs(d) do last = k end\n"
-                                         "  assert(last == 'k5' and #d == 200000)\n"
-                                         "end}",
+  lua::PipelineReport r = run_on(build +
+                                     "return graft.pass{name = 'dict', run = function(g)\n"
+                                     "  local d = graft.dict(items)\n"
+                                     "  d.k5 = nil; d.k5 = 1\n"  // deleted and added again: last
+                                     "  local last for k in pairs(d) do last = k end\n"
+                                     "  assert(last == 'k5' and #d == 200000)\n"
+                                     "end}",
                                  gm);
   CHECK_MESSAGE(r.ok(), (r.error ? r.error->to_string() : std::string()));
   // The same call under 100,000 instructions (the script lowers its budget for its passes
   // once the table is built): charged per pair, so it stops at the call.
-  r = run_on(build + "graft.limits{instructions = 100000}\n"
-                     "return graft.pass{name = 'dict', run = function(g)\n  local d = graft.dict(items)\nend}",
+  r = run_on(build +
+                 "graft.limits{instructions = 100000}\n"
+                 "return graft.pass{name = 'dict', run = function(g)\n  local d = graft.dict(items)\nend}",
              gm);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error->to_string() == "test.lua:4: pass 'dict': instruction budget exceeded (100000 instructions)");
@@ -88,10 +96,11 @@ TEST_CASE("budgets: graft.dict is linear, and C functions on big containers char
   lua::SandboxOptions fast;
   fast.limits.instructions = 1'000'000'000'000;
   fast.limits.load_time = std::chrono::milliseconds(60'000);
-  r = run_on("local items = {} for i = 1, 2000000 do items[i] = i end\n"
-             "graft.limits{call_time_ms = 1}\n"
-             "return graft.pass{name = 'list', run = function(g)\n  local l = graft.list(items)\nend}",
-             gm, fast);
+  r = run_on(
+      "local items = {} for i = 1, 2000000 do items[i] = i end\n"
+      "graft.limits{call_time_ms = 1}\n"
+      "return graft.pass{name = 'list', run = function(g)\n  local l = graft.list(items)\nend}",
+      gm, fast);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error->to_string() == "test.lua:4: pass 'list': time budget exceeded");
 }
@@ -106,16 +115,18 @@ TEST_CASE("budgets: calls have a wall-time budget by default, and a pipeline run
   o.limits.pipeline_time = std::chrono::milliseconds(100);
   o.limits.instructions = 1'000'000'000'000;
   GraphModule gm = parse(small_aten_graph());
-  lua::PipelineReport r = run_on("return graft.pipeline{passes = {\n"
-                                 "  graft.pass{name = 'a', run = function(g) while true do end end},\n"
-                                 "  graft.pass{name = 'b', run = function(g) while true do end end}}}",
-                                 gm, o);
+  lua::PipelineReport r = run_on(
+      "return graft.pipeline{passes = {\n"
+      "  graft.pass{name = 'a', run = function(g) while true do end end},\n"
+      "  graft.pass{name = 'b', run = function(g) while true do end end}}}",
+      gm, o);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error->to_string() == "test.lua:2: pass 'a': pipeline time budget exceeded");
   // pcall cannot catch it and go on.
-  r = run_on("return graft.pass{name = 'a', run = function(g)\n"
-             "  pcall(function() while true do end end)\n  while true do end\nend}",
-             gm, o);
+  r = run_on(
+      "return graft.pass{name = 'a', run = function(g)\n"
+      "  pcall(function() while true do end end)\n  while true do end\nend}",
+      gm, o);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error->message == "pass 'a': pipeline time budget exceeded");
 }

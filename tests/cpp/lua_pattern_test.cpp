@@ -60,8 +60,8 @@ TEST_CASE("patterns: a pattern graph prints as a table; every operator maps to F
       local p = graft.trace(function(a, b) return {a - b, a * b, a / b, a // b, a % b, a ^ b, -a} end)
       return tostring(p))");
   REQUIRE_MESSAGE(text.is_ok(), text.status().message());
-  for (const char* target : {"_operator.sub", "_operator.mul", "_operator.truediv", "_operator.floordiv", "_operator.mod",
-                             "_operator.pow", "_operator.neg"})
+  for (const char* target : {"_operator.sub", "_operator.mul", "_operator.truediv", "_operator.floordiv",
+                             "_operator.mod", "_operator.pow", "_operator.neg"})
     CHECK_MESSAGE(text.value().find(target) != std::string::npos, target);
 }
 
@@ -79,17 +79,19 @@ TEST_CASE("patterns: misuse is a clear error") {
         "p.lua:1: pass 'p.lua:1': recording a call works only inside graft.trace");
   CHECK(error_of("local p = graft.trace(function(a) return graft.trace(function(b) return b end) end)") ==
         "p.lua:1: graft.trace cannot run inside another graft.trace");
-  CHECK(error_of(R"(local p = graft.trace(function(a, b) return a + b end)
+  CHECK(
+      error_of(R"(local p = graft.trace(function(a, b) return a + b end)
                     local r = graft.trace(function(a) return a end)
                     return function(g) g:replace_pattern(p, r) end)") ==
-        "p.lua:3: pass 'p.lua:3': g:replace_pattern: placeholder count mismatch: the pattern has 2 inputs, the replacement 1");
+      "p.lua:3: pass 'p.lua:3': g:replace_pattern: placeholder count mismatch: the pattern has 2 inputs, the replacement 1");
   CHECK(error_of(R"(local p = graft.trace(function(a, b) return a + b end)
                     return graft.pipeline{passes = {function(g) end}, checks = {function(g) g:replace_pattern(p, p) end}})")
             .find("this graph is read-only here") != std::string::npos);
   // Indexing a traced value with a number once recorded a method named "1"; now it says how.
-  CHECK(error_of(R"(local p = graft.trace(function(x) return graft.ops.aten.split.Tensor(x, 2)[1] end))") ==
-        "p.lua:1: cannot index a node with a number (1): for Python's v[i] write graft.ns(\"_operator\").getitem(v, i), "
-        "with Python's 0-based i");
+  CHECK(
+      error_of(R"(local p = graft.trace(function(x) return graft.ops.aten.split.Tensor(x, 2)[1] end))") ==
+      "p.lua:1: cannot index a node with a number (1): for Python's v[i] write graft.ns(\"_operator\").getitem(v, i), "
+      "with Python's 0-based i");
   // A misspelled option is an error, not a silent default; the first unknown key in byte order.
   CHECK(error_of(R"(local p = graft.trace(function(a, b) return a + b end)
                     return function(g) g:match(p, {match_outputs = true, zz = 1}) end)") ==
@@ -132,15 +134,15 @@ TEST_CASE("patterns: g:replace_pattern on back-to-back matches chains the replac
       const std::string s = i == 0 ? "sigmoid" : "sigmoid_" + std::to_string(i);
       const std::string e = i == 0 ? "exp" : "exp_" + std::to_string(i);
       nodes += ",\n{\"name\":\"" + s + R"(","op":"call_function","target":"torch.sigmoid","args":[{"node":")" + prev +
-               R"("}],"kwargs":{},"meta":{}})";
+          R"("}],"kwargs":{},"meta":{}})";
       expected_nodes += ",\n{\"name\":\"" + e + R"(","op":"call_function","target":"torch.exp","args":[{"node":")" +
-                        prev_exp + R"("}],"kwargs":{},"meta":{}})";
+          prev_exp + R"("}],"kwargs":{},"meta":{}})";
       prev = s;
       prev_exp = e;
     }
     auto output = [](const std::string& v) {
       return ",\n{\"name\":\"output\",\"op\":\"output\",\"target\":\"output\",\"args\":[{\"node\":\"" + v +
-             "\"}],\"kwargs\":{},\"meta\":{}}";
+          "\"}],\"kwargs\":{},\"meta\":{}}";
     };
     GraphModule gm = parse(graph_doc(nodes + output(prev)));
     lua::PipelineReport r = run_on(R"(

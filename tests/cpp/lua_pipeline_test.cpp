@@ -116,7 +116,8 @@ TEST_CASE("pipeline: checks after each pass; a failing check stops and undoes th
   }
 }
 
-TEST_CASE("pipeline: steps sweep until nothing changes (FX PassManager), fixpoint groups stop on convergence or limit") {
+TEST_CASE(
+    "pipeline: steps sweep until nothing changes (FX PassManager), fixpoint groups stop on convergence or limit") {
   // Each run of `peel` removes one neg from a chain of three.
   const std::string chain = graph_doc(
       R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
@@ -146,7 +147,10 @@ TEST_CASE("pipeline: steps sweep until nothing changes (FX PassManager), fixpoin
   }
   SUBCASE("fixpoint converges") {
     GraphModule gm = parse(chain);
-    lua::PipelineReport r = run_on(std::string(peel) + "\nreturn graft.pipeline{passes = {graft.fixpoint{name = 'g', passes = {peel}, max_iterations = 10}, 'dead_code_elimination'}}", gm);
+    lua::PipelineReport r = run_on(
+        std::string(peel) +
+            "\nreturn graft.pipeline{passes = {graft.fixpoint{name = 'g', passes = {peel}, max_iterations = 10}, 'dead_code_elimination'}}",
+        gm);
     REQUIRE(r.ok());
     REQUIRE(r.passes.size() == 6);  // peel x4, the group, dce
     CHECK(r.passes[4].kind == "fixpoint");
@@ -157,7 +161,9 @@ TEST_CASE("pipeline: steps sweep until nothing changes (FX PassManager), fixpoin
   }
   SUBCASE("fixpoint limit") {
     GraphModule gm = parse(chain);
-    lua::PipelineReport r = run_on(std::string(peel) + "\nreturn graft.pipeline{passes = {graft.fixpoint{passes = {peel}, max_iterations = 2}}}", gm);
+    lua::PipelineReport r = run_on(
+        std::string(peel) + "\nreturn graft.pipeline{passes = {graft.fixpoint{passes = {peel}, max_iterations = 2}}}",
+        gm);
     REQUIRE(r.ok());
     CHECK(r.passes.back().stop_reason == "max_iterations");
     CHECK(gm.graph.size() == 3);
@@ -185,7 +191,7 @@ TEST_CASE("pipeline: Transformer one-to-X keeps names stable and carries metadat
 {"name":"output","op":"output","target":"output","args":[{"node":"relu"}],"kwargs":{},"meta":{}})");
   CHECK(save(gm) == expected);
   REQUIRE(r.passes.size() == 1);
-  CHECK(r.passes[0].nodes_added == 1);    // mul
+  CHECK(r.passes[0].nodes_added == 1);  // mul
   CHECK(r.passes[0].nodes_changed == 1);  // add's target and args
 }
 
@@ -210,7 +216,8 @@ TEST_CASE("pipeline: Transformer one-to-none and constants") {
     end})",
              gm2);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error->message.find("transformer handler 'call_function' returned nothing for node 'add'") != std::string::npos);
+  CHECK(r.error->message.find("transformer handler 'call_function' returned nothing for node 'add'") !=
+        std::string::npos);
 }
 
 TEST_CASE("pipeline: scripts that do not return a pipeline are refused at once") {
@@ -219,7 +226,8 @@ TEST_CASE("pipeline: scripts that do not return a pipeline are refused at once")
   lua::PipelineReport r = lua::run_pipeline(*sb, gm);
   REQUIRE_FALSE(r.ok());
   CHECK(r.stop_reason == "invalid_pipeline");
-  CHECK(r.error->message == "the script must return a pipeline (graft.pipeline{...}), a pass or a rule set; it returned number");
+  CHECK(r.error->message ==
+        "the script must return a pipeline (graft.pipeline{...}), a pass or a rule set; it returned number");
   CHECK_FALSE(lua::validate_pipeline(*sb).is_ok());
 
   auto bad = lua::Sandbox::create();
@@ -283,7 +291,8 @@ TEST_CASE("pipeline: moves count as changes, nested groups count once, insertion
     REQUIRE(sb.value()->load_string("return 'no_such_builtin'", "p.lua").is_ok());
     Status st = lua::validate_pipeline(*sb.value());
     REQUIRE_FALSE(st.is_ok());
-    CHECK(st.diagnostic().message == "unknown built-in pass 'no_such_builtin' (dead_code_elimination, stable_topological_sort, lint)");
+    CHECK(st.diagnostic().message ==
+          "unknown built-in pass 'no_such_builtin' (dead_code_elimination, stable_topological_sort, lint)");
   }
 }
 
@@ -328,11 +337,14 @@ TEST_CASE("pipeline: hostile declarations and values fail cleanly (review findin
   SUBCASE("tables not made by graft.pipeline") {
     CHECK(error_of(R"(return {kind = "pipeline", passes = {"lint"}, checks = "ab"})") ==
           "t.lua: pipeline: 'checks' must be a list");
-    CHECK(error_of(R"(return {kind = "pipeline", passes = "abc", checks = {}})") == "t.lua: pipeline: 'passes' must be a list");
+    CHECK(error_of(R"(return {kind = "pipeline", passes = "abc", checks = {}})") ==
+          "t.lua: pipeline: 'passes' must be a list");
     CHECK(error_of(R"(return {kind = "pipeline", passes = {}, checks = {42}})") ==
           "t.lua: pipeline: checks[1] must be a function(graph) or 'lint'");
-    CHECK(error_of(R"(return {kind = "pipeline", passes = {}, checks = setmetatable({}, {__len = function() return 5e6 end})})") ==
-          "ok");  // raw length: the __len is not consulted
+    CHECK(
+        error_of(
+            R"(return {kind = "pipeline", passes = {}, checks = setmetatable({}, {__len = function() return 5e6 end})})") ==
+        "ok");  // raw length: the __len is not consulted
   }
   SUBCASE("a fixpoint group that contains itself") {
     CHECK(error_of(R"(local l = {"lint"}; local f = graft.fixpoint{passes = l}; l[1] = f
@@ -340,7 +352,8 @@ TEST_CASE("pipeline: hostile declarations and values fail cleanly (review findin
           "t.lua: fixpoint groups nested more than 32 deep (or one contains itself)");
   }
   SUBCASE("a dict iterator called by hand") {
-    CHECK(error_of("local f = pairs(graft.dict()); f(42)").find("graft.Dict expected, got number") != std::string::npos);
+    CHECK(error_of("local f = pairs(graft.dict()); f(42)").find("graft.Dict expected, got number") !=
+          std::string::npos);
   }
   SUBCASE("a value that contains itself") {
     CHECK(error_of("local l = graft.list{}; l[1] = l; l[2] = l; local s = tostring(l); return s") ==
@@ -369,7 +382,8 @@ TEST_CASE("pipeline: hostile declarations and values fail cleanly (review findin
           if t.alive then t:erase(); g:call_function("torch.ops.aten.abs.default", {g:find("y")}) end
           return true
         end)
-      end)").find("node handle used after the node was erased") != std::string::npos);
+      end)")
+              .find("node handle used after the node was erased") != std::string::npos);
   }
   SUBCASE("a loop does not visit a node created in a reused slot") {
     CHECK(error_of(R"(return function(g)
@@ -404,7 +418,8 @@ TEST_CASE("pipeline: a move and its undo is no change; runs are reproducible; op
   REQUIRE(held.graph.begin_transaction().is_ok());
   lua::PipelineReport refused = lua::run_pipeline(*sb, held);
   REQUIRE_FALSE(refused.ok());
-  CHECK(refused.error->message == "the graph has an open transaction; commit or roll it back before running a pipeline");
+  CHECK(refused.error->message ==
+        "the graph has an open transaction; commit or roll it back before running a pipeline");
   CHECK(held.graph.in_transaction());
 }
 
@@ -433,7 +448,8 @@ TEST_CASE("pipeline: a Transformer handler that erases a value the original grap
   CHECK(save(gm) == before);
 }
 
-TEST_CASE("pipeline: this_before_that constraints are checked when the pipeline is declared, as torch's PassManager does") {
+TEST_CASE(
+    "pipeline: this_before_that constraints are checked when the pipeline is declared, as torch's PassManager does") {
   auto run = [](const std::string& script) {
     GraphModule gm = parse(small_aten_graph());
     auto sb = lua::Sandbox::create();
@@ -459,6 +475,5 @@ TEST_CASE("pipeline: this_before_that constraints are checked when the pipeline 
   CHECK(run(passes + R"(graft.pipeline{passes = {fuse}, constraints = {42}}
     return p)") == "c.lua:4: graft.pipeline: constraints[1] is not a graft.this_before_that(a, b)");
   CHECK(run(R"(local c = graft.this_before_that(1, 2)
-    return c)") ==
-        "c.lua:1: graft.this_before_that: expected two passes (what graft.pipeline's 'passes' list holds)");
+    return c)") == "c.lua:1: graft.this_before_that: expected two passes (what graft.pipeline's 'passes' list holds)");
 }

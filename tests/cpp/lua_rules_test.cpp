@@ -9,20 +9,22 @@ using namespace graft::test;
 
 namespace {
 
-std::string node_line(const char* name, const char* op, const char* target, const char* args, const char* kwargs = "{}") {
+std::string node_line(const char* name, const char* op, const char* target, const char* args,
+                      const char* kwargs = "{}") {
   return std::string(R"({"name":")") + name + R"(","op":")" + op + R"(","target":")" + target + R"(","args":)" + args +
-         R"(,"kwargs":)" + kwargs + R"(,"meta":{}})";
+      R"(,"kwargs":)" + kwargs + R"(,"meta":{}})";
 }
 
 // x, y -> add(x, y) -> relu -> add_1(y, relu) -> gelu -> out
 std::string chain_graph() {
-  return graph_doc(node_line("x", "placeholder", "x", "[]") + ",\n" + node_line("y", "placeholder", "y", "[]") + ",\n" +
-                   node_line("add", "call_function", "torch.add", R"([{"node":"x"},{"node":"y"}])") + ",\n" +
-                   node_line("relu", "call_function", "torch.relu", R"([{"node":"add"}])") + ",\n" +
-                   node_line("add_1", "call_function", "torch.add", R"([{"node":"y"},{"node":"relu"}])") + ",\n" +
-                   node_line("gelu", "call_function", "torch.nn.functional.gelu", R"([{"node":"add_1"}])",
-                             R"({"approximate":"none"})") +
-                   ",\n" + R"({"name":"output","op":"output","target":"output","args":[{"node":"gelu"}],"kwargs":{},"meta":{}})");
+  return graph_doc(
+      node_line("x", "placeholder", "x", "[]") + ",\n" + node_line("y", "placeholder", "y", "[]") + ",\n" +
+      node_line("add", "call_function", "torch.add", R"([{"node":"x"},{"node":"y"}])") + ",\n" +
+      node_line("relu", "call_function", "torch.relu", R"([{"node":"add"}])") + ",\n" +
+      node_line("add_1", "call_function", "torch.add", R"([{"node":"y"},{"node":"relu"}])") + ",\n" +
+      node_line("gelu", "call_function", "torch.nn.functional.gelu", R"([{"node":"add_1"}])",
+                R"({"approximate":"none"})") +
+      ",\n" + R"({"name":"output","op":"output","target":"output","args":[{"node":"gelu"}],"kwargs":{},"meta":{}})");
 }
 
 std::string load_error(const std::string& script) {
@@ -187,8 +189,8 @@ TEST_CASE("lua rules: modules matched by class; the replacement reaches their pa
 
 TEST_CASE("lua rules: graft.module takes several classes, any of which matches") {
   GraphModule gm = parse(graph_doc(
-      node_line("x", "placeholder", "x", "[]") + ",\n" + node_line("act1", "call_module", "act1", R"([{"node":"x"}])") + ",\n" +
-          node_line("act2", "call_module", "block.act2", R"([{"node":"act1"}])") + ",\n" +
+      node_line("x", "placeholder", "x", "[]") + ",\n" + node_line("act1", "call_module", "act1", R"([{"node":"x"}])") +
+          ",\n" + node_line("act2", "call_module", "block.act2", R"([{"node":"act1"}])") + ",\n" +
           node_line("act3", "call_module", "act3", R"([{"node":"act2"}])") + ",\n" +
           R"({"name":"output","op":"output","target":"output","args":[{"node":"act3"}],"kwargs":{},"meta":{}})",
       R"([{"path":"","class":"M","parameters":[],"buffers":[]},
@@ -227,9 +229,10 @@ TEST_CASE("lua rules: errors name the rule and leave the graph as it was") {
   CHECK(filter_error.find("g:apply: rule 'boom' at relu: ") != std::string::npos);
   CHECK(filter_error.find("no filter today") != std::string::npos);
   CHECK(save(gm) == before);
-  CHECK(run_error(R"(return function(g) g:apply(graft.rules{}, { mode = "sometimes" }) end)", gm).find(
-            "mode must be \"once\" or \"fixpoint\"") != std::string::npos);
-  CHECK(run_error(R"(return function(g) return graft.any + 1 end)", gm).find("attempt to perform arithmetic") != std::string::npos);
+  CHECK(run_error(R"(return function(g) g:apply(graft.rules{}, { mode = "sometimes" }) end)", gm)
+            .find("mode must be \"once\" or \"fixpoint\"") != std::string::npos);
+  CHECK(run_error(R"(return function(g) return graft.any + 1 end)", gm).find("attempt to perform arithmetic") !=
+        std::string::npos);
 }
 
 TEST_CASE("lua rules: the log shows the matcher's decisions") {
@@ -248,7 +251,8 @@ TEST_CASE("lua rules: the log shows the matcher's decisions") {
   REQUIRE_MESSAGE(r.ok(), r.error->to_string());
 }
 
-TEST_CASE("lua rules: a rule whose replacement matches again is stopped by the script's budgets, not after a million rewrites") {
+TEST_CASE(
+    "lua rules: a rule whose replacement matches again is stopped by the script's budgets, not after a million rewrites") {
   // relu(a) -> relu(relu(a)) grows the graph at every rewrite without running a Lua
   // instruction: the nodes it creates are charged to the memory and instruction budgets.
   // Found by tests/fuzz/lua_api_fuzz (it ran for minutes under a 2M-instruction budget).

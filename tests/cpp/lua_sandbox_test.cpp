@@ -186,8 +186,8 @@ TEST_CASE("sandbox: every attack in the escape corpus fails as designed and the 
       if (a.expect_error) {
         REQUIRE_MESSAGE(!r.is_ok(), a.name << " succeeded: " << (r.is_ok() ? r.value() : ""));
         const Diagnostic& d = r.status().diagnostic();
-        CHECK_MESSAGE(d.message == a.expected, a.name << "\n  got:      " << d.message.substr(0, 400)
-                                                      << "\n  expected: " << a.expected);
+        CHECK_MESSAGE(d.message == a.expected,
+                      a.name << "\n  got:      " << d.message.substr(0, 400) << "\n  expected: " << a.expected);
         if (d.line != 0) CHECK_MESSAGE(d.file == a.name, a.name << ": located in " << d.file);
       } else {
         REQUIRE_MESSAGE(r.is_ok(), a.name << " failed: " << r.status().message().substr(0, 400));
@@ -334,12 +334,13 @@ TEST_CASE("sandbox: a chunk from load sees the module's globals, not the state's
   CHECK(eval_ok(*sb, "return y") == "nil");  // each evaluate has its own environment
   CHECK(eval_ok(*sb, "local env = {z = 3} return load('return z', 'c', 't', env)()") == "3");
   CHECK(eval_ok(*sb, "local f, e = load('return +') return f, e") == "nil\t(load):1: unexpected symbol near '+'");
-  CHECK(eval_ok(*sb, "local parts, i = {'return ', '6 * 7'}, 0 return load(function() i = i + 1 return parts[i] end)()") ==
+  CHECK(eval_ok(*sb,
+                "local parts, i = {'return ', '6 * 7'}, 0 return load(function() i = i + 1 return parts[i] end)()") ==
         "42");
   // A main script's value survives; its globals are its own.
-  REQUIRE(sb->load_string("counter = 10 return { next = function() counter = counter + 1 return counter end }",
-                          "main.lua")
-              .is_ok());
+  REQUIRE(
+      sb->load_string("counter = 10 return { next = function() counter = counter + 1 return counter end }", "main.lua")
+          .is_ok());
   CHECK(eval_ok(*sb, "return counter") == "nil");
 }
 
@@ -348,14 +349,17 @@ TEST_CASE("sandbox: the wrapped library still behaves like Lua's") {
   // table.insert / remove / move / sort / concat / unpack are re-implemented or wrapped.
   CHECK(eval_ok(*sb, "local t = {1, 2, 3} table.insert(t, 4) table.insert(t, 1, 0) return table.concat(t, ',')") ==
         "0,1,2,3,4");
-  CHECK(eval_ok(*sb, "local t = {1, 2, 3} local r = table.remove(t, 1) return r, table.concat(t, ','), table.remove(t), #t") ==
-        "1\t2,3\t3\t1");
+  CHECK(
+      eval_ok(*sb,
+              "local t = {1, 2, 3} local r = table.remove(t, 1) return r, table.concat(t, ','), table.remove(t), #t") ==
+      "1\t2,3\t3\t1");
   CHECK(eval_ok(*sb, "local t = {} return table.remove(t), #t") == "nil\t0");
   CHECK(eval_error(*sb, "table.insert({1}, 5, 'x')") == "bad argument #2 to 'insert' (position out of bounds)");
   CHECK(eval_error(*sb, "table.insert({1}, 1, 2, 3)") == "wrong number of arguments to 'insert'");
   CHECK(eval_ok(*sb, "return table.concat(table.move({1, 2, 3}, 1, 3, 2), ',')") == "1,1,2,3");
   CHECK(eval_ok(*sb, "local t = {5, 2, 8, 1} table.sort(t) return table.concat(t, ',')") == "1,2,5,8");
-  CHECK(eval_ok(*sb, "local t = {5, 2, 8, 1} table.sort(t, function(a, b) return a > b end) return table.concat(t, ',')") ==
+  CHECK(eval_ok(*sb,
+                "local t = {5, 2, 8, 1} table.sort(t, function(a, b) return a > b end) return table.concat(t, ',')") ==
         "8,5,2,1");
   CHECK(eval_error(*sb, "table.sort({3, 'a', 1})").find("attempt to compare") != std::string::npos);
   CHECK(eval_ok(*sb, "return table.unpack({1, 2, 3}, 2)") == "2\t3");
@@ -363,21 +367,28 @@ TEST_CASE("sandbox: the wrapped library still behaves like Lua's") {
   CHECK(eval_error(*sb, "table.concat(nil)") == "bad argument #1 to 'concat' (table expected, got nil)");
   // string.find: plain searches, init positions, empty patterns; magic patterns unchanged.
   CHECK(eval_ok(*sb, "return ('hello world'):find('o w', 1, true)") == "5\t7");
-  CHECK(eval_ok(*sb, "return ('hello'):find('l'), ('hello'):find('l', -2), ('hello'):find('', 10), ('hello'):find('', 6)") ==
+  CHECK(eval_ok(*sb,
+                "return ('hello'):find('l'), ('hello'):find('l', -2), ('hello'):find('', 10), ('hello'):find('', 6)") ==
         "3\t4\tnil\t6\t5");  // all but the last call give one value
   CHECK(eval_ok(*sb, "return ('a.b'):find('.', 1, true), ('a\\0b'):find('\\0')") == "2\t2\t2");
   CHECK(eval_ok(*sb, "return ('key=val'):match('(%w+)=(%w+)')") == "key\tval");
   // xpcall handlers and coroutines (wrapped) work as usual, yields included.
   CHECK(eval_ok(*sb, "return select(2, xpcall(error, function(m) return 'handled: ' .. m end, 'boom', 0))") ==
         "handled: boom");
-  CHECK(eval_ok(*sb, "local co = coroutine.wrap(function(a) local b = coroutine.yield(a + 1) return b * 2 end) "
-                     "return co(1), co(5)") == "2\t10");
+  CHECK(eval_ok(*sb,
+                "local co = coroutine.wrap(function(a) local b = coroutine.yield(a + 1) return b * 2 end) "
+                "return co(1), co(5)") == "2\t10");
   CHECK(eval_ok(*sb, "return coroutine.resume(coroutine.create(function() error('x', 0) end))") == "false\tx");
-  CHECK(eval_ok(*sb, "local co = coroutine.create(function() coroutine.yield(pcall(coroutine.yield, 1)) end) "
-                     "local _, a = coroutine.resume(co) local _, b, c = coroutine.resume(co, 'v') return a, b, c, coroutine.status(co)") ==
-        "1\ttrue\tv\tsuspended");
-  CHECK(eval_ok(*sb, "local closed = false do local x <close> = setmetatable({}, {__close = function() closed = true end}) end "
-                     "return closed") == "true");
+  CHECK(
+      eval_ok(
+          *sb,
+          "local co = coroutine.create(function() coroutine.yield(pcall(coroutine.yield, 1)) end) "
+          "local _, a = coroutine.resume(co) local _, b, c = coroutine.resume(co, 'v') return a, b, c, coroutine.status(co)") ==
+      "1\ttrue\tv\tsuspended");
+  CHECK(eval_ok(
+            *sb,
+            "local closed = false do local x <close> = setmetatable({}, {__close = function() closed = true end}) end "
+            "return closed") == "true");
   CHECK(eval_ok(*sb, "local t = setmetatable({}, {__index = function(_, k) return k * 2 end}) return t[21]") == "42");
   CHECK(eval_ok(*sb, "local t = {} rawset(t, 'k', 'v') return t.k") == "v");
   CHECK(eval_ok(*sb, "local n = 0 for k in pairs(math) do n = n + 1 end return n > 20, #string.rep('ab', 3, ',')") ==
@@ -438,9 +449,9 @@ TEST_CASE("sandbox: failing the Nth allocation, for every N, never crashes or le
     *used = n;  // creating it reached the Nth allocation
     if (!created) {
       const std::string m = created.status().diagnostic().message;
-      CHECK_MESSAGE((m == "cannot create a Lua state (out of memory)" ||
-                     m == "setting up the sandbox: not enough memory"),
-                    "N=" << n << ": " << m);
+      CHECK_MESSAGE(
+          (m == "cannot create a Lua state (out of memory)" || m == "setting up the sandbox: not enough memory"),
+          "N=" << n << ": " << m);
       ++failed_create;
       return false;
     }

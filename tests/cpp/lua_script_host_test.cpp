@@ -85,7 +85,9 @@ TEST_CASE("script host: a script that loads but returns no pipeline is refused l
   auto events = host.poll();
   REQUIRE(events.size() == 1);
   CHECK_FALSE(events[0].ok);
-  CHECK(events[0].error->message == "the script must return a pipeline (graft.pipeline{...}), a pass or a rule set; it returned a table that is neither");
+  CHECK(
+      events[0].error->message ==
+      "the script must return a pipeline (graft.pipeline{...}), a pass or a rule set; it returned a table that is neither");
   // A first load that fails is an error of load() itself.
   lua::ScriptHost other(options);
   CHECK_FALSE(other.load(script).is_ok());
@@ -238,13 +240,15 @@ TEST_CASE("script host: a pattern file the rules read is watched like a module")
   auto pattern = [](const char* target) {
     return graph_doc(std::string(R"({"name":"a","op":"placeholder","target":"a","args":[],"kwargs":{},"meta":{}},
 {"name":"b","op":"placeholder","target":"b","args":[],"kwargs":{},"meta":{}},
-{"name":"f","op":"call_function","target":")") + target + R"(","args":[{"node":"a"},{"node":"b"}],"kwargs":{},"meta":{}},
+{"name":"f","op":"call_function","target":")") +
+                     target + R"(","args":[{"node":"a"},{"node":"b"}],"kwargs":{},"meta":{}},
 {"name":"output","op":"output","target":"output","args":[{"node":"f"}],"kwargs":{},"meta":{}})");
   };
   write_text(dir.path / "patterns" / "binary.json", pattern("torch.ops.aten.add.Tensor"));
-  write_text(script,
-             "local p = graft.pattern_file('patterns.binary')\n"
-             "return graft.pass{name = 'count', run = function(g) g:find('add').target = 'found.' .. #g:match(p) end}\n");
+  write_text(
+      script,
+      "local p = graft.pattern_file('patterns.binary')\n"
+      "return graft.pass{name = 'count', run = function(g) g:find('add').target = 'found.' .. #g:match(p) end}\n");
   lua::ScriptHostOptions options;
   options.use_inotify = false;
   lua::ScriptHost host(options);
@@ -281,10 +285,12 @@ TEST_CASE("script host: pattern files named with dots, and the dead detach nodes
 {"name":"f","op":"call_function","target":"torch.ops.aten.add.Tensor","args":[{"node":"a"},{"node":"b"}],"kwargs":{},"meta":{}},
 {"name":"output","op":"output","target":"output","args":[{"node":"f"}],"kwargs":{},"meta":{}})"));
   auto run = [&](const std::string& lua) {  // the match count, or the error matching raised
-    write_text(script, lua + "\nreturn graft.pass{name = 'count', run = function(g)\n"
-                             "  local ok, m = pcall(g.match, g, p)\n"
-                             "  g:find('add').target = ok and 'found.' .. #m or tostring(m)\n"
-                             "end}\n");
+    write_text(script,
+               lua +
+                   "\nreturn graft.pass{name = 'count', run = function(g)\n"
+                   "  local ok, m = pcall(g.match, g, p)\n"
+                   "  g:find('add').target = ok and 'found.' .. #m or tostring(m)\n"
+                   "end}\n");
     lua::ScriptHostOptions options;
     options.use_inotify = false;
     lua::ScriptHost host(options);
@@ -294,11 +300,13 @@ TEST_CASE("script host: pattern files named with dots, and the dead detach nodes
   CHECK(run("local p = graft.pattern_file('patterns/resnet18.aten.json', {drop_dead_detach = true})") == "found.1");
   // Without the option the dead detach nodes are the pattern's dead code, and the error says so.
   CHECK(run("local p = graft.pattern_file('patterns/resnet18.aten.json')").find("dead code") != std::string::npos);
-  CHECK(run("local p = graft.pattern_file('../rules.json')").find("give a path relative to the script root, without '..'") !=
+  CHECK(run("local p = graft.pattern_file('../rules.json')")
+            .find("give a path relative to the script root, without '..'") != std::string::npos);
+  CHECK(run("local p = graft.pattern_file('patterns/none.json')").find("file 'patterns/none.json' not found") !=
         std::string::npos);
-  CHECK(run("local p = graft.pattern_file('patterns/none.json')").find("file 'patterns/none.json' not found") != std::string::npos);
   CHECK(run("local p = graft.pattern_file('patterns/resnet18.aten.json', {drop_detach = true})")
-            .find("graft.pattern_file: unknown option 'drop_detach' (modules_by_class, drop_dead_detach)") != std::string::npos);
+            .find("graft.pattern_file: unknown option 'drop_detach' (modules_by_class, drop_dead_detach)") !=
+        std::string::npos);
 }
 
 TEST_CASE("script host soak: 1,000 saves, a third broken and a third runaway; no broken version is ever served") {
@@ -311,7 +319,7 @@ TEST_CASE("script host soak: 1,000 saves, a third broken and a third runaway; no
   lua::ScriptHost host(options);
   REQUIRE(host.load(script).is_ok());
   std::uint64_t serving = 1;  // the version a run must use
-  std::thread runaway;        // a run of a runaway version, in flight until the next save
+  std::thread runaway;  // a run of a runaway version, in flight until the next save
   lua::PipelineReport runaway_report;
   bool runaway_changed_graph = false;
   std::vector<double> served_ms;  // save -> the good version's run done, for the record
@@ -321,10 +329,11 @@ TEST_CASE("script host soak: 1,000 saves, a third broken and a third runaway; no
     const int kind = i % 3;  // 0 good, 1 broken, 2 runaway
     const auto saved_at = std::chrono::steady_clock::now();
     const std::string tag = std::to_string(i);
-    save_like_editor(script, kind == 0   ? tagging_script(tag)
-                             : kind == 1 ? "return graft.pass{name = 'broken', run = function(g)\n"
-                                         : "return graft.pass{name = 'runaway', run = function(g)\n"
-                                           "  g:find('add').target = 'version.runaway'\n  while true do end\nend}\n");
+    save_like_editor(script,
+                     kind == 0       ? tagging_script(tag)
+                         : kind == 1 ? "return graft.pass{name = 'broken', run = function(g)\n"
+                                     : "return graft.pass{name = 'runaway', run = function(g)\n"
+                                       "  g:find('add').target = 'version.runaway'\n  while true do end\nend}\n");
     if (runaway.joinable()) {  // the save abandons the run in flight, which changed nothing
       runaway.join();
       REQUIRE_FALSE(runaway_report.ok());
@@ -340,7 +349,8 @@ TEST_CASE("script host soak: 1,000 saves, a third broken and a third runaway; no
     CHECK(host.version(script) == serving);
     if (kind == 0) {
       CHECK(target_after_run(host, script) == "version." + tag);
-      served_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - saved_at).count());
+      served_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - saved_at).count());
     } else if (kind == 2) {
       runaway = std::thread([&] {
         GraphModule gm = parse(small_aten_graph());
@@ -354,7 +364,8 @@ TEST_CASE("script host soak: 1,000 saves, a third broken and a third runaway; no
   CHECK(abandoned == 333);
   std::sort(served_ms.begin(), served_ms.end());
   REQUIRE(served_ms.size() == 333);
-  std::printf("script host soak: 1000 saves (333 good, 334 broken, 333 runaway, all abandoned); a good save served in "
-              "%.1f ms (median), %.1f ms (99th percentile), %.1f ms (slowest)\n",
-              served_ms[served_ms.size() / 2], served_ms[served_ms.size() * 99 / 100], served_ms.back());
+  std::printf(
+      "script host soak: 1000 saves (333 good, 334 broken, 333 runaway, all abandoned); a good save served in "
+      "%.1f ms (median), %.1f ms (99th percentile), %.1f ms (slowest)\n",
+      served_ms[served_ms.size() / 2], served_ms[served_ms.size() * 99 / 100], served_ms.back());
 }

@@ -3,8 +3,8 @@
 
 #include <doctest/doctest.h>
 
-#include <filesystem>
 #include <unistd.h>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -17,7 +17,7 @@ namespace graft::test {
 /// A canonical graph file around the given node lines.
 inline std::string graph_doc(const std::string& nodes, const std::string& modules = "[]") {
   return "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {},\n\"modules\": " + modules +
-         ",\n\"nodes\": [\n" + nodes + "\n]\n}\n";
+      ",\n\"nodes\": [\n" + nodes + "\n]\n}\n";
 }
 
 /// x, y -> add(x, y) -> relu -> output, all ATen.
@@ -66,7 +66,8 @@ inline void write_text(const std::filesystem::path& p, const std::string& text) 
 struct TempDir {
   std::filesystem::path path;
   // The process id keeps two test runs at once (a build and a sanitizer build) apart.
-  explicit TempDir(const char* name) : path(std::filesystem::temp_directory_path() / (std::string(name) + "_" + std::to_string(::getpid()))) {
+  explicit TempDir(const char* name)
+      : path(std::filesystem::temp_directory_path() / (std::string(name) + "_" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }

@@ -32,11 +32,11 @@ std::string names(const Graph& g, const SubgraphMatch& m) {
 }  // namespace
 
 TEST_CASE("matcher: a chain of 4 sigmoids and a 2-sigmoid pattern gives 2 matches, earliest anchor first") {
-  Graph g = graph_of(lines({ph("x"), call("s1", kSigmoid, R"([{"node":"x"}])"), call("s2", kSigmoid, R"([{"node":"s1"}])"),
-                            call("s3", kSigmoid, R"([{"node":"s2"}])"), call("s4", kSigmoid, R"([{"node":"s3"}])"),
-                            out(R"({"node":"s4"})")}));
-  Graph p = graph_of(lines({ph("a"), call("p1", kSigmoid, R"([{"node":"a"}])"), call("p2", kSigmoid, R"([{"node":"p1"}])"),
-                            out(R"({"node":"p2"})")}));
+  Graph g = graph_of(lines({ph("x"), call("s1", kSigmoid, R"([{"node":"x"}])"),
+                            call("s2", kSigmoid, R"([{"node":"s1"}])"), call("s3", kSigmoid, R"([{"node":"s2"}])"),
+                            call("s4", kSigmoid, R"([{"node":"s3"}])"), out(R"({"node":"s4"})")}));
+  Graph p = graph_of(lines({ph("a"), call("p1", kSigmoid, R"([{"node":"a"}])"),
+                            call("p2", kSigmoid, R"([{"node":"p1"}])"), out(R"({"node":"p2"})")}));
   auto all = find(p, g, MatchOptions{.remove_overlapping_matches = false});
   REQUIRE(all.size() == 3);  // anchored at s2, s3, s4
   auto kept = find(p, g);
@@ -48,7 +48,8 @@ TEST_CASE("matcher: a chain of 4 sigmoids and a 2-sigmoid pattern gives 2 matche
 
 TEST_CASE("matcher: node bindings are injective: a + b does not match x + x") {
   Graph g = graph_of(lines({ph("x"), call("add", kAdd, R"([{"node":"x"},{"node":"x"}])"), out(R"({"node":"add"})")}));
-  Graph p = graph_of(lines({ph("a"), ph("b"), call("add", kAdd, R"([{"node":"a"},{"node":"b"}])"), out(R"({"node":"add"})")}));
+  Graph p = graph_of(
+      lines({ph("a"), ph("b"), call("add", kAdd, R"([{"node":"a"},{"node":"b"}])"), out(R"({"node":"add"})")}));
   CHECK(find(p, g).empty());
   // ...while a + a does (one placeholder used twice must bind one value).
   Graph p2 = graph_of(lines({ph("a"), call("add", kAdd, R"([{"node":"a"},{"node":"a"}])"), out(R"({"node":"add"})")}));
@@ -57,19 +58,21 @@ TEST_CASE("matcher: node bindings are injective: a + b does not match x + x") {
 
 TEST_CASE("matcher: literals are type-strict, lists and tuples interchangeable") {
   auto graph_with = [](const char* arg) {
-    return graph_of(lines({ph("x"), call("add", kAdd, std::string(R"([{"node":"x"},)") + arg + "]"), out(R"({"node":"add"})")}));
+    return graph_of(
+        lines({ph("x"), call("add", kAdd, std::string(R"([{"node":"x"},)") + arg + "]"), out(R"({"node":"add"})")}));
   };
   Graph p_int = graph_of(lines({ph("a"), call("add", kAdd, R"([{"node":"a"},1])"), out(R"({"node":"add"})")}));
   CHECK(find(p_int, graph_with("1")).size() == 1);
-  CHECK(find(p_int, graph_with("1.0")).empty());    // 1 is not 1.0
-  CHECK(find(p_int, graph_with("true")).empty());   // 1 is not True
+  CHECK(find(p_int, graph_with("1.0")).empty());  // 1 is not 1.0
+  CHECK(find(p_int, graph_with("true")).empty());  // 1 is not True
   CHECK(find(p_int, graph_with("2")).empty());
   CHECK(find(p_int, graph_with("2"), MatchOptions{.ignore_literals = true}).size() == 1);
   Graph p_list = graph_of(lines({ph("a"), call("add", kAdd, R"([{"node":"a"},[1,2]])"), out(R"({"node":"add"})")}));
   CHECK(find(p_list, graph_with(R"({"tuple":[1,2]})")).size() == 1);
   CHECK(find(p_list, graph_with("[1,2,3]")).empty());
   // A placeholder binds a whole literal, and the same literal again where it is reused.
-  Graph p_bind = graph_of(lines({ph("a"), ph("k"), call("add", kAdd, R"([{"node":"a"},{"node":"k"}])"), out(R"({"node":"add"})")}));
+  Graph p_bind = graph_of(
+      lines({ph("a"), ph("k"), call("add", kAdd, R"([{"node":"a"},{"node":"k"}])"), out(R"({"node":"add"})")}));
   auto m = find(p_bind, graph_with("[1,2]"));
   REQUIRE(m.size() == 1);
   REQUIRE(m[0].placeholder_nodes[1].literal != nullptr);
@@ -78,14 +81,16 @@ TEST_CASE("matcher: literals are type-strict, lists and tuples interchangeable")
 
 TEST_CASE("matcher: an inner node used outside the match is no match; returned nodes may be") {
   // add feeds relu (matched) and also the output directly: add is inner in pattern add->relu.
-  Graph g = graph_of(lines({ph("x"), ph("y"), call("add", kAdd, R"([{"node":"x"},{"node":"y"}])"),
-                            call("relu", kRelu, R"([{"node":"add"}])"), out(R"({"tuple":[{"node":"relu"},{"node":"add"}]})")}));
+  Graph g = graph_of(
+      lines({ph("x"), ph("y"), call("add", kAdd, R"([{"node":"x"},{"node":"y"}])"),
+             call("relu", kRelu, R"([{"node":"add"}])"), out(R"({"tuple":[{"node":"relu"},{"node":"add"}]})")}));
   Graph p = graph_of(lines({ph("a"), ph("b"), call("add", kAdd, R"([{"node":"a"},{"node":"b"}])"),
                             call("relu", kRelu, R"([{"node":"add"}])"), out(R"({"node":"relu"})")}));
   CHECK(find(p, g).empty());
   // Returning add too makes it a returned node: now it may be used outside.
-  Graph p2 = graph_of(lines({ph("a"), ph("b"), call("add", kAdd, R"([{"node":"a"},{"node":"b"}])"),
-                             call("relu", kRelu, R"([{"node":"add"}])"), out(R"({"tuple":[{"node":"relu"},{"node":"add"}]})")}));
+  Graph p2 = graph_of(
+      lines({ph("a"), ph("b"), call("add", kAdd, R"([{"node":"a"},{"node":"b"}])"),
+             call("relu", kRelu, R"([{"node":"add"}])"), out(R"({"tuple":[{"node":"relu"},{"node":"add"}]})")}));
   auto m = find(p2, g);
   REQUIRE(m.size() == 1);
   CHECK(names(g, m[0]) == "relu,add");
@@ -97,9 +102,11 @@ TEST_CASE("matcher: a match whose fusion would create a cycle is dropped") {
   // Binding that placeholder to neg would put neg outside between two matched nodes.
   Graph g = graph_of(lines({ph("x"), call("add", kAdd, R"([{"node":"x"},{"node":"x"}])"),
                             call("neg", "torch.ops.aten.neg.default", R"([{"node":"add"}])"),
-                            call("mul", "torch.ops.aten.mul.Tensor", R"([{"node":"add"},{"node":"neg"}])"), out(R"({"node":"mul"})")}));
-  Graph p = graph_of(lines({ph("a"), ph("b"), call("add", kAdd, R"([{"node":"a"},{"node":"a"}])"),
-                            call("mul", "torch.ops.aten.mul.Tensor", R"([{"node":"add"},{"node":"b"}])"), out(R"({"node":"mul"})")}));
+                            call("mul", "torch.ops.aten.mul.Tensor", R"([{"node":"add"},{"node":"neg"}])"),
+                            out(R"({"node":"mul"})")}));
+  Graph p = graph_of(
+      lines({ph("a"), ph("b"), call("add", kAdd, R"([{"node":"a"},{"node":"a"}])"),
+             call("mul", "torch.ops.aten.mul.Tensor", R"([{"node":"add"},{"node":"b"}])"), out(R"({"node":"mul"})")}));
   CHECK(find(p, g).empty());  // (here containment already refuses it: neg uses the inner add)
   // Returning add too lets it have outside users, so containment passes; the cycle through
   // neg is what refuses the match now.
@@ -126,14 +133,15 @@ TEST_CASE("matcher: a match whose fusion would create a cycle is dropped") {
 
 TEST_CASE("matcher: multi-output pattern with an anchor that has no candidate gives no match (FX raises KeyError)") {
   Graph g = graph_of(lines({ph("x"), call("relu", kRelu, R"([{"node":"x"}])"), out(R"({"node":"relu"})")}));
-  Graph p = graph_of(lines({ph("a"), call("relu", kRelu, R"([{"node":"a"}])"), call("sig", kSigmoid, R"([{"node":"a"}])"),
-                            out(R"({"tuple":[{"node":"relu"},{"node":"sig"}]})")}));
+  Graph p =
+      graph_of(lines({ph("a"), call("relu", kRelu, R"([{"node":"a"}])"), call("sig", kSigmoid, R"([{"node":"a"}])"),
+                      out(R"({"tuple":[{"node":"relu"},{"node":"sig"}]})")}));
   CHECK(find(p, g).empty());
 }
 
 TEST_CASE("matcher: match_output and match_placeholder") {
-  Graph g = graph_of(lines({ph("x"), call("s1", kSigmoid, R"([{"node":"x"}])"), call("s2", kSigmoid, R"([{"node":"s1"}])"),
-                            out(R"({"node":"s2"})")}));
+  Graph g = graph_of(lines({ph("x"), call("s1", kSigmoid, R"([{"node":"x"}])"),
+                            call("s2", kSigmoid, R"([{"node":"s1"}])"), out(R"({"node":"s2"})")}));
   Graph p = graph_of(lines({ph("a"), call("p1", kSigmoid, R"([{"node":"a"}])"), out(R"({"node":"p1"})")}));
   CHECK(find(p, g).size() == 2);
   auto at_output = find(p, g, MatchOptions{.match_output = true});
@@ -150,11 +158,13 @@ TEST_CASE("matcher: ATen arguments spelled differently match through the operato
   // the schema says alpha is present on one side only -> no match; with alpha=2 on both -> match.
   Graph g = graph_of(lines({ph("x"), ph("y"), call("add", kAdd, R"([{"node":"x"},{"node":"y"}])", R"({"alpha":2})"),
                             out(R"({"node":"add"})")}));
-  Graph p_plain = graph_of(lines({ph("a"), ph("b"), call("add", kAdd, R"([{"node":"a"},{"node":"b"}])"), out(R"({"node":"add"})")}));
+  Graph p_plain = graph_of(
+      lines({ph("a"), ph("b"), call("add", kAdd, R"([{"node":"a"},{"node":"b"}])"), out(R"({"node":"add"})")}));
   CHECK(find(p_plain, g).empty());
   // self given by keyword in the pattern, positionally in the graph.
-  Graph p_kw = graph_of(lines({ph("a"), ph("b"), call("add", kAdd, R"([{"node":"a"}])", R"({"other":{"node":"b"},"alpha":2})"),
-                               out(R"({"node":"add"})")}));
+  Graph p_kw =
+      graph_of(lines({ph("a"), ph("b"), call("add", kAdd, R"([{"node":"a"}])", R"({"other":{"node":"b"},"alpha":2})"),
+                      out(R"({"node":"add"})")}));
   CHECK(find(p_kw, g).size() == 1);
 }
 

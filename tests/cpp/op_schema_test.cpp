@@ -190,7 +190,8 @@ TEST_CASE("op_schema: container, tuple, class and wildcard-alias types") {
   check_arg(items.returns[0], "", "(Tensor, t)[]", false);
   CHECK(to_string(items) == "aten::items.Tensor(Dict(Tensor, t) self) -> ((Tensor, t)[])");
 
-  OpSchema as_tensor = parse_ok("aten::as_tensor(Tensor(a) data, *, ScalarType? dtype=None, Device? device=None) -> Tensor(b|a)");
+  OpSchema as_tensor =
+      parse_ok("aten::as_tensor(Tensor(a) data, *, ScalarType? dtype=None, Device? device=None) -> Tensor(b|a)");
   check_arg(as_tensor.returns[0], "", "Tensor(b|a)", false);
   CHECK(as_tensor.returns[0].is_tensor());
 
@@ -200,7 +201,8 @@ TEST_CASE("op_schema: container, tuple, class and wildcard-alias types") {
       "float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)");
   check_arg(gru.arguments[3], "params", "__torch__.torch.classes.rnn.CellParamsBase[]", false);
 
-  OpSchema opt = parse_ok("aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor");
+  OpSchema opt = parse_ok(
+      "aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor");
   check_arg(opt.arguments[1], "output_size", "SymInt[]?", false);
   CHECK_FALSE(opt.arguments[1].is_tensor());
   CHECK_FALSE(parse_ok("my::f(Tensor? x) -> ()").arguments[0].is_tensor());
@@ -238,12 +240,14 @@ TEST_CASE("op_schema: extra spaces are accepted and printing normalises them") {
 TEST_CASE("op_schema: malformed schemas name the column and what was expected") {
   CHECK(parse_error("") == "column 1: expected an operator namespace such as 'aten', found end of text");
   CHECK(parse_error("add(Tensor self) -> Tensor") == "column 4: expected '::' after the namespace, found '('");
-  CHECK(parse_error("aten::add.(Tensor self) -> Tensor") == "column 11: expected an overload name after '.', found '('");
+  CHECK(parse_error("aten::add.(Tensor self) -> Tensor") ==
+        "column 11: expected an overload name after '.', found '('");
   CHECK(parse_error("aten::add.Tensor(Tensor self Tensor other) -> Tensor") ==
         "column 30: expected ',' or ')' after argument 'self', found 'T'");
   CHECK(parse_error("aten::add.Tensor(Tensor self, Tensor other)") ==
         "column 44: expected '->' before the returns, found end of text");
-  CHECK(parse_error("aten::f(Tensor) -> Tensor") == "column 15: expected an argument name after type 'Tensor', found ')'");
+  CHECK(parse_error("aten::f(Tensor) -> Tensor") ==
+        "column 15: expected an argument name after type 'Tensor', found ')'");
   CHECK(parse_error("aten::f(Tensor(a! self) -> Tensor") ==
         "column 19: expected ')' to close the alias annotation, found 's'");
   CHECK(parse_error("aten::f(Tensor(!) self) -> Tensor") ==
@@ -252,7 +256,8 @@ TEST_CASE("op_schema: malformed schemas name the column and what was expected") 
   CHECK(parse_error("aten::f(Dict(str t) x) -> Tensor") == "column 18: expected ',' or ')' in a type list, found 't'");
   CHECK(parse_error("aten::f(int x=) -> Tensor") ==
         "column 15: expected a default value (number, word, string or list), found ')'");
-  CHECK(parse_error("aten::f(int[] x=[1, 2) -> Tensor") == "column 22: expected ',' or ']' in a default list, found ')'");
+  CHECK(parse_error("aten::f(int[] x=[1, 2) -> Tensor") ==
+        "column 22: expected ',' or ']' in a default list, found ')'");
   CHECK(parse_error("aten::f(float x=1e) -> Tensor") == "column 19: expected digits in the exponent, found ')'");
   CHECK(parse_error("aten::f(str s=\"abc) -> Tensor") ==
         "column 30: expected the closing quote of the string starting at column 15, found end of text");
@@ -263,8 +268,10 @@ TEST_CASE("op_schema: malformed schemas name the column and what was expected") 
   CHECK(parse_error("aten::f(Tensor a, ..., Tensor b) -> Tensor") ==
         "column 22: expected ')' after '...' (it must be the last argument), found ','");
   CHECK(parse_error("aten::f(Tensor a, Tensor a) -> Tensor") == "column 26: duplicate argument name 'a'");
-  CHECK(parse_error("aten::f(Tensor a) -> (Tensor, Tensor") == "column 37: expected ',' or ')' after a return, found end of text");
-  CHECK(parse_error("aten::f(Tensor a) -> Tensor out junk") == "column 33: expected end of schema after the returns, found 'j'");
+  CHECK(parse_error("aten::f(Tensor a) -> (Tensor, Tensor") ==
+        "column 37: expected ',' or ')' after a return, found end of text");
+  CHECK(parse_error("aten::f(Tensor a) -> Tensor out junk") ==
+        "column 33: expected end of schema after the returns, found 'j'");
   CHECK(parse_error("aten::f(Tensor a) -> 3") == "column 22: expected a type, found '3'");
 
   // Nesting is bounded, so a hostile line cannot exhaust the stack.
@@ -301,8 +308,8 @@ TEST_CASE("op_schema: registry text with comments, lookup spellings, errors nami
   CHECK(reg.find("") == nullptr);
 
   // A bad line: nothing from this call is added, and the error says where.
-  Status bad = reg.add_text("my::a(Tensor x) -> Tensor\nmy::b(Tensor x) -> Tensor\n  my::c(Tensor x,) -> Tensor\n",
-                            "more.txt");
+  Status bad =
+      reg.add_text("my::a(Tensor x) -> Tensor\nmy::b(Tensor x) -> Tensor\n  my::c(Tensor x,) -> Tensor\n", "more.txt");
   REQUIRE_FALSE(bad.is_ok());
   CHECK(bad.message() == "more.txt:3:18: expected a type, found ')'");
   CHECK(reg.size() == 2);
@@ -351,10 +358,11 @@ TEST_CASE("op_schema: the builtin registry holds aten.convolution.default and at
     CHECK_FALSE(a.kwarg_only);
     CHECK_FALSE(a.default_value.has_value());
   }
-  CHECK(names == std::vector<std::string>{"input", "weight", "bias", "stride", "padding", "dilation", "transposed",
-                                          "output_padding", "groups"});
-  CHECK(types == std::vector<std::string>{"Tensor", "Tensor", "Tensor?", "int[]", "int[]", "int[]", "bool", "int[]",
-                                          "int"});
+  CHECK(names ==
+        std::vector<std::string>{"input", "weight", "bias", "stride", "padding", "dilation", "transposed",
+                                 "output_padding", "groups"});
+  CHECK(types ==
+        std::vector<std::string>{"Tensor", "Tensor", "Tensor?", "int[]", "int[]", "int[]", "bool", "int[]", "int"});
 
   const OpSchema* add_ = reg.find("torch.ops.aten.add_.Tensor");
   REQUIRE(add_ != nullptr);
@@ -383,7 +391,8 @@ TEST_CASE("op_schema: every embedded schema parses and prints back to torch's ex
       continue;
     }
     std::string printed = to_string(r.value());
-    if (printed != line && ++failures <= 5) FAIL_CHECK("round trip differs:\n  " << std::string(line) << "\n  " << printed);
+    if (printed != line && ++failures <= 5)
+      FAIL_CHECK("round trip differs:\n  " << std::string(line) << "\n  " << printed);
   }
   CHECK(failures == 0);
   // One registry entry per line: the file has no duplicate operator names.

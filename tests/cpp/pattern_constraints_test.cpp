@@ -39,9 +39,10 @@ Pattern add_relu_pattern() {
 }  // namespace
 
 TEST_CASE("constraints: alternatives accept any of several targets") {
-  Graph g = graph_of(lines({ph("x"), ph("y"), call("add", kAdd, R"([{"node":"x"},{"node":"y"}])"),
-                            call("gelu", kGelu, R"([{"node":"add"}])"), call("add_1", kAdd, R"([{"node":"gelu"},{"node":"y"}])"),
-                            call("relu", kRelu, R"([{"node":"add_1"}])"), out(R"([{"node":"relu"}])")}));
+  Graph g = graph_of(
+      lines({ph("x"), ph("y"), call("add", kAdd, R"([{"node":"x"},{"node":"y"}])"),
+             call("gelu", kGelu, R"([{"node":"add"}])"), call("add_1", kAdd, R"([{"node":"gelu"},{"node":"y"}])"),
+             call("relu", kRelu, R"([{"node":"add_1"}])"), out(R"([{"node":"relu"}])")}));
   Pattern p = add_relu_pattern();
   CHECK(returned(g, find(p, g)) == "relu");  // FX: relu only
   p.constrain(p.graph.find("relu")).alternatives = {kGelu};
@@ -86,15 +87,17 @@ TEST_CASE("constraints: users count, as Inductor's _users") {
   REQUIRE(m.is_ok());
   auto why = m.value().explain(g, g.find("relu"));
   REQUIRE(why.size() == 1);
-  CHECK(describe_failure(why[0].failure, why[0].candidate, g, m.value()) == "add has 2 users, the pattern's 'add' wants exactly 1");
+  CHECK(describe_failure(why[0].failure, why[0].candidate, g, m.value()) ==
+        "add has 2 users, the pattern's 'add' wants exactly 1");
   CHECK(why[0].failure.matched == 1);  // relu was bound, add was refused
   CHECK(m.value().compute_nodes() == 2);
 }
 
 TEST_CASE("constraints: a predicate sees the graph node and its metadata") {
-  Graph g = graph_of(lines({ph("x"), ph("y"), call("add", kAdd, R"([{"node":"x"},{"node":"y"}])"),
-                            call("relu", kRelu, R"([{"node":"add"}])"), call("add_1", kAdd, R"([{"node":"relu"},{"node":"y"}])"),
-                            call("relu_1", kRelu, R"([{"node":"add_1"}])"), out(R"([{"node":"relu_1"}])")}));
+  Graph g = graph_of(
+      lines({ph("x"), ph("y"), call("add", kAdd, R"([{"node":"x"},{"node":"y"}])"),
+             call("relu", kRelu, R"([{"node":"add"}])"), call("add_1", kAdd, R"([{"node":"relu"},{"node":"y"}])"),
+             call("relu_1", kRelu, R"([{"node":"add_1"}])"), out(R"([{"node":"relu_1"}])")}));
   Pattern p = add_relu_pattern();
   NodeConstraint& c = p.constrain(p.graph.find("add"));
   c.predicate = [](const Graph& graph, NodeId n) { return graph.name(n) == "add_1"; };
@@ -126,13 +129,16 @@ TEST_CASE("constraints: a wildcard stands for any argument and is not an input")
 TEST_CASE("constraints: optional keyword arguments match whether the graph spells them or not") {
   // seed 003: npu_quant_matmul(x1, x2, scale, *, offset=None, bias=None), called both ways.
   const char* q = "torch.ops.npu.npu_quant_matmul.default";
-  Graph g = graph_of(lines({ph("a"), ph("b"), ph("s"), ph("o"), ph("bias"),
-                            call("m1", q, R"([{"node":"a"},{"node":"b"},{"node":"s"}])", R"({"offset":{"node":"o"},"bias":{"node":"bias"}})"),
-                            call("m2", q, R"([{"node":"m1"},{"node":"b"},{"node":"s"}])"),
-                            call("m3", q, R"([{"node":"m2"},{"node":"b"},{"node":"s"}])", R"({"bias":{"node":"bias"}})"),
-                            out(R"([{"node":"m3"}])")}));
+  Graph g =
+      graph_of(lines({ph("a"), ph("b"), ph("s"), ph("o"), ph("bias"),
+                      call("m1", q, R"([{"node":"a"},{"node":"b"},{"node":"s"}])",
+                           R"({"offset":{"node":"o"},"bias":{"node":"bias"}})"),
+                      call("m2", q, R"([{"node":"m1"},{"node":"b"},{"node":"s"}])"),
+                      call("m3", q, R"([{"node":"m2"},{"node":"b"},{"node":"s"}])", R"({"bias":{"node":"bias"}})"),
+                      out(R"([{"node":"m3"}])")}));
   Pattern p(graph_of(lines({ph("x1"), ph("x2"), ph("scale"), ph("offset"), ph("bias"),
-                            call("mm", q, R"([{"node":"x1"},{"node":"x2"},{"node":"scale"}])", R"({"offset":{"node":"offset"},"bias":{"node":"bias"}})"),
+                            call("mm", q, R"([{"node":"x1"},{"node":"x2"},{"node":"scale"}])",
+                                 R"({"offset":{"node":"offset"},"bias":{"node":"bias"}})"),
                             out(R"({"node":"mm"})")})));
   CHECK(returned(g, find(p, g)) == "m1");
   p.constrain(p.graph.find("mm")).optional_kwargs = {"offset", "bias"};
@@ -146,12 +152,14 @@ TEST_CASE("constraints: optional keyword arguments match whether the graph spell
 
 TEST_CASE("constraints: an optional keyword left out takes its schema default") {
   const char* gelu = "torch.ops.aten.gelu.default";  // gelu(Tensor self, *, str approximate="none")
-  Graph g = graph_of(lines({ph("x"), call("g1", gelu, R"([{"node":"x"}])"),
-                            call("g2", gelu, R"([{"node":"g1"}])", R"({"approximate":"tanh"})"),
-                            call("g3", gelu, R"([{"node":"g2"}])", R"({"approximate":"none"})"), out(R"([{"node":"g3"}])")}));
+  Graph g =
+      graph_of(lines({ph("x"), call("g1", gelu, R"([{"node":"x"}])"),
+                      call("g2", gelu, R"([{"node":"g1"}])", R"({"approximate":"tanh"})"),
+                      call("g3", gelu, R"([{"node":"g2"}])", R"({"approximate":"none"})"), out(R"([{"node":"g3"}])")}));
   auto pattern = [&](const char* approximate) {
-    Pattern p(graph_of(lines({ph("a"), call("gelu", gelu, R"([{"node":"a"}])", std::string(R"({"approximate":")") + approximate + R"("})"),
-                              out(R"({"node":"gelu"})")})));
+    Pattern p(graph_of(lines(
+        {ph("a"), call("gelu", gelu, R"([{"node":"a"}])", std::string(R"({"approximate":")") + approximate + R"("})"),
+         out(R"({"node":"gelu"})")})));
     p.constrain(p.graph.find("gelu")).optional_kwargs = {"approximate"};
     return p;
   };
@@ -160,10 +168,10 @@ TEST_CASE("constraints: an optional keyword left out takes its schema default") 
 }
 
 TEST_CASE("constraints: keyword arguments compare by name, in any order (torch 1.13)") {
-  Graph g = graph_of(lines({ph("x"), call("s", "torch.sum", R"([{"node":"x"}])", R"({"keepdim":true,"dim":1})"),
-                            out(R"([{"node":"s"}])")}));
-  Pattern p(graph_of(lines({ph("a"), call("s", "torch.sum", R"([{"node":"a"}])", R"({"dim":1,"keepdim":true})"),
-                            out(R"({"node":"s"})")})));
+  Graph g = graph_of(lines(
+      {ph("x"), call("s", "torch.sum", R"([{"node":"x"}])", R"({"keepdim":true,"dim":1})"), out(R"([{"node":"s"}])")}));
+  Pattern p(graph_of(lines(
+      {ph("a"), call("s", "torch.sum", R"([{"node":"a"}])", R"({"dim":1,"keepdim":true})"), out(R"({"node":"s"})")})));
   CHECK(find(p, g).size() == 1);
 }
 
@@ -176,7 +184,8 @@ TEST_CASE("constraints: modules by class, built-in and custom, wherever they sit
                                     node("call_module", "blocks_1_proj", "blocks.1.proj", R"([{"node":"l0"}])"),
                                     out(R"([{"node":"blocks_1_proj"}])")}),
                              modules);
-  Pattern p(graph_of(lines({ph("x"), node("call_module", "lin", "lin", R"([{"node":"x"}])"), out(R"({"node":"lin"})")})));
+  Pattern p(
+      graph_of(lines({ph("x"), node("call_module", "lin", "lin", R"([{"node":"x"}])"), out(R"({"node":"lin"})")})));
   p.constrain(p.graph.find("lin")).module_class = "torch.nn.Linear";
   CHECK(returned(gm.graph, find(p, gm.graph, &gm.modules)) == "l0");
   p.constrain(p.graph.find("lin")).module_class = "CustomLinearModule";
@@ -219,9 +228,10 @@ TEST_CASE("constraints: a pattern exported with its modules matches them by clas
 }
 
 TEST_CASE("constraints: match_at finds the match anchored at one node") {
-  Graph g = graph_of(lines({ph("x"), ph("y"), call("add", kAdd, R"([{"node":"x"},{"node":"y"}])"),
-                            call("relu", kRelu, R"([{"node":"add"}])"), call("add_1", kAdd, R"([{"node":"relu"},{"node":"y"}])"),
-                            call("relu_1", kRelu, R"([{"node":"add_1"}])"), out(R"([{"node":"relu_1"}])")}));
+  Graph g = graph_of(
+      lines({ph("x"), ph("y"), call("add", kAdd, R"([{"node":"x"},{"node":"y"}])"),
+             call("relu", kRelu, R"([{"node":"add"}])"), call("add_1", kAdd, R"([{"node":"relu"},{"node":"y"}])"),
+             call("relu_1", kRelu, R"([{"node":"add_1"}])"), out(R"([{"node":"relu_1"}])")}));
   auto m = SubgraphMatcher::create(add_relu_pattern(), {});
   REQUIRE(m.is_ok());
   CandidateIndex index(g);

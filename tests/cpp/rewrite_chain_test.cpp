@@ -45,8 +45,8 @@ Rule exp_rule() {
   Rule r;
   r.name = "sigmoid_to_exp";
   r.matcher = std::make_shared<const SubgraphMatcher>(SubgraphMatcher::create(unary("torch.sigmoid")).value());
-  r.replacement = std::make_shared<const Graph>(graph_of(
-      lines({ph("x"), call("exp", "torch.exp", "[" + node_ref("x") + "]"), out(node_ref("exp"))})));
+  r.replacement = std::make_shared<const Graph>(
+      graph_of(lines({ph("x"), call("exp", "torch.exp", "[" + node_ref("x") + "]"), out(node_ref("exp"))})));
   r.meta = MetaPolicy::Drop;
   return r;
 }
@@ -54,7 +54,8 @@ Rule exp_rule() {
 }  // namespace
 
 TEST_CASE("rewrite chains: every back-to-back replacement reads the one before it, 2 to 10 long") {
-  const Graph replacement = graph_of(lines({ph("x"), call("exp", "torch.exp", "[" + node_ref("x") + "]"), out(node_ref("exp"))}));
+  const Graph replacement =
+      graph_of(lines({ph("x"), call("exp", "torch.exp", "[" + node_ref("x") + "]"), out(node_ref("exp"))}));
   for (int n = 2; n <= 10; ++n) {
     CAPTURE(n);
     const std::string expected = text(module_of(chain_lines("torch.exp", "exp", n)));
@@ -89,7 +90,8 @@ TEST_CASE("rewrite chains: two-node patterns back to back, with an identity repl
   // sigmoid(sigmoid(a)) -> tanh(a) on 2k sigmoids gives k tanh in a row.
   const Graph pattern = graph_of(lines({ph("a"), call("s1", "torch.sigmoid", "[" + node_ref("a") + "]"),
                                         call("s2", "torch.sigmoid", "[" + node_ref("s1") + "]"), out(node_ref("s2"))}));
-  const Graph tanh = graph_of(lines({ph("a"), call("tanh", "torch.tanh", "[" + node_ref("a") + "]"), out(node_ref("tanh"))}));
+  const Graph tanh =
+      graph_of(lines({ph("a"), call("tanh", "torch.tanh", "[" + node_ref("a") + "]"), out(node_ref("tanh"))}));
   const Graph identity = graph_of(lines({ph("a"), out(node_ref("a"))}));
   for (int k = 1; k <= 5; ++k) {
     CAPTURE(k);
@@ -123,9 +125,9 @@ TEST_CASE("rewrite chains: a pattern that returns one of its inputs, replaced by
   const std::string relu_and_b = lines({ph("a"), ph("b"), call("relu", "torch.relu", "[" + node_ref("a") + "]"),
                                         out(R"([{"node":"relu"},{"node":"b"}])")});
   const Graph pattern = graph_of(relu_and_b);
-  GraphModule gm = module_of(lines({ph("x"), ph("y"), call("relu", "torch.relu", "[" + node_ref("x") + "]"),
-                                    call("relu_1", "torch.relu", "[" + node_ref("relu") + "]"),
-                                    out(R"([{"node":"relu_1"},{"node":"y"}])")}));
+  GraphModule gm = module_of(
+      lines({ph("x"), ph("y"), call("relu", "torch.relu", "[" + node_ref("x") + "]"),
+             call("relu_1", "torch.relu", "[" + node_ref("relu") + "]"), out(R"([{"node":"relu_1"},{"node":"y"}])")}));
   const std::string before = text(gm);
   auto done = replace_pattern(gm.graph, pattern, graph_of(relu_and_b));
   // The second match's copy would go before the first match's new relu it reads: refused, and

@@ -104,7 +104,8 @@ TEST_CASE("rules: the higher priority wins a node; disabled rules never fire") {
 }
 
 TEST_CASE("rules: rules that undo each other stop the run and are named") {
-  std::vector<Rule> rules{rule("relu_to_gelu", unary(kRelu), unary(kGelu)), rule("gelu_to_relu", unary(kGelu), unary(kRelu))};
+  std::vector<Rule> rules{rule("relu_to_gelu", unary(kRelu), unary(kGelu)),
+                          rule("gelu_to_relu", unary(kGelu), unary(kRelu))};
   GraphModule a = relu_chain(1);
   auto r = apply_rules(a.graph, rules);
   REQUIRE(r.is_ok());
@@ -114,8 +115,8 @@ TEST_CASE("rules: rules that undo each other stop the run and are named") {
   CHECK(a.graph.lint().is_ok());
 
   // Two separate relus of the same input are two places, not a cycle.
-  GraphModule b = module_of(lines({ph("x"), call("r0", kRelu, R"([{"node":"x"}])"), call("r1", kRelu, R"([{"node":"x"}])"),
-                                   out(R"([{"node":"r0"},{"node":"r1"}])")}));
+  GraphModule b = module_of(lines({ph("x"), call("r0", kRelu, R"([{"node":"x"}])"),
+                                   call("r1", kRelu, R"([{"node":"x"}])"), out(R"([{"node":"r0"},{"node":"r1"}])")}));
   std::vector<Rule> one{rule("relu_to_gelu", unary(kRelu), unary(kGelu))};
   auto s = apply_rules(b.graph, one);
   REQUIRE(s.is_ok());
@@ -170,9 +171,10 @@ TEST_CASE("rules: a failing replacement leaves the graph exactly as it was, nami
 }
 
 TEST_CASE("rules: a replacement using an input the pattern never binds is refused before anything runs") {
-  Graph pattern = graph_of(lines({ph("x"), ph("unused"), call("y", kRelu, R"([{"node":"x"}])"), out(R"({"node":"y"})")}));
-  Graph replacement = graph_of(lines({ph("x"), ph("unused"), call("y", "torch.add", R"([{"node":"x"},{"node":"unused"}])"),
-                                      out(R"({"node":"y"})")}));
+  Graph pattern =
+      graph_of(lines({ph("x"), ph("unused"), call("y", kRelu, R"([{"node":"x"}])"), out(R"({"node":"y"})")}));
+  Graph replacement = graph_of(lines(
+      {ph("x"), ph("unused"), call("y", "torch.add", R"([{"node":"x"},{"node":"unused"}])"), out(R"({"node":"y"})")}));
   GraphModule a = relu_chain(1);
   auto r = apply_rules(a.graph, {rule("uses_unbound", std::move(pattern), std::move(replacement))});
   REQUIRE_FALSE(r.is_ok());
@@ -194,9 +196,9 @@ TEST_CASE("rules: a module matched by class is reachable from the replacement by
   Rule r;
   r.name = "linear_to_function";
   r.matcher = matcher_of(std::move(p));
-  r.replacement = std::make_shared<const Graph>(graph_of(lines({ph("x"), node("get_attr", "w", "l0.weight", "[]"),
-                                                                call("y", "torch.nn.functional.linear", R"([{"node":"x"},{"node":"w"}])"),
-                                                                out(R"({"node":"y"})")})));
+  r.replacement = std::make_shared<const Graph>(graph_of(
+      lines({ph("x"), node("get_attr", "w", "l0.weight", "[]"),
+             call("y", "torch.nn.functional.linear", R"([{"node":"x"},{"node":"w"}])"), out(R"({"node":"y"})")})));
   DriveOptions o;
   o.modules = &gm.modules;
   auto done = apply_rules(gm.graph, {r}, o);
@@ -212,12 +214,14 @@ TEST_CASE("rules: the log says what the matcher decided") {
   std::vector<std::string> lines_seen;
   DriveOptions o;
   o.log = [&](const std::string& l) { lines_seen.push_back(l); };
-  GraphModule a = module_of(lines({ph("x"), call("r0", kRelu, R"([{"node":"x"}])"), call("r1", kRelu, R"([{"node":"r0"}])"),
-                                   call("s", "torch.sigmoid", R"([{"node":"r0"}])"), out(R"([{"node":"r1"},{"node":"s"}])")}));
+  GraphModule a =
+      module_of(lines({ph("x"), call("r0", kRelu, R"([{"node":"x"}])"), call("r1", kRelu, R"([{"node":"r0"}])"),
+                       call("s", "torch.sigmoid", R"([{"node":"r0"}])"), out(R"([{"node":"r1"},{"node":"s"}])")}));
   auto r = apply_rules(a.graph, {rule("collapse", twice(kRelu), unary(kRelu))}, o);
   REQUIRE(r.is_ok());
   CHECK(r->rewrites == 0);
   bool said_why = false;
-  for (const auto& l : lines_seen) said_why = said_why || l == "rule collapse at r1: no match: r0 is used by s outside the match";
+  for (const auto& l : lines_seen)
+    said_why = said_why || l == "rule collapse at r1: no match: r0 is used by s outside the match";
   CHECK(said_why);
 }

@@ -30,7 +30,11 @@ TEST_CASE("small vector: random edits give what std::vector gives") {
     for (int step = 0; step < 60; ++step) {
       std::uint32_t x = rng() % 1000;
       switch (rng() % 7) {
-        case 0: case 1: s.push_back(x); v.push_back(x); break;
+        case 0:
+        case 1:
+          s.push_back(x);
+          v.push_back(x);
+          break;
         case 2:
           if (!v.empty()) {
             std::size_t at = rng() % (v.size() + 1);
@@ -46,7 +50,10 @@ TEST_CASE("small vector: random edits give what std::vector gives") {
           }
           break;
         case 4:
-          if (!v.empty()) { s.pop_back(); v.pop_back(); }
+          if (!v.empty()) {
+            s.pop_back();
+            v.pop_back();
+          }
           break;
         case 5: {
           std::size_t n = rng() % 12;

@@ -13,7 +13,7 @@ namespace graft::test {
 /// A graph module from node lines and, optionally, module lines.
 inline GraphModule module_of(const std::string& nodes, const std::string& modules = "") {
   const std::string doc = "{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"meta\": {},\n\"modules\": [" + modules +
-                          "],\n\"nodes\": [\n" + nodes + "\n]\n}\n";
+      "],\n\"nodes\": [\n" + nodes + "\n]\n}\n";
   Result<GraphModule> r = parse_graph_json(doc, "test.json");
   REQUIRE_MESSAGE(r.is_ok(), r.status().message());
   return std::move(r).value();
@@ -21,14 +21,16 @@ inline GraphModule module_of(const std::string& nodes, const std::string& module
 inline Graph graph_of(const std::string& nodes) { return std::move(module_of(nodes).graph); }
 
 inline std::string ph(const char* name) {
-  return std::string(R"({"name":")") + name + R"(","op":"placeholder","target":")" + name + R"(","args":[],"kwargs":{},"meta":{}})";
+  return std::string(R"({"name":")") + name + R"(","op":"placeholder","target":")" + name +
+      R"(","args":[],"kwargs":{},"meta":{}})";
 }
 inline std::string node(const char* op, const char* name, const char* target, const std::string& args,
                         const std::string& kwargs = "{}") {
   return std::string(R"({"name":")") + name + R"(","op":")" + op + R"(","target":")" + target + R"(","args":)" + args +
-         R"(,"kwargs":)" + kwargs + R"(,"meta":{}})";
+      R"(,"kwargs":)" + kwargs + R"(,"meta":{}})";
 }
-inline std::string call(const char* name, const char* target, const std::string& args, const std::string& kwargs = "{}") {
+inline std::string call(const char* name, const char* target, const std::string& args,
+                        const std::string& kwargs = "{}") {
   return node("call_function", name, target, args, kwargs);
 }
 inline std::string out(const std::string& args) {

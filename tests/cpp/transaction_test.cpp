@@ -22,7 +22,9 @@ GraphModule start_graph(int n) {
   NodeId y = g.placeholder("y");
   NodeId last = x;
   for (int i = 0; i < n; ++i) {
-    const char* target = i % 3 == 0 ? "torch.ops.aten.add.Tensor" : i % 3 == 1 ? "torch.ops.aten.mul.Tensor" : "torch.ops.aten.relu.default";
+    const char* target = i % 3 == 0 ? "torch.ops.aten.add.Tensor"
+        : i % 3 == 1                ? "torch.ops.aten.mul.Tensor"
+                                    : "torch.ops.aten.relu.default";
     std::vector<Argument> args{Argument::node(last)};
     if (i % 3 != 2) args.push_back(Argument::node(i % 2 ? y : x));
     last = g.create_node(OpKind::CallFunction, target, args, {{"k", Argument(std::int64_t{i})}});
@@ -56,7 +58,9 @@ void random_edit(Graph& g, std::mt19937& rng) {
       g.create_node(OpKind::CallFunction, "torch.ops.aten.neg.default", args);
       break;
     }
-    case 1: if (movable) g.set_target(n, "torch.ops.aten.sub.Tensor"); break;
+    case 1:
+      if (movable) g.set_target(n, "torch.ops.aten.sub.Tensor");
+      break;
     case 2: (void)g.rename(n, g.name(n) + "_r"); break;
     case 3: {  // erase a node nothing uses (any node: refused while used)
       std::vector<NodeId> unused;
@@ -65,11 +69,17 @@ void random_edit(Graph& g, std::mt19937& rng) {
       (void)g.erase_node(unused.empty() || rng() % 4 == 0 ? n : unused[rng() % unused.size()]);
       break;
     }
-    case 4: if (movable && !g.inputs(n).empty()) g.replace_all_uses_with(n, g.inputs(n).front()); break;
+    case 4:
+      if (movable && !g.inputs(n).empty()) g.replace_all_uses_with(n, g.inputs(n).front());
+      break;
     case 5: g.eliminate_dead_code(); break;
-    case 6: if (movable) (void)g.set_kwarg(n, "alpha", Argument(2.5)); break;
+    case 6:
+      if (movable) (void)g.set_kwarg(n, "alpha", Argument(2.5));
+      break;
     case 7: g.meta(n).extra.emplace_back("touched", "true"); break;
-    case 8: if (movable && g.prev(n) != kNoNode && g.op(g.prev(n)) == OpKind::CallFunction) (void)g.move_before(n, g.prev(n)); break;
+    case 8:
+      if (movable && g.prev(n) != kNoNode && g.op(g.prev(n)) == OpKind::CallFunction) (void)g.move_before(n, g.prev(n));
+      break;
     case 9: (void)g.stable_topological_sort(); break;
   }
 }

@@ -49,11 +49,13 @@ class Choices {
   std::size_t pos_ = 0;
 };
 
-constexpr const char* kTargets[] = {"torch.add", "torch.relu", "torch.mul", "torch.sigmoid", "_operator.getitem",
-                                    "torch.ops.aten.add.Tensor", "torch.cat", "", "x", "output"};
+constexpr const char* kTargets[] = {
+    "torch.add", "torch.relu", "torch.mul", "torch.sigmoid", "_operator.getitem", "torch.ops.aten.add.Tensor",
+    "torch.cat", "",           "x",         "output"};
 constexpr const char* kMethods[] = {"sigmoid", "view", "transpose", "add"};
 constexpr const char* kNames[] = {"x", "add", "relu_1", "output", "for", "n", "", "add_1", "a.b", "_tensor_constant0"};
-constexpr const char* kKeys[] = {"alpha", "dim", "min", "out", "inplace", "stack_trace", "tensor_meta", "nn_module_stack"};
+constexpr const char* kKeys[] = {"alpha",   "dim",         "min",         "out",
+                                 "inplace", "stack_trace", "tensor_meta", "nn_module_stack"};
 
 std::string node_expr(Choices& c) { return "N(" + std::to_string(c.pick(16)) + ")"; }
 
@@ -101,21 +103,24 @@ std::string statement(Choices& c) {
     case 9: return n + ":append(" + node_expr(c) + ")";
     case 10: return n + ":set_meta(\"" + kKeys[c.pick(8)] + "\", " + (c.pick(4) ? value_expr(c) : "nil") + ")";
     case 11:
-      return "g:inserting_" + std::string(c.pick(2) ? "before" : "after") + "(" + n + ", function() return g:call_function(\"" +
-             kTargets[c.pick(10)] + "\", {" + value_expr(c) + "}, " + value_expr(c) + ") end)";
+      return "g:inserting_" + std::string(c.pick(2) ? "before" : "after") + "(" + n +
+          ", function() return g:call_function(\"" + kTargets[c.pick(10)] + "\", {" + value_expr(c) + "}, " +
+          value_expr(c) + ") end)";
     case 12:
       return "g:inserting_before(" + n + ", function() return g:call_method(\"" + kMethods[c.pick(4)] + "\", {" +
-             node_expr(c) + ", " + value_expr(c) + "}) end)";
-    case 13: return "g:inserting_after(" + n + ", function() return g:call_module(\"relu\", {" + node_expr(c) + "}) end)";
-    case 14: return "g:inserting_after(" + n + ", function() return g:get_attr(\"" + (c.pick(2) ? "c" : "nope") + "\") end)";
+          node_expr(c) + ", " + value_expr(c) + "}) end)";
+    case 13:
+      return "g:inserting_after(" + n + ", function() return g:call_module(\"relu\", {" + node_expr(c) + "}) end)";
+    case 14:
+      return "g:inserting_after(" + n + ", function() return g:get_attr(\"" + (c.pick(2) ? "c" : "nope") + "\") end)";
     case 15: return "g:placeholder(\"" + std::string(kNames[c.pick(10)]) + "\")";
     case 16: return "g:eliminate_dead_code()";
     case 17: return "g:stable_topological_sort()";
     case 18: return "g:replace_pattern(" + pattern_expr(c) + ", " + pattern_expr(c) + ")";
     case 19: return "g:match(" + pattern_expr(c) + ", {match_output = " + (c.pick(2) ? "true" : "false") + "})";
     case 20:
-      return "g:apply(graft.rules{graft.rule{name = \"r\", pattern = " + pattern_expr(c) + ", replacement = " + pattern_expr(c) +
-             "}}" + (c.pick(2) ? ", {mode = \"once\"}" : "") + ")";
+      return "g:apply(graft.rules{graft.rule{name = \"r\", pattern = " + pattern_expr(c) +
+          ", replacement = " + pattern_expr(c) + "}}" + (c.pick(2) ? ", {mode = \"once\"}" : "") + ")";
     case 21: return "local _ = " + n + ".users, " + n + ".args, " + n + ".kwargs, " + n + ".meta, " + n + ".schema";
     case 22: return "local _ = g:tabular(), g:lint(), tostring(" + n + ")";
     default: return "g:erase_node(" + n + ")";
@@ -146,7 +151,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.log = [](std::string_view, std::string_view) {};
   auto sandbox = graft::lua::Sandbox::create(options);
   if (!sandbox) fail("no sandbox", sandbox.status().message());
-  if (graft::Status s = sandbox.value()->load_string(code, "fuzz.lua"); !s) fail("a generated script does not load", s.message() + "\n" + code);
+  if (graft::Status s = sandbox.value()->load_string(code, "fuzz.lua"); !s)
+    fail("a generated script does not load", s.message() + "\n" + code);
   graft::GraphModule gm = kStart;
   graft::lua::PipelineReport report = graft::lua::run_pipeline(*sandbox.value(), gm);
   graft::Result<std::string> text = graft::to_graph_json(gm);
@@ -154,7 +160,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!text || text.value() != kStartText) fail("a failed pass left the graph changed", code);
     return 0;
   }
-  if (graft::Status s = gm.lint(); !s) fail("a pass succeeded and left a graph that fails lint", s.message() + "\n" + code);
+  if (graft::Status s = gm.lint(); !s)
+    fail("a pass succeeded and left a graph that fails lint", s.message() + "\n" + code);
   if (!text) fail("a pass succeeded and left a graph that cannot be saved", text.status().message() + "\n" + code);
   graft::Result<graft::GraphModule> again = graft::parse_graph_json(text.value(), "<saved>");
   if (!again) fail("a saved graph does not load", again.status().message() + "\n" + text.value());

@@ -51,7 +51,8 @@ void exercise(const graft::GraphModule& pattern, graft::MatchOptions options, gr
     if (!after || after.value() != before.value()) fail("a failed rewrite changed the graph", r.status().message());
     return;
   }
-  if (graft::Status s = target.graph.lint(); !s && valid_before) fail("a rewrite left a graph that fails lint", s.message());
+  if (graft::Status s = target.graph.lint(); !s && valid_before)
+    fail("a rewrite left a graph that fails lint", s.message());
 }
 
 }  // namespace

@@ -67,8 +67,7 @@ bool FileWatcher::wait(std::chrono::milliseconds timeout, std::chrono::milliseco
   // Drain the queue; the events themselves do not matter (stamps decide). An overflow
   // (IN_Q_OVERFLOW) lands here too and simply means "look at everything".
   alignas(inotify_event) std::array<char, 8192> buf{};
-  while (::read(fd_, buf.data(), buf.size()) > 0) {
-  }
+  while (::read(fd_, buf.data(), buf.size()) > 0) {}
   return true;
 }
 

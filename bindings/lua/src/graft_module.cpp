@@ -81,7 +81,8 @@ int graft_limits(lua_State* L) {
         luaL_error(L, "graft.limits: '%s' must be a positive integer", key);
       const auto v = static_cast<std::uint64_t>(lua_tointeger(L, -1));
       if (k == "instructions") wanted.instructions = v;
-      else if (k == "memory_mb") wanted.memory_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(v, 1u << 30)) << 20;
+      else if (k == "memory_mb")
+        wanted.memory_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(v, 1u << 30)) << 20;
       else if (k == "call_time_ms") wanted.call_time = std::chrono::milliseconds(v);
       else luaL_error(L, "graft.limits: unknown limit '%s' (instructions, memory_mb, call_time_ms)", key);
       lua_pop(L, 1);
@@ -249,8 +250,7 @@ void push_graft_module(lua_State* L) {
   register_rule_api(L, module);
 
   // The prelude runs with the real (not yet emptied) globals: it is our code, not a script's.
-  if (luaL_loadbufferx(L, kPrelude, std::char_traits<char>::length(kPrelude), "=graft", "t") != LUA_OK)
-    lua_error(L);
+  if (luaL_loadbufferx(L, kPrelude, std::char_traits<char>::length(kPrelude), "=graft", "t") != LUA_OK) lua_error(L);
   lua_pushvalue(L, module);
   lua_call(L, 1, 0);
 }

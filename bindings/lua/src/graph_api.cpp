@@ -46,8 +46,10 @@ OpKind check_op(lua_State* L, int index) {
   const char* s = luaL_checklstring(L, index, &len);
   OpKind op;
   if (!parse_op_kind(std::string_view(s, len), op))
-    luaL_error(L, "unknown node kind '%s' (expected placeholder, get_attr, call_function, call_method, "
-                  "call_module or output)", s);
+    luaL_error(L,
+               "unknown node kind '%s' (expected placeholder, get_attr, call_function, call_method, "
+               "call_module or output)",
+               s);
   return op;
 }
 
@@ -107,9 +109,12 @@ Dims to_dims(lua_State* L, int index, const char* field) {
     lua_rawgeti(L, index, i);
     if (lua_isinteger(L, -1)) {
       const auto v = static_cast<std::int64_t>(lua_tointeger(L, -1));
-      if (!Dim::representable(v)) luaL_error(L, "tensor_meta.%s[%d]: %I is out of range", field, static_cast<int>(i), static_cast<lua_Integer>(v));
+      if (!Dim::representable(v))
+        luaL_error(L, "tensor_meta.%s[%d]: %I is out of range", field, static_cast<int>(i),
+                   static_cast<lua_Integer>(v));
       if (v < 0 && std::string_view(field) == "shape")
-        luaL_error(L, "tensor_meta.shape[%d]: a size cannot be negative (%I)", static_cast<int>(i), static_cast<lua_Integer>(v));
+        luaL_error(L, "tensor_meta.shape[%d]: a size cannot be negative (%I)", static_cast<int>(i),
+                   static_cast<lua_Integer>(v));
       dims.emplace_back(v);
     } else if (lua_type(L, -1) == LUA_TSTRING) {
       dims.push_back(Dim::symbol(to_text(L, -1, fmt::format("tensor_meta.{}[{}]", field, i))));
@@ -148,7 +153,8 @@ int replace_all_uses_with_constant(lua_State* L, CheckedNode from) {
   // below can fail, so the graph is never left half changed.
   bool holds_node = false;
   for_each_node_ref(constant, [&](NodeId) { holds_node = true; });
-  if (holds_node) luaL_error(L, "replace_all_uses_with: the value holds a node; pass the node itself, or a constant without nodes");
+  if (holds_node)
+    luaL_error(L, "replace_all_uses_with: the value holds a node; pass the node itself, or a constant without nodes");
   std::vector<NodeId> allowed;
   const NodeIdList users(g.users(from.id).begin(), g.users(from.id).end());
   for (NodeId u : users) {
@@ -171,7 +177,8 @@ int replace_all_uses_with_constant(lua_State* L, CheckedNode from) {
     Kwargs kwargs;
     for (const auto& [k, v] : g.kwargs(u)) kwargs.emplace_back(k, with_constant(v, from.id, constant));
     if (Status s = g.set_args(u, std::move(args)); !s) luaL_error(L, "replace_all_uses_with: %s", s.message().c_str());
-    if (Status s = g.set_kwargs(u, std::move(kwargs)); !s) luaL_error(L, "replace_all_uses_with: %s", s.message().c_str());
+    if (Status s = g.set_kwargs(u, std::move(kwargs)); !s)
+      luaL_error(L, "replace_all_uses_with: %s", s.message().c_str());
   }
   return push_node_list(L, from.session_id, allowed);
 }
@@ -205,7 +212,8 @@ int node_replace_all_uses_with(lua_State* L) {
     to = check_node(L, 2);
   }
   std::vector<NodeId> changed = filtered
-      ? g.replace_all_uses_with(from.id, to.id, [&](NodeId u) { return std::find(allowed.begin(), allowed.end(), u) != allowed.end(); })
+      ? g.replace_all_uses_with(from.id, to.id,
+                                [&](NodeId u) { return std::find(allowed.begin(), allowed.end(), u) != allowed.end(); })
       : g.replace_all_uses_with(from.id, to.id);
   return push_node_list(L, from.session_id, changed);
 }
@@ -345,7 +353,6 @@ int node_is_alive(lua_State* L) {
   return 1;
 }
 
-
 int push_node_list(lua_State* L, int session, std::span<const NodeId> ids) {
   state_of(L).charge_work(L, static_cast<double>(ids.size()));
   lua_createtable(L, static_cast<int>(ids.size()), 0);
@@ -361,8 +368,9 @@ int node_index(lua_State* L) {
   // v[i]: in a traced pattern it once recorded a call of a method named "1". Python's v[0] is
   // written out, so that 0- and 1-based indexing cannot be confused.
   if (lua_type(L, 2) == LUA_TNUMBER)
-    luaL_error(L, "cannot index a node with a number (%s): for Python's v[i] write "
-                  "graft.ns(\"_operator\").getitem(v, i), with Python's 0-based i",
+    luaL_error(L,
+               "cannot index a node with a number (%s): for Python's v[i] write "
+               "graft.ns(\"_operator\").getitem(v, i), with Python's 0-based i",
                luaL_tolstring(L, 2, nullptr));
   std::size_t len = 0;
   const char* key = luaL_checklstring(L, 2, &len);
@@ -373,12 +381,31 @@ int node_index(lua_State* L) {
   if (k == "alive") return node_is_alive(L);
   CheckedNode n = check_node(L, 1);
   const Graph& g = graph_of(n);
-  if (k == "name") { lua_pushstring(L, g.name(n.id).c_str()); return 1; }
-  if (k == "op") { const auto op = op_kind_name(g.op(n.id)); lua_pushlstring(L, op.data(), op.size()); return 1; }
-  if (k == "target") { lua_pushstring(L, g.target(n.id).c_str()); return 1; }
-  if (k == "args") { push_args(L, g.args(n.id), n.session_id); return 1; }
-  if (k == "kwargs") { push_kwargs(L, g.kwargs(n.id), n.session_id); return 1; }
-  if (k == "meta") { push_node_meta(L, g.meta(n.id)); return 1; }
+  if (k == "name") {
+    lua_pushstring(L, g.name(n.id).c_str());
+    return 1;
+  }
+  if (k == "op") {
+    const auto op = op_kind_name(g.op(n.id));
+    lua_pushlstring(L, op.data(), op.size());
+    return 1;
+  }
+  if (k == "target") {
+    lua_pushstring(L, g.target(n.id).c_str());
+    return 1;
+  }
+  if (k == "args") {
+    push_args(L, g.args(n.id), n.session_id);
+    return 1;
+  }
+  if (k == "kwargs") {
+    push_kwargs(L, g.kwargs(n.id), n.session_id);
+    return 1;
+  }
+  if (k == "meta") {
+    push_node_meta(L, g.meta(n.id));
+    return 1;
+  }
   if (k == "users") {
     const NodeIdList users(g.users(n.id).begin(), g.users(n.id).end());
     return push_node_list(L, n.session_id, users);
@@ -395,7 +422,10 @@ int node_index(lua_State* L) {
     push_node(L, n.session_id, m);
     return 1;
   }
-  if (k == "graph") { push_graph(L, n.session_id); return 1; }
+  if (k == "graph") {
+    push_graph(L, n.session_id);
+    return 1;
+  }
   if (k == "schema") return node_schema(L);
   if (n.session->tracing) {  // x:transpose(-2, -1) while tracing a pattern: a call_method
     push_traced_method(L, key);
@@ -887,18 +917,17 @@ ValueMeta to_value_meta(lua_State* L, int index, int depth) {
 }
 
 void install_node_metamethods(lua_State* L, int metatable) {
-  const luaL_Reg methods[] = {
-      {"replace_all_uses_with", cfunction<node_replace_all_uses_with>},
-      {"replace_input_with", cfunction<node_replace_input_with>},
-      {"erase", cfunction<node_erase>},
-      {"arg", cfunction<node_arg>},
-      {"set_arg", cfunction<node_set_arg>},
-      {"kwarg", cfunction<node_kwarg>},
-      {"set_kwarg", cfunction<node_set_kwarg>},
-      {"prepend", cfunction<node_prepend>},
-      {"append", cfunction<node_append>},
-      {"set_meta", cfunction<node_set_meta>},
-      {nullptr, nullptr}};
+  const luaL_Reg methods[] = {{"replace_all_uses_with", cfunction<node_replace_all_uses_with>},
+                              {"replace_input_with", cfunction<node_replace_input_with>},
+                              {"erase", cfunction<node_erase>},
+                              {"arg", cfunction<node_arg>},
+                              {"set_arg", cfunction<node_set_arg>},
+                              {"kwarg", cfunction<node_kwarg>},
+                              {"set_kwarg", cfunction<node_set_kwarg>},
+                              {"prepend", cfunction<node_prepend>},
+                              {"append", cfunction<node_append>},
+                              {"set_meta", cfunction<node_set_meta>},
+                              {nullptr, nullptr}};
   lua_newtable(L);
   luaL_setfuncs(L, methods, 0);
   lua_pushcclosure(L, cfunction<node_index>, 1);
@@ -922,33 +951,32 @@ void install_node_metamethods(lua_State* L, int metatable) {
 }
 
 void install_graph_metamethods(lua_State* L, int metatable) {
-  const luaL_Reg methods[] = {
-      {"nodes", cfunction<graph_nodes>},
-      {"node_list", cfunction<graph_node_list>},
-      {"find", cfunction<graph_find>},
-      {"output", cfunction<graph_output>},
-      {"create_node", cfunction<graph_create_node>},
-      {"call_function", cfunction<graph_call_function>},
-      {"call_method", cfunction<graph_call_method>},
-      {"call_module", cfunction<graph_call_module>},
-      {"get_attr", cfunction<graph_get_attr>},
-      {"placeholder", cfunction<graph_placeholder>},
-      {"inserting_before", cfunction<graph_inserting_before>},
-      {"inserting_after", cfunction<graph_inserting_after>},
-      {"erase_node", cfunction<graph_erase_node>},
-      {"eliminate_dead_code", cfunction<graph_eliminate_dead_code>},
-      {"stable_topological_sort", cfunction<graph_stable_topological_sort>},
-      {"lint", cfunction<graph_lint>},
-      {"module", cfunction<graph_module>},
-      {"modules", cfunction<graph_modules>},
-      {"attribute", cfunction<graph_attribute>},
-      {"has_attribute", cfunction<graph_has_attribute>},
-      {"tabular", cfunction<graph_tabular>},
-      {"match", cfunction<graph_match>},
-      {"explain", cfunction<graph_explain>},
-      {"apply", cfunction<graph_apply>},
-      {"replace_pattern", cfunction<graph_replace_pattern>},
-      {nullptr, nullptr}};
+  const luaL_Reg methods[] = {{"nodes", cfunction<graph_nodes>},
+                              {"node_list", cfunction<graph_node_list>},
+                              {"find", cfunction<graph_find>},
+                              {"output", cfunction<graph_output>},
+                              {"create_node", cfunction<graph_create_node>},
+                              {"call_function", cfunction<graph_call_function>},
+                              {"call_method", cfunction<graph_call_method>},
+                              {"call_module", cfunction<graph_call_module>},
+                              {"get_attr", cfunction<graph_get_attr>},
+                              {"placeholder", cfunction<graph_placeholder>},
+                              {"inserting_before", cfunction<graph_inserting_before>},
+                              {"inserting_after", cfunction<graph_inserting_after>},
+                              {"erase_node", cfunction<graph_erase_node>},
+                              {"eliminate_dead_code", cfunction<graph_eliminate_dead_code>},
+                              {"stable_topological_sort", cfunction<graph_stable_topological_sort>},
+                              {"lint", cfunction<graph_lint>},
+                              {"module", cfunction<graph_module>},
+                              {"modules", cfunction<graph_modules>},
+                              {"attribute", cfunction<graph_attribute>},
+                              {"has_attribute", cfunction<graph_has_attribute>},
+                              {"tabular", cfunction<graph_tabular>},
+                              {"match", cfunction<graph_match>},
+                              {"explain", cfunction<graph_explain>},
+                              {"apply", cfunction<graph_apply>},
+                              {"replace_pattern", cfunction<graph_replace_pattern>},
+                              {nullptr, nullptr}};
   lua_newtable(L);
   luaL_setfuncs(L, methods, 0);
   lua_pushcclosure(L, cfunction<graph_index>, 1);

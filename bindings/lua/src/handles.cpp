@@ -76,9 +76,7 @@ NodeHandle* to_node_handle(lua_State* L, int index) {
 
 CheckedNode check_node(lua_State* L, int index) {
   auto* h = static_cast<NodeHandle*>(luaL_testudata(L, index, kNodeType));
-  if (h == nullptr) {
-    luaL_typeerror(L, index, "graft.Node");
-  }
+  if (h == nullptr) { luaL_typeerror(L, index, "graft.Node"); }
   GraphSession* session = state_of(L).session(h->session);
   if (session == nullptr) luaL_error(L, "node handle used after its pass ended");
   const Graph& g = *session->graph;

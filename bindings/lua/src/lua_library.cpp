@@ -18,9 +18,9 @@ namespace graft::lua::detail {
 namespace {
 
 // Registry keys: addresses of these bytes are unique light userdata.
-char kBaseKey;      // the frozen base environment every module env inherits from
-char kLoadedKey;    // name -> value of modules already required
-char kLoadingKey;   // name -> true while a module's top level runs (cycle detection)
+char kBaseKey;  // the frozen base environment every module env inherits from
+char kLoadedKey;  // name -> value of modules already required
+char kLoadingKey;  // name -> true while a module's top level runs (cycle detection)
 char kReadonlyKey;  // in a read-only view's metatable: the view's name
 
 // {====================================================================================
@@ -73,8 +73,7 @@ int readonly_len(lua_State* L) {
 int safe_tostring(lua_State* L) {
   luaL_checkany(L, 1);
   const int t = lua_type(L, 1);
-  if ((t == LUA_TTABLE || t == LUA_TFUNCTION || t == LUA_TTHREAD || t == LUA_TUSERDATA ||
-       t == LUA_TLIGHTUSERDATA) &&
+  if ((t == LUA_TTABLE || t == LUA_TFUNCTION || t == LUA_TTHREAD || t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA) &&
       luaL_getmetafield(L, 1, "__tostring") == LUA_TNIL) {
     if (luaL_getmetafield(L, 1, "__name") == LUA_TSTRING) return 1;
     lua_pushstring(L, luaL_typename(L, 1));
@@ -205,11 +204,17 @@ int sandbox_load(lua_State* L) {
     for (;;) {
       lua_pushvalue(L, 1);
       lua_call(L, 0, 1);
-      if (lua_isnil(L, -1)) { lua_pop(L, 1); break; }
+      if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        break;
+      }
       if (lua_type(L, -1) != LUA_TSTRING) return luaL_error(L, "reader function must return a string");
       std::size_t len = 0;
       const char* s = lua_tolstring(L, -1, &len);
-      if (len == 0) { lua_pop(L, 1); break; }
+      if (len == 0) {
+        lua_pop(L, 1);
+        break;
+      }
       state.charge_host_memory(L, len);
       charge.bytes += len;
       pieces.append(s, len);
@@ -237,16 +242,16 @@ int sandbox_load(lua_State* L) {
 
 /// A fresh environment for one module: its own globals, reads fall back to the base.
 void push_module_env(lua_State* L) {
-  lua_newtable(L);                                   // env
-  lua_createtable(L, 0, 1);                           // env's metatable
+  lua_newtable(L);  // env
+  lua_createtable(L, 0, 1);  // env's metatable
   lua_rawgetp(L, LUA_REGISTRYINDEX, &kBaseKey);
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
   lua_pushvalue(L, -1);
-  lua_pushcclosure(L, cfunction<sandbox_load>, 1);   // load bound to this env
+  lua_pushcclosure(L, cfunction<sandbox_load>, 1);  // load bound to this env
   lua_setfield(L, -2, "load");
   lua_pushvalue(L, -1);
-  lua_setfield(L, -2, "_G");                          // _G is the module's own globals
+  lua_setfield(L, -2, "_G");  // _G is the module's own globals
 }
 
 std::string read_script(const std::filesystem::path& path) {
@@ -280,21 +285,21 @@ int sandbox_require(lua_State* L) {
   for (const auto& f : s.files()) known = known || f == path;
   if (!known) s.files().push_back(path);
   lua_pushboolean(L, 1);
-  lua_setfield(L, -2, name);                          // loading[name] = true
+  lua_setfield(L, -2, name);  // loading[name] = true
   load_chunk(L, code, path.string());
   lua_pushstring(L, name);
   // Protected, so that a module that fails is no longer "loading" (a later require of it
   // would otherwise report a cycle); the error then goes on as it was.
   const int rc = lua_pcall(L, 1, 1, 0);
   lua_pushnil(L);
-  lua_setfield(L, -3, name);                          // loading[name] = nil
+  lua_setfield(L, -3, name);  // loading[name] = nil
   if (rc != LUA_OK) return lua_error(L);
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
     lua_pushboolean(L, 1);
   }
   lua_pushvalue(L, -1);
-  lua_setfield(L, -4, name);                          // loaded[name] = value
+  lua_setfield(L, -4, name);  // loaded[name] = value
   return 1;
 }
 
@@ -319,9 +324,9 @@ int plain_find(lua_State* L) {
   const char* p = luaL_checklstring(L, 2, &lp);
   const lua_Integer pos = luaL_optinteger(L, 3, 1);
   // posrelatI (lstrlib.c): 1-based start, negative counts from the end, clipped to 1.
-  std::size_t init = pos > 0 ? static_cast<std::size_t>(pos)
-                     : pos == 0 || pos < -static_cast<lua_Integer>(ls) ? 1
-                                                                       : ls + static_cast<std::size_t>(pos) + 1;
+  std::size_t init = pos > 0                            ? static_cast<std::size_t>(pos)
+      : pos == 0 || pos < -static_cast<lua_Integer>(ls) ? 1
+                                                        : ls + static_cast<std::size_t>(pos) + 1;
   --init;
   if (init > ls) {
     luaL_pushfail(L);
@@ -348,7 +353,8 @@ int capped_pattern_call(lua_State* L, const char* fname) {
   const Limits& lim = state_of(L).options().limits;
   if (!magic) {
     // Plain text through the matcher still compares the pattern at every position.
-    const double work = (static_cast<double>(subject_len) + 1.0) * static_cast<double>(std::max<std::size_t>(pattern_len, 1));
+    const double work =
+        (static_cast<double>(subject_len) + 1.0) * static_cast<double>(std::max<std::size_t>(pattern_len, 1));
     if (work > lim.pattern_work) {
       const std::string msg = fmt::format(
           "string.{}: a {}-byte pattern on a {}-byte subject could take about {:.3g} steps (limit {:.3g}); "
@@ -365,7 +371,10 @@ int capped_pattern_call(lua_State* L, const char* fname) {
                         static_cast<int>(pattern_len), static_cast<int>(lim.pattern_bytes));
     int repeats = 0, optionals = 0;
     for (std::size_t i = 0; i < pattern_len; ++i) {
-      if (pattern[i] == '%') { ++i; continue; }
+      if (pattern[i] == '%') {
+        ++i;
+        continue;
+      }
       if (pattern[i] == '*' || pattern[i] == '+' || pattern[i] == '-') ++repeats;
       if (pattern[i] == '?') ++optionals;
     }
@@ -400,12 +409,12 @@ int capped_rep(lua_State* L) {
     lua_pushliteral(L, "");
     return 1;
   }
-  const double total = static_cast<double>(n) * static_cast<double>(len) +
-                       static_cast<double>(n - 1) * static_cast<double>(sep_len);
+  const double total =
+      static_cast<double>(n) * static_cast<double>(len) + static_cast<double>(n - 1) * static_cast<double>(sep_len);
   const std::size_t limit = state_of(L).options().limits.memory_bytes;
   if (total > static_cast<double>(limit)) {
-    const std::string msg = fmt::format("string.rep: a result of {:.0f} bytes is over the memory budget ({} MiB)",
-                                        total, limit >> 20);
+    const std::string msg =
+        fmt::format("string.rep: a result of {:.0f} bytes is over the memory budget ({} MiB)", total, limit >> 20);
     return luaL_error(L, "%s", msg.c_str());
   }
   // Copying is work the count hook cannot see: a loop of big reps would run for hours on
@@ -501,8 +510,7 @@ int charged_insert(lua_State* L) {
   e = static_cast<lua_Integer>(static_cast<lua_Unsigned>(e) + 1u);  // first empty element
   lua_Integer pos = e;
   switch (lua_gettop(L)) {
-    case 2:
-      break;
+    case 2: break;
     case 3: {
       pos = luaL_checkinteger(L, 2);
       luaL_argcheck(L, static_cast<lua_Unsigned>(pos) - 1u < static_cast<lua_Unsigned>(e), 2, "position out of bounds");
@@ -514,8 +522,7 @@ int charged_insert(lua_State* L) {
       }
       break;
     }
-    default:
-      return luaL_error(L, "wrong number of arguments to 'insert'");
+    default: return luaL_error(L, "wrong number of arguments to 'insert'");
   }
   lua_seti(L, 1, pos);
   return 0;
@@ -526,7 +533,8 @@ int charged_remove(lua_State* L) {
   const lua_Integer size = luaL_len(L, 1);
   lua_Integer pos = luaL_optinteger(L, 2, size);
   if (pos != size)
-    luaL_argcheck(L, static_cast<lua_Unsigned>(pos) - 1u <= static_cast<lua_Unsigned>(size), 2, "position out of bounds");
+    luaL_argcheck(L, static_cast<lua_Unsigned>(pos) - 1u <= static_cast<lua_Unsigned>(size), 2,
+                  "position out of bounds");
   lua_geti(L, 1, pos);
   WorkMeter meter{L};
   for (; pos < size; pos++) {
@@ -660,8 +668,8 @@ void wrap_field(lua_State* L, const char* name, lua_CFunction wrapper) {
 
 void push_readonly(lua_State* L, int index, const char* name) {
   index = lua_absindex(L, index);
-  lua_newtable(L);                        // proxy
-  lua_createtable(L, 0, 5);               // its metatable
+  lua_newtable(L);  // proxy
+  lua_createtable(L, 0, 5);  // its metatable
   lua_pushvalue(L, index);
   lua_setfield(L, -2, "__index");
   lua_pushstring(L, name);
@@ -674,7 +682,7 @@ void push_readonly(lua_State* L, int index, const char* name) {
   lua_pushboolean(L, 0);
   lua_setfield(L, -2, "__metatable");
   lua_pushstring(L, name);
-  lua_rawsetp(L, -2, &kReadonlyKey);      // how rawset recognises a view
+  lua_rawsetp(L, -2, &kReadonlyKey);  // how rawset recognises a view
   lua_setmetatable(L, -2);
 }
 
@@ -693,8 +701,8 @@ void install_library(lua_State* L) {
   // The base environment.
   lua_newtable(L);
   const int base = lua_gettop(L);
-  for (const char* n : {"assert", "error", "ipairs", "next", "pairs", "pcall", "select", "tonumber", "type",
-                        "rawequal", "rawlen", "rawget", "getmetatable", "_VERSION"}) {
+  for (const char* n : {"assert", "error", "ipairs", "next", "pairs", "pcall", "select", "tonumber", "type", "rawequal",
+                        "rawlen", "rawget", "getmetatable", "_VERSION"}) {
     lua_getfield(L, G, n);
     lua_setfield(L, base, n);
   }
@@ -731,11 +739,11 @@ void install_library(lua_State* L) {
   lua_pushvalue(L, -1);
   lua_setfield(L, base, "string");
   lua_pushliteral(L, "");
-  lua_getmetatable(L, -1);              // the string metatable (shared by every string)
+  lua_getmetatable(L, -1);  // the string metatable (shared by every string)
   lua_pushvalue(L, -3);
   lua_setfield(L, -2, "__index");
   lua_pushboolean(L, 0);
-  lua_setfield(L, -2, "__metatable");   // getmetatable('') returns false; it cannot be replaced
+  lua_setfield(L, -2, "__metatable");  // getmetatable('') returns false; it cannot be replaced
   lua_settop(L, base);
 
   // math: the host seeds the generator; randomseed needs an explicit seed.

@@ -189,7 +189,8 @@ int graft_dict(lua_State* L) {
   SandboxState& s = state_of(L);
   for (lua_Integer i = 1; i <= n; ++i) {
     s.charge_work(L, 1);
-    if (lua_rawgeti(L, 1, i) != LUA_TTABLE) return luaL_error(L, "graft.dict: item %d is not a {key, value} pair", static_cast<int>(i));
+    if (lua_rawgeti(L, 1, i) != LUA_TTABLE)
+      return luaL_error(L, "graft.dict: item %d is not a {key, value} pair", static_cast<int>(i));
     lua_rawgeti(L, -1, 1);
     if (lua_isnil(L, -1)) return luaL_error(L, "graft.dict: item %d has a nil key", static_cast<int>(i));
     lua_rawgeti(L, -2, 2);
@@ -337,7 +338,10 @@ void append_repr(lua_State* L, int index, std::string& out, int depth) {
       return;
     }
     default:
-      if (is_none(L, index)) { out += "None"; return; }
+      if (is_none(L, index)) {
+        out += "None";
+        return;
+      }
       lua_getfield(L, LUA_REGISTRYINDEX, "graft.tostring");
       lua_pushvalue(L, index);
       lua_call(L, 1, 1);
@@ -590,7 +594,10 @@ void append_json(lua_State* L, int index, std::string& out, std::string& what, i
       return;
     }
     case LUA_TUSERDATA:
-      if (is_none(L, index)) { out += "null"; return; }
+      if (is_none(L, index)) {
+        out += "null";
+        return;
+      }
       break;
     case LUA_TTABLE: {
       const std::size_t mark = what.size();
@@ -718,12 +725,15 @@ void register_value_types(lua_State* L, int module) {
   lua_setfield(L, LUA_REGISTRYINDEX, "graft.none_value");
   lua_setfield(L, module, "None");
 
-  const luaL_Reg constructors[] = {
-      {"list", cfunction<graft_list>},       {"tuple", cfunction<graft_tuple>},
-      {"dict", cfunction<graft_dict>},       {"slice", cfunction<graft_slice>},
-      {"dtype", cfunction<graft_dtype>},     {"device", cfunction<graft_device>},
-      {"layout", cfunction<graft_layout>},   {"memory_format", cfunction<graft_memory_format>},
-      {nullptr, nullptr}};
+  const luaL_Reg constructors[] = {{"list", cfunction<graft_list>},
+                                   {"tuple", cfunction<graft_tuple>},
+                                   {"dict", cfunction<graft_dict>},
+                                   {"slice", cfunction<graft_slice>},
+                                   {"dtype", cfunction<graft_dtype>},
+                                   {"device", cfunction<graft_device>},
+                                   {"layout", cfunction<graft_layout>},
+                                   {"memory_format", cfunction<graft_memory_format>},
+                                   {nullptr, nullptr}};
   lua_pushvalue(L, module);
   luaL_setfuncs(L, constructors, 0);
   lua_pop(L, 1);
@@ -742,7 +752,10 @@ void push_argument(lua_State* L, const Argument& arg, int session) {
       return;
     }
     case ArgKind::Node: push_node(L, session, arg.node_id()); return;
-    case ArgKind::DType: case ArgKind::Device: case ArgKind::Layout: case ArgKind::MemoryFormat: {
+    case ArgKind::DType:
+    case ArgKind::Device:
+    case ArgKind::Layout:
+    case ArgKind::MemoryFormat: {
       const std::string* name = nullptr;
       const char* tag = kDType;
       if (arg.holds<DType>()) name = &arg.get<DType>().name;
@@ -755,7 +768,8 @@ void push_argument(lua_State* L, const Argument& arg, int session) {
       luaL_setmetatable(L, tag);
       return;
     }
-    case ArgKind::List: case ArgKind::Tuple: {
+    case ArgKind::List:
+    case ArgKind::Tuple: {
       const auto& items = *arg.items();
       lua_createtable(L, static_cast<int>(items.size()), 0);
       lua_Integer i = 0;
@@ -818,7 +832,8 @@ Argument to_argument(lua_State* L, int index, int session, const std::string& wh
 
 std::vector<Argument> to_args(lua_State* L, int index, int session, const std::string& what) {
   if (lua_isnoneornil(L, index)) return {};
-  if (!lua_istable(L, index)) luaL_error(L, "%s: expected a table of arguments, got a %s", what.c_str(), luaL_typename(L, index));
+  if (!lua_istable(L, index))
+    luaL_error(L, "%s: expected a table of arguments, got a %s", what.c_str(), luaL_typename(L, index));
   if (has_metatable(L, index, kDict)) luaL_error(L, "%s: expected a sequence of arguments, got a dict", what.c_str());
   std::string path = what;
   return convert_sequence(L, index, session, path, 0);
@@ -827,7 +842,8 @@ std::vector<Argument> to_args(lua_State* L, int index, int session, const std::s
 Kwargs to_kwargs(lua_State* L, int index, int session, const std::string& what) {
   Kwargs out;
   if (lua_isnoneornil(L, index)) return out;
-  if (!lua_istable(L, index)) luaL_error(L, "%s: expected a table of keyword arguments, got a %s", what.c_str(), luaL_typename(L, index));
+  if (!lua_istable(L, index))
+    luaL_error(L, "%s: expected a table of keyword arguments, got a %s", what.c_str(), luaL_typename(L, index));
   Argument a = to_argument(L, index, session, what);
   if (a.holds<List>() && a.items()->empty()) return out;  // {} reads as an empty list
   if (!a.holds<Dict>()) luaL_error(L, "%s: expected keyword arguments (a table with string keys)", what.c_str());
@@ -843,16 +859,15 @@ void push_json(lua_State* L, const std::string& json_text) {
   OrderedJson j;
   try {
     j = OrderedJson::parse(json_text);
-  } catch (const std::exception& e) {
-    luaL_error(L, "invalid JSON in metadata: %s", e.what());
-  }
+  } catch (const std::exception& e) { luaL_error(L, "invalid JSON in metadata: %s", e.what()); }
   push_json_value(L, j, 0);
 }
 
 void require_utf8(lua_State* L, std::string_view s, std::string_view what) {
   if (graft::detail::valid_utf8(s)) return;
   const std::string w(what);
-  luaL_error(L, "%s: the string is not valid UTF-8 (a graph file cannot hold it; graft never changes a string on save)", w.c_str());
+  luaL_error(L, "%s: the string is not valid UTF-8 (a graph file cannot hold it; graft never changes a string on save)",
+             w.c_str());
 }
 
 std::string_view to_text(lua_State* L, int index, std::string_view what) {

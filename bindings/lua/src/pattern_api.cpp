@@ -25,8 +25,8 @@
 #include <fmt/format.h>
 
 #include "graft/io/graph_json.hpp"
-#include "graft/ir/graph.hpp"
 #include "graft/io/render.hpp"
+#include "graft/ir/graph.hpp"
 #include "graft/match/describe_failure.hpp"
 #include "graft/match/subgraph_matcher.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
@@ -183,7 +183,8 @@ NodeId record(lua_State* L, OpKind op, const std::string& target, int first) {
   Kwargs kwargs;
   std::vector<std::string> optional;
   int top = lua_gettop(L);
-  if (top >= first && luaL_testudata(L, top, kKwargsType) == nullptr && lua_istable(L, top) && lua_getmetatable(L, top)) {
+  if (top >= first && luaL_testudata(L, top, kKwargsType) == nullptr && lua_istable(L, top) &&
+      lua_getmetatable(L, top)) {
     luaL_getmetatable(L, kKwargsType);
     const bool is_kw = lua_rawequal(L, -1, -2);
     lua_pop(L, 2);
@@ -215,7 +216,8 @@ NodeId record(lua_State* L, OpKind op, const std::string& target, int first) {
       --top;
     }
   }
-  for (int i = first; i <= top; ++i) args.push_back(to_argument(L, i, session, fmt::format("{}: argument {}", target, i - first + 1)));
+  for (int i = first; i <= top; ++i)
+    args.push_back(to_argument(L, i, session, fmt::format("{}: argument {}", target, i - first + 1)));
   s.retain_host_memory(L, sizeof(NodeData) + 64);
   const NodeId n = g.create_node(op, target, std::move(args), std::move(kwargs));
   if (n == kNoNode) luaL_error(L, "%s: an argument is not a value of this trace", target.c_str());
@@ -286,7 +288,8 @@ int graft_module_call(lua_State* L) {
   if (lua_istable(L, 1)) {
     const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, 1));
     for (lua_Integer i = 1; i <= n; ++i) {
-      if (lua_rawgeti(L, 1, i) != LUA_TSTRING) luaL_error(L, "graft.module: class %d is not a string", static_cast<int>(i));
+      if (lua_rawgeti(L, 1, i) != LUA_TSTRING)
+        luaL_error(L, "graft.module: class %d is not a string", static_cast<int>(i));
       classes.emplace_back(lua_tostring(L, -1));
       lua_pop(L, 1);
     }
@@ -343,7 +346,8 @@ int callable_call(lua_State* L) {
       // Two calls of the same pattern module name are the same module: not supported yet.
       for (const auto& [other, c] : s.tracing_pattern->constraints)
         if (other != n && c.module_class.size() && s.tracing_pattern->graph.target(other) == name)
-          luaL_error(L, "graft.module: the name '%s' is used for two module calls; give each its own name", name.c_str());
+          luaL_error(L, "graft.module: the name '%s' is used for two module calls; give each its own name",
+                     name.c_str());
       NodeConstraint& nc = s.tracing_pattern->constrain(n);
       nc.module_class = classes.front();
       nc.other_module_classes.assign(classes.begin() + 1, classes.end());
@@ -381,7 +385,8 @@ int graft_constrain(lua_State* L) {
     const char* key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : nullptr;
     const std::string k = key ? key : "";
     if (k != "users" && k != "commutative" && k != "where" && k != "name")
-      luaL_error(L, "graft.constrain: unknown constraint '%s' (users, commutative, where, name)", key ? key : luaL_typename(L, -1));
+      luaL_error(L, "graft.constrain: unknown constraint '%s' (users, commutative, where, name)",
+                 key ? key : luaL_typename(L, -1));
   }
   lua_getfield(L, 2, "users");
   if (!lua_isnil(L, -1)) {
@@ -430,8 +435,9 @@ void erase_dead_detach(Graph& g) {
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const NodeId n = *it;
     const std::string& t = g.target(n);
-    const bool detach = (g.op(n) == OpKind::CallFunction && (t == "torch.ops.aten.detach.default" || t == "torch.detach")) ||
-                        (g.op(n) == OpKind::CallMethod && t == "detach");
+    const bool detach =
+        (g.op(n) == OpKind::CallFunction && (t == "torch.ops.aten.detach.default" || t == "torch.detach")) ||
+        (g.op(n) == OpKind::CallMethod && t == "detach");
     if (detach && g.users(n).empty()) (void)g.erase_node(n);
   }
 }
@@ -451,7 +457,8 @@ int graft_pattern_file(lua_State* L) {
   }
   SandboxState& s = state_of(L);
   if (s.tracing_session != 0) luaL_error(L, "graft.pattern_file cannot run inside graft.trace");
-  Result<std::filesystem::path> path = name.ends_with(".json") ? s.resolve_data_file(name) : s.resolve_module(name, ".json");
+  Result<std::filesystem::path> path =
+      name.ends_with(".json") ? s.resolve_data_file(name) : s.resolve_module(name, ".json");
   if (!path) luaL_error(L, "graft.pattern_file: %s", path.status().message().c_str());
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(path.value(), ec);
@@ -595,9 +602,12 @@ MatchOptions read_options(lua_State* L, int index, const char* caller) {
   if (lua_isnoneornil(L, index)) return o;
   luaL_checktype(L, index, LUA_TTABLE);
   if (std::string_view(caller) == "g:replace_pattern")
-    check_option_names(L, index, caller, {"match_output", "match_placeholder", "remove_overlapping_matches", "ignore_literals", "meta", "keep_meta"});
+    check_option_names(
+        L, index, caller,
+        {"match_output", "match_placeholder", "remove_overlapping_matches", "ignore_literals", "meta", "keep_meta"});
   else
-    check_option_names(L, index, caller, {"match_output", "match_placeholder", "remove_overlapping_matches", "ignore_literals"});
+    check_option_names(L, index, caller,
+                       {"match_output", "match_placeholder", "remove_overlapping_matches", "ignore_literals"});
   auto flag = [&](const char* name, bool& out) {
     lua_getfield(L, index, name);
     if (!lua_isnil(L, -1)) out = lua_toboolean(L, -1);
@@ -794,9 +804,12 @@ void register_pattern_api(lua_State* L, int module) {
   lua_newuserdatauv(L, 0, 0);
   luaL_setmetatable(L, kAnyType);
   lua_setfield(L, module, "any");
-  const luaL_Reg declarations[] = {{"kw", cfunction<graft_kw>},         {"optional", cfunction<graft_optional>},
-                                   {"one_of", cfunction<graft_one_of>}, {"module", cfunction<graft_module_call>},
-                                   {"constrain", cfunction<graft_constrain>}, {"get_attr", cfunction<graft_get_attr>},
+  const luaL_Reg declarations[] = {{"kw", cfunction<graft_kw>},
+                                   {"optional", cfunction<graft_optional>},
+                                   {"one_of", cfunction<graft_one_of>},
+                                   {"module", cfunction<graft_module_call>},
+                                   {"constrain", cfunction<graft_constrain>},
+                                   {"get_attr", cfunction<graft_get_attr>},
                                    {"pattern_file", cfunction<graft_pattern_file>},
                                    {nullptr, nullptr}};
   lua_pushvalue(L, module);
@@ -807,11 +820,10 @@ void register_pattern_api(lua_State* L, int module) {
 }
 
 void install_trace_metamethods(lua_State* L, int node_metatable) {
-  const luaL_Reg ops[] = {{"__add", cfunction<arith<kAdd>>},           {"__sub", cfunction<arith<kSub>>},
-                          {"__mul", cfunction<arith<kMul>>},           {"__div", cfunction<arith<kTrueDiv>>},
-                          {"__idiv", cfunction<arith<kFloorDiv>>},     {"__mod", cfunction<arith<kMod>>},
-                          {"__pow", cfunction<arith<kPow>>},           {"__unm", cfunction<unary_neg>},
-                          {nullptr, nullptr}};
+  const luaL_Reg ops[] = {
+      {"__add", cfunction<arith<kAdd>>},     {"__sub", cfunction<arith<kSub>>},       {"__mul", cfunction<arith<kMul>>},
+      {"__div", cfunction<arith<kTrueDiv>>}, {"__idiv", cfunction<arith<kFloorDiv>>}, {"__mod", cfunction<arith<kMod>>},
+      {"__pow", cfunction<arith<kPow>>},     {"__unm", cfunction<unary_neg>},         {nullptr, nullptr}};
   lua_pushvalue(L, node_metatable);
   luaL_setfuncs(L, ops, 0);
   lua_pop(L, 1);
@@ -834,7 +846,8 @@ void check_option_names(lua_State* L, int index, const char* caller, std::initia
   if (unknown.empty()) return;
   std::string names;
   for (std::string_view k : known) names += (names.empty() ? "" : ", ") + std::string(k);
-  luaL_error(L, "%s: unknown option '%s' (%s)", caller, std::min_element(unknown.begin(), unknown.end())->c_str(), names.c_str());
+  luaL_error(L, "%s: unknown option '%s' (%s)", caller, std::min_element(unknown.begin(), unknown.end())->c_str(),
+             names.c_str());
 }
 
 }  // namespace graft::lua::detail

@@ -47,12 +47,15 @@ lua_Integer checked_list(lua_State* L, int table, const char* field, const char*
   lua_getfield(L, table, field);
   if (!lua_istable(L, -1)) luaL_error(L, "%s: '%s' must be a list", what, field);
   const auto n = static_cast<lua_Integer>(lua_rawlen(L, -1));
-  if (n > kMaxSteps) luaL_error(L, "%s: '%s' has %d entries (at most %d)", what, field, static_cast<int>(n), static_cast<int>(kMaxSteps));
+  if (n > kMaxSteps)
+    luaL_error(L, "%s: '%s' has %d entries (at most %d)", what, field, static_cast<int>(n),
+               static_cast<int>(kMaxSteps));
   return n;
 }
 
 void read_steps(lua_State* L, int table, std::vector<Step>& steps, int depth) {
-  if (depth > kMaxNesting) luaL_error(L, "fixpoint groups nested more than %d deep (or one contains itself)", kMaxNesting);
+  if (depth > kMaxNesting)
+    luaL_error(L, "fixpoint groups nested more than %d deep (or one contains itself)", kMaxNesting);
   luaL_checkstack(L, 8, "pipeline");
   const lua_Integer n = checked_list(L, table, "passes", "pipeline");
   const int list = lua_gettop(L);
@@ -96,7 +99,8 @@ void read_step(lua_State* L, int index, Step& step, int depth) {
     step.kind = Step::Kind::Transformer;
     if (step.name.empty()) {
       for (const char* h : {"call_function", "call_method", "call_module", "get_attr"}) {
-        if (lua_getfield(L, index, h) == LUA_TFUNCTION && step.name.empty()) step.name = "transformer at " + location_of(L, -1);
+        if (lua_getfield(L, index, h) == LUA_TFUNCTION && step.name.empty())
+          step.name = "transformer at " + location_of(L, -1);
         lua_pop(L, 1);
       }
     }
@@ -271,7 +275,8 @@ class Runner {
         // Rule sets the pass applies report into its entry, per rule.
         s_.on_rules_applied = [&entry](const auto& counts, const std::string& stop) {
           for (const auto& [name, matches, filtered, rewrites] : counts) {
-            auto it = std::find_if(entry.rules.begin(), entry.rules.end(), [&rule = name](const auto& r) { return r.name == rule; });
+            auto it = std::find_if(entry.rules.begin(), entry.rules.end(),
+                                   [&rule = name](const auto& r) { return r.name == rule; });
             if (it == entry.rules.end()) it = entry.rules.insert(entry.rules.end(), PassReport::RuleCounts{name});
             it->matches += matches;
             it->filtered += filtered;
@@ -306,7 +311,9 @@ class Runner {
     gm_.graph.set_insert_point(InsertPoint::at_end());
     if (st) {
       Status valid = (in_place ? gm_.graph : rebuilt).lint(&gm_.modules);
-      if (!valid) st = Status::error(Diagnostic{.file = s_.script_name(), .message = fmt::format("{} left an invalid graph: {}", what, valid.message())});
+      if (!valid)
+        st = Status::error(Diagnostic{.file = s_.script_name(),
+                                      .message = fmt::format("{} left an invalid graph: {}", what, valid.message())});
     }
     if (!st) {
       if (undo) undo->undo();  // a failed Transformer never touched gm_.graph
@@ -389,7 +396,8 @@ class Runner {
           },
           false);
       if (!st) failures.push_back(fmt::format("check '{}' failed {}: {}", check.name, when, st.message()));
-      else if (!complaint.empty()) failures.push_back(fmt::format("check '{}' failed {}: {}", check.name, when, complaint));
+      else if (!complaint.empty())
+        failures.push_back(fmt::format("check '{}' failed {}: {}", check.name, when, complaint));
     }
     return failures;
   }
@@ -443,12 +451,13 @@ Status read_pipeline(SandboxState& s, PipelineSpec& spec) {
           if (sweeps < 1 || sweeps > 1'000'000) luaL_error(L, "pipeline: 'steps' must be an integer from 1 to 1000000");
           spec.sweeps = static_cast<int>(sweeps);
           lua_pop(L, 3);
-        } else if (type == LUA_TFUNCTION || type == LUA_TSTRING ||
-                   kind == "pass" || kind == "transformer" || kind == "builtin" || kind == "fixpoint") {
+        } else if (type == LUA_TFUNCTION || type == LUA_TSTRING || kind == "pass" || kind == "transformer" ||
+                   kind == "builtin" || kind == "fixpoint") {
           spec.steps.emplace_back();
           read_step(L, main, spec.steps.back(), 0);
         } else if (type == LUA_TUSERDATA &&
-                   (luaL_testudata(L, main, "graft.RuleSet") != nullptr || luaL_testudata(L, main, "graft.Rule") != nullptr)) {
+                   (luaL_testudata(L, main, "graft.RuleSet") != nullptr ||
+                    luaL_testudata(L, main, "graft.Rule") != nullptr)) {
           push_rules_pass(L, main);  // a rule set alone: applied to a fixed point
           spec.steps.emplace_back();
           read_step(L, lua_gettop(L), spec.steps.back(), 0);
@@ -473,17 +482,20 @@ void release_pipeline(SandboxState& s, PipelineSpec& spec) {
 
 std::size_t PipelineReport::nodes_added() const {
   std::size_t n = 0;
-  for (const auto& p : passes) if (p.kind != "fixpoint") n += p.nodes_added;
+  for (const auto& p : passes)
+    if (p.kind != "fixpoint") n += p.nodes_added;
   return n;
 }
 std::size_t PipelineReport::nodes_removed() const {
   std::size_t n = 0;
-  for (const auto& p : passes) if (p.kind != "fixpoint") n += p.nodes_removed;
+  for (const auto& p : passes)
+    if (p.kind != "fixpoint") n += p.nodes_removed;
   return n;
 }
 std::size_t PipelineReport::nodes_changed() const {
   std::size_t n = 0;
-  for (const auto& p : passes) if (p.kind != "fixpoint") n += p.nodes_changed;
+  for (const auto& p : passes)
+    if (p.kind != "fixpoint") n += p.nodes_changed;
   return n;
 }
 
@@ -548,7 +560,8 @@ std::string PipelineReport::to_text() const {
       std::string line;
       for (const auto& r : p.rules)
         if (r.matches > 0) line += fmt::format("{}{} {}/{}", line.empty() ? "" : ", ", r.name, r.rewrites, r.matches);
-      out += fmt::format("    rules ({}): {}\n", p.rules_stop, line.empty() ? "no matches" : line + " rewritten/matched");
+      out +=
+          fmt::format("    rules ({}): {}\n", p.rules_stop, line.empty() ? "no matches" : line + " rewritten/matched");
     }
   }
   out += fmt::format("  {}: {} -> {} nodes in {:.3f} s ({})\n", ok() ? "ok" : "stopped", nodes_before, nodes_after,
@@ -568,7 +581,9 @@ PipelineReport run_pipeline(Sandbox& sandbox, GraphModule& gm) {
   const auto t0 = std::chrono::steady_clock::now();
   detail::PipelineSpec spec;
   Status st = gm.graph.in_transaction()
-      ? Status::error(Diagnostic{.file = report.script, .message = "the graph has an open transaction; commit or roll it back before running a pipeline"})
+      ? Status::error(Diagnostic{
+            .file = report.script,
+            .message = "the graph has an open transaction; commit or roll it back before running a pipeline"})
       : detail::read_pipeline(s, spec);
   if (st) {
     // Same script, same graph, same output: math.random starts from the host's seed every run.

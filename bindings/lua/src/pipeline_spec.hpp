@@ -48,7 +48,7 @@ void release_pipeline(SandboxState& s, PipelineSpec& spec);
 
 /// Rebuilds `before` into `after` by running the transformer's handlers (FX's Transformer).
 /// Called in protected mode; raises Lua errors.
-void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Graph& before,
-                     const ModuleTable* modules, Graph& after);
+void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Graph& before, const ModuleTable* modules,
+                     Graph& after);
 
 }  // namespace graft::lua::detail

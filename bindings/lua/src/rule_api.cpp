@@ -101,11 +101,13 @@ int graft_rule(lua_State* L) {
     const std::string k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
     if (k != "name" && k != "pattern" && k != "replacement" && k != "priority" && k != "filter" && k != "meta" &&
         k != "keep_meta" && k != "enabled")
-      luaL_error(L, "graft.rule: unknown field '%s' (name, pattern, replacement, priority, filter, meta, keep_meta, enabled)",
-                 k.empty() ? luaL_typename(L, -1) : k.c_str());
+      luaL_error(
+          L, "graft.rule: unknown field '%s' (name, pattern, replacement, priority, filter, meta, keep_meta, enabled)",
+          k.empty() ? luaL_typename(L, -1) : k.c_str());
   }
   lua_getfield(L, 1, "name");
-  if (lua_type(L, -1) != LUA_TSTRING || lua_rawlen(L, -1) == 0) luaL_error(L, "graft.rule: 'name' must be a non-empty string");
+  if (lua_type(L, -1) != LUA_TSTRING || lua_rawlen(L, -1) == 0)
+    luaL_error(L, "graft.rule: 'name' must be a non-empty string");
   const std::string name = lua_tostring(L, -1);
   lua_pop(L, 1);
 
@@ -124,7 +126,8 @@ int graft_rule(lua_State* L) {
   lua_getfield(L, 1, "pattern");
   if (lua_isnil(L, -1)) luaL_error(L, "graft.rule '%s': 'pattern' is missing (a graft.trace result)", name.c_str());
   if (luaL_testudata(L, -1, "graft.Pattern") == nullptr)
-    luaL_error(L, "graft.rule '%s': 'pattern' must be a graft.trace result, not a %s", name.c_str(), luaL_typename(L, -1));
+    luaL_error(L, "graft.rule '%s': 'pattern' must be a graft.trace result, not a %s", name.c_str(),
+               luaL_typename(L, -1));
   const Pattern& pattern = check_pattern(L, -1);
   auto matcher = SubgraphMatcher::create(pattern);
   if (!matcher) luaL_error(L, "graft.rule '%s': the pattern: %s", name.c_str(), matcher.status().message().c_str());
@@ -152,7 +155,8 @@ int graft_rule(lua_State* L) {
                  name.c_str(), luaL_typename(L, -1));
     r.replacement = std::make_shared<const Graph>(check_pattern(L, -1).graph);
   } else {
-    luaL_error(L, "graft.rule '%s': 'replacement' is missing (a graft.trace result or a function(match))", name.c_str());
+    luaL_error(L, "graft.rule '%s': 'replacement' is missing (a graft.trace result or a function(match))",
+               name.c_str());
   }
   lua_setfield(L, keep, "replacement");
 
@@ -235,7 +239,8 @@ int graft_rules(lua_State* L) {
   while (lua_next(L, 1) != 0) {
     lua_pop(L, 1);
     if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > n)
-      luaL_error(L, "graft.rules: expected a list of graft.rule values, found the key '%s'", luaL_tolstring(L, -1, nullptr));
+      luaL_error(L, "graft.rules: expected a list of graft.rule values, found the key '%s'",
+                 luaL_tolstring(L, -1, nullptr));
   }
   lua_setiuservalue(L, set_index, 1);
   state_of(L).charge_host_memory(L, sizeof(std::vector<bool>) + enabled.size());
@@ -317,7 +322,8 @@ std::vector<Rule> rules_of(lua_State* L, int index) {
     return out;
   }
   if (luaL_testudata(L, index, kRuleSetType) == nullptr)
-    luaL_error(L, "g:apply: expected a rule set (graft.rules) or a rule (graft.rule), got a %s", luaL_typename(L, index));
+    luaL_error(L, "g:apply: expected a rule set (graft.rules) or a rule (graft.rule), got a %s",
+               luaL_typename(L, index));
   RuleSetBox& box = check_rule_set(L, index);
   lua_getiuservalue(L, index, 1);
   const int n = static_cast<int>(lua_rawlen(L, -1));
@@ -338,7 +344,8 @@ DriveOptions read_drive_options(lua_State* L, int index, std::vector<Rule>& rule
   log_ref = LUA_NOREF;
   if (lua_isnoneornil(L, index)) return o;
   luaL_checktype(L, index, LUA_TTABLE);
-  check_option_names(L, index, "g:apply", {"mode", "max_iterations", "max_rewrites", "enable", "disable", "log", "name"});
+  check_option_names(L, index, "g:apply",
+                     {"mode", "max_iterations", "max_rewrites", "enable", "disable", "log", "name"});
   lua_getfield(L, index, "mode");
   if (!lua_isnil(L, -1)) {
     const std::string mode = luaL_checkstring(L, -1);
@@ -349,7 +356,8 @@ DriveOptions read_drive_options(lua_State* L, int index, std::vector<Rule>& rule
   auto count = [&](const char* key, std::size_t& out) {
     lua_getfield(L, index, key);
     if (!lua_isnil(L, -1)) {
-      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1) luaL_error(L, "g:apply: %s must be a positive integer", key);
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
+        luaL_error(L, "g:apply: %s must be a positive integer", key);
       out = static_cast<std::size_t>(lua_tointeger(L, -1));
     }
     lua_pop(L, 1);
@@ -551,15 +559,19 @@ void register_rule_api(lua_State* L, int module) {
   lua_pushvalue(L, module);
   lua_setfield(L, LUA_REGISTRYINDEX, "graft.module");
   luaL_newmetatable(L, kRuleType);
-  const luaL_Reg rule_meta[] = {{"__gc", cfunction<rule_gc>}, {"__index", cfunction<rule_index>},
-                                {"__tostring", cfunction<rule_tostring>}, {nullptr, nullptr}};
+  const luaL_Reg rule_meta[] = {{"__gc", cfunction<rule_gc>},
+                                {"__index", cfunction<rule_index>},
+                                {"__tostring", cfunction<rule_tostring>},
+                                {nullptr, nullptr}};
   luaL_setfuncs(L, rule_meta, 0);
   lua_pushstring(L, kRuleType);
   lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
   luaL_newmetatable(L, kRuleSetType);
-  const luaL_Reg set_meta[] = {{"__gc", cfunction<ruleset_gc>}, {"__len", cfunction<ruleset_len>},
-                               {"__tostring", cfunction<ruleset_tostring>}, {nullptr, nullptr}};
+  const luaL_Reg set_meta[] = {{"__gc", cfunction<ruleset_gc>},
+                               {"__len", cfunction<ruleset_len>},
+                               {"__tostring", cfunction<ruleset_tostring>},
+                               {nullptr, nullptr}};
   luaL_setfuncs(L, set_meta, 0);
   lua_createtable(L, 0, 6);
   const luaL_Reg set_methods[] = {{"enable", cfunction<ruleset_enable>}, {"disable", cfunction<ruleset_disable>},
@@ -580,7 +592,8 @@ void register_rule_api(lua_State* L, int module) {
 
 namespace graft::lua {
 
-Status with_rules(Sandbox& sandbox, const GraphModule* gm, const std::function<Status(const std::vector<RuleView>&)>& body) {
+Status with_rules(Sandbox& sandbox, const GraphModule* gm,
+                  const std::function<Status(const std::vector<RuleView>&)>& body) {
   detail::SandboxState& s = sandbox.state();
   Status result;
   Graph empty;

@@ -2,12 +2,12 @@
 // every host→Lua interaction goes through.
 #include "sandbox_state.hpp"
 
+#include <malloc.h>
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <malloc.h>
 
 #include <fmt/format.h>
 
@@ -233,7 +233,8 @@ void SandboxState::arm_budget(bool loading) {
   budget_.has_deadline = limit.count() > 0;
   budget_.deadline_message = "time budget exceeded";
   if (budget_.has_deadline) budget_.deadline = std::chrono::steady_clock::now() + limit;
-  if (!loading && budget_.pipeline_deadline && (!budget_.has_deadline || *budget_.pipeline_deadline < budget_.deadline)) {
+  if (!loading && budget_.pipeline_deadline &&
+      (!budget_.has_deadline || *budget_.pipeline_deadline < budget_.deadline)) {
     budget_.has_deadline = true;
     budget_.deadline = *budget_.pipeline_deadline;
     budget_.deadline_message = "pipeline time budget exceeded";
@@ -241,8 +242,7 @@ void SandboxState::arm_budget(bool loading) {
   lua_sethook(L_, count_hook, LUA_MASKCOUNT, kHookStride);
 }
 
-Status SandboxState::protected_call(const std::function<void(lua_State*)>& body, bool loading,
-                                    std::string_view what) {
+Status SandboxState::protected_call(const std::function<void(lua_State*)>& body, bool loading, std::string_view what) {
   lua_State* L = L_;
   const int top = lua_gettop(L);
   const bool outermost = depth == 0;
@@ -356,7 +356,8 @@ Result<std::filesystem::path> SandboxState::resolve_module(std::string_view name
   if (!valid_module_name(name))
     return Status::error(fmt::format("module '{}': names are identifiers separated by dots", name));
   std::string relative(name);
-  for (char& c : relative) if (c == '.') c = '/';
+  for (char& c : relative)
+    if (c == '.') c = '/';
   relative += extension;
   std::error_code ec;
   for (const auto& root : roots_) {
@@ -384,8 +385,10 @@ Result<std::filesystem::path> SandboxState::resolve_data_file(std::string_view r
   std::size_t start = 0;
   for (;;) {  // every segment a plain name: not empty, not . or .., no backslash or NUL
     const std::size_t slash = relative.find('/', start);
-    const std::string_view seg = relative.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    if (seg.empty() || seg == "." || seg == ".." || seg.find_first_of(std::string_view("\\\0", 2)) != std::string_view::npos)
+    const std::string_view seg =
+        relative.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (seg.empty() || seg == "." || seg == ".." ||
+        seg.find_first_of(std::string_view("\\\0", 2)) != std::string_view::npos)
       return Status::error(fmt::format("file '{}': give a path relative to the script root, without '..'", relative));
     if (slash == std::string_view::npos) break;
     start = slash + 1;
@@ -394,14 +397,16 @@ Result<std::filesystem::path> SandboxState::resolve_data_file(std::string_view r
   for (const auto& root : roots_) {
     const std::filesystem::path candidate = root / std::filesystem::path(std::string(relative));
     if (!std::filesystem::is_regular_file(candidate, ec)) continue;
-    const auto rel = std::filesystem::weakly_canonical(candidate, ec).lexically_relative(std::filesystem::weakly_canonical(root, ec));
+    const auto rel = std::filesystem::weakly_canonical(candidate, ec)
+                         .lexically_relative(std::filesystem::weakly_canonical(root, ec));
     if (ec || rel.empty() || *rel.begin() == "..")
       return Status::error(fmt::format("file '{}': {} leads outside the script root", relative, candidate.string()));
     return candidate;
   }
   std::string where;
   for (const auto& root : roots_) where += (where.empty() ? "" : ", ") + root.string();
-  return Status::error(fmt::format("file '{}' not found (looked under: {})", relative, where.empty() ? "no script roots" : where));
+  return Status::error(
+      fmt::format("file '{}' not found (looked under: {})", relative, where.empty() ? "no script roots" : where));
 }
 
 int SandboxState::open_session(Graph& graph, const ModuleTable* modules, bool read_only) {

@@ -32,18 +32,18 @@ struct Budget {
   std::size_t memory_limit = 0;
   std::size_t memory_used = 0;
   std::size_t memory_peak = 0;
-  std::size_t host_charged = 0;     ///< bytes the host allocated for the script in this call
+  std::size_t host_charged = 0;  ///< bytes the host allocated for the script in this call
   /// Bytes the script copied into graphs and patterns (strings, containers, nodes, metadata):
   /// they outlive the call, so the charge is kept across the calls of one pipeline run.
   std::size_t retained = 0;
-  std::uint64_t allocations = 0;     ///< growing allocations so far (fault injection counts these)
+  std::uint64_t allocations = 0;  ///< growing allocations so far (fault injection counts these)
   /// Testing: refuse this allocation (0 = never) and every later growing allocation until the
   /// host call in progress returns. Lua answers a refused allocation with an emergency
   /// collection and a retry; failing only the one allocation would let the retry succeed
   /// and never reach the error paths the test is after.
   std::uint64_t fail_allocation = 0;
-  bool injecting = false;            ///< fail_allocation was reached in this host call
-  bool memory_refused = false;       ///< the last LUA_ERRMEM came from the budget, not the OS
+  bool injecting = false;  ///< fail_allocation was reached in this host call
+  bool memory_refused = false;  ///< the last LUA_ERRMEM came from the budget, not the OS
   // instructions and time (the count hook)
   std::uint64_t instruction_limit = 0;
   std::uint64_t instructions = 0;
@@ -89,12 +89,10 @@ class SandboxState {
   /// Runs `body` in protected mode under a fresh call budget (the load budget when
   /// `loading`). `body` may use the Lua API freely; Lua errors, budget overruns and C++
   /// exceptions all come back as a Status whose message names the script and line.
-  Status protected_call(const std::function<void(lua_State*)>& body, bool loading,
-                        std::string_view what = {});
+  Status protected_call(const std::function<void(lua_State*)>& body, bool loading, std::string_view what = {});
 
   /// Loads the main script (text only) and runs its top level; keeps what it returns.
-  Status load_main(std::string_view code, const std::string& chunk_name,
-                   const std::filesystem::path& file);
+  Status load_main(std::string_view code, const std::string& chunk_name, const std::filesystem::path& file);
   /// Pushes the main script's value (nil if not loaded).
   void push_main(lua_State* L) const;
 

@@ -2,8 +2,8 @@
 #include "graft/lua/script_host.hpp"
 
 #include <chrono>
-#include <map>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <thread>
 

@@ -27,14 +27,10 @@ int cfunction(lua_State* L) {
   std::string message;
   try {
     return F(L);
-  } catch (const std::bad_alloc&) {
-    out_of_memory = true;
-  } catch (const std::exception& e) {
+  } catch (const std::bad_alloc&) { out_of_memory = true; } catch (const std::exception& e) {
     try {
       message = e.what();
-    } catch (...) {
-      out_of_memory = true;
-    }
+    } catch (...) { out_of_memory = true; }
   }
   // Raise outside the catch blocks: the exception object is gone, our frames are clean.
   if (out_of_memory) {

@@ -64,8 +64,8 @@ std::string free_name(const Graph& before, const Graph& after, const std::string
 
 }  // namespace
 
-void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Graph& before,
-                     const ModuleTable* modules, Graph& after) {
+void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Graph& before, const ModuleTable* modules,
+                     Graph& after) {
   after = Graph();
   after.reserve(before.size());
   // `env` keeps ids of `after`: a handler that erases a node must not free its slot for the
@@ -73,7 +73,7 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
   UniqueIdScope unique_ids(after);
   SessionPair sessions(s, before, after, modules);
   std::vector<Argument> env(before.num_slots());  // original node -> its value in `after`
-  NodeId current = kNoNode;                        // the original node being rebuilt
+  NodeId current = kNoNode;  // the original node being rebuilt
   // Replaces references to original nodes by their values; a value may be a constant, so
   // this rebuilds the argument instead of rewriting ids in place.
   std::function<Argument(const Argument&)> remap = [&](const Argument& a) -> Argument {
@@ -81,11 +81,16 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
       case ArgKind::Node: {
         const Argument& value = env[a.node_id()];
         if (value.is_node() && !after.is_alive(value.node_id()))
-          luaL_error(L, "transformer: the value of node '%s' was erased from the new graph by a handler, but node "
-                        "'%s' still uses it", before.name(a.node_id()).c_str(), before.name(current).c_str());
+          luaL_error(L,
+                     "transformer: the value of node '%s' was erased from the new graph by a handler, but node "
+                     "'%s' still uses it",
+                     before.name(a.node_id()).c_str(), before.name(current).c_str());
         return value;
       }
-      case ArgKind::List: case ArgKind::Tuple: case ArgKind::Dict: case ArgKind::Slice: {
+      case ArgKind::List:
+      case ArgKind::Tuple:
+      case ArgKind::Dict:
+      case ArgKind::Slice: {
         Argument copy = a;
         auto& items = *copy.items();
         for (std::size_t i = 0; i < items.size(); ++i) items[i] = remap((*a.items())[i]);
@@ -111,7 +116,8 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
     if (hname != nullptr && !has_handler) lua_pop(L, 1);
     if (!has_handler) {
       auto created = after.create_node_named(op, before.target(n), std::move(args), std::move(kwargs), before.name(n));
-      if (!created) luaL_error(L, "transformer: copying node '%s': %s", before.name(n).c_str(), created.status().message().c_str());
+      if (!created)
+        luaL_error(L, "transformer: copying node '%s': %s", before.name(n).c_str(), created.status().message().c_str());
       after.meta(created.value()) = before.meta(n);
       env[n] = Argument::node(created.value());
       continue;
@@ -125,9 +131,12 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
     push_node(L, sessions.before, n);
     lua_call(L, 5, 1);
     if (lua_isnil(L, -1))
-      luaL_error(L, "transformer handler '%s' returned nothing for node '%s' (return a node, one of its "
-                    "inputs, or a constant)", hname, before.name(n).c_str());
-    Argument value = to_argument(L, -1, sessions.after, fmt::format("the value returned for node '{}'", before.name(n)));
+      luaL_error(L,
+                 "transformer handler '%s' returned nothing for node '%s' (return a node, one of its "
+                 "inputs, or a constant)",
+                 hname, before.name(n).c_str());
+    Argument value =
+        to_argument(L, -1, sessions.after, fmt::format("the value returned for node '{}'", before.name(n)));
     lua_pop(L, 1);
 
     // Nodes the handler created: after the previous tail, to the end.
@@ -137,17 +146,17 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
       if (meta.extra.empty()) meta.extra = before.meta(n).extra;
       // Keep names stable: a helper node must not take a name an original node still needs.
       const NodeId clash = before.find(after.name(m));
-      if (clash != kNoNode && clash != n) {
-        (void)after.rename(m, free_name(before, after, after.name(m)));
-      }
+      if (clash != kNoNode && clash != n) { (void)after.rename(m, free_name(before, after, after.name(m))); }
     }
     if (value.is_node()) {
       const NodeId v = value.node_id();
       bool created_here = false;
       for (NodeId m = first_new; m != kNoNode && !created_here; m = after.next(m)) created_here = m == v;
       if (created_here) {
-        if (after.name(v) != before.name(n) && after.find(before.name(n)) == kNoNode) (void)after.rename(v, before.name(n));
-        if (after.meta(v).tensor_meta.kind == ValueMeta::Kind::None) after.meta(v).tensor_meta = before.meta(n).tensor_meta;
+        if (after.name(v) != before.name(n) && after.find(before.name(n)) == kNoNode)
+          (void)after.rename(v, before.name(n));
+        if (after.meta(v).tensor_meta.kind == ValueMeta::Kind::None)
+          after.meta(v).tensor_meta = before.meta(n).tensor_meta;
       }
     }
     env[n] = std::move(value);

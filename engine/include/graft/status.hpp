@@ -9,11 +9,11 @@ namespace graft {
 
 /// Where and why something failed. Empty fields are simply not printed.
 struct Diagnostic {
-  std::string file{};     ///< file the problem is in, if any
-  int line = 0;         ///< 1-based line, 0 when unknown
-  int column = 0;       ///< 1-based column, 0 when unknown
-  std::string path{};     ///< JSON path such as `$.nodes[3].args[0]`
-  std::string node{};     ///< graph node the problem is about
+  std::string file{};  ///< file the problem is in, if any
+  int line = 0;  ///< 1-based line, 0 when unknown
+  int column = 0;  ///< 1-based column, 0 when unknown
+  std::string path{};  ///< JSON path such as `$.nodes[3].args[0]`
+  std::string node{};  ///< graph node the problem is about
   std::string message{};  ///< what went wrong, one sentence, no trailing period
 
   /// `file:line:col: $.path: node 'x': message`

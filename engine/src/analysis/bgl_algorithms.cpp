@@ -38,7 +38,7 @@ Components strongly_connected_components(const Graph& g) {
   for (NodeId n : g.nodes()) pos[n] = next++;
   for (auto& [id, nodes] : members) {
     bool self_loop = nodes.size() == 1 &&
-                     std::find(g.inputs(nodes[0]).begin(), g.inputs(nodes[0]).end(), nodes[0]) != g.inputs(nodes[0]).end();
+        std::find(g.inputs(nodes[0]).begin(), g.inputs(nodes[0]).end(), nodes[0]) != g.inputs(nodes[0]).end();
     if (nodes.size() < 2 && !self_loop) continue;
     std::sort(nodes.begin(), nodes.end(), [&](NodeId a, NodeId b) { return pos[a] < pos[b]; });
     out.cycles.push_back(std::move(nodes));

@@ -1,22 +1,23 @@
 // File reading and atomic replacement.
 #include "graft/io/atomic_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace graft {
 
 Result<std::string> read_file(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return Status::error(Diagnostic{.file = path, .message = std::string("cannot open: ") + std::strerror(errno)});
+  if (!f)
+    return Status::error(Diagnostic{.file = path, .message = std::string("cannot open: ") + std::strerror(errno)});
   std::string data;
   char buf[1 << 16];
   std::size_t n;
@@ -35,8 +36,7 @@ int create_temp(const std::string& path, std::string& tmp) {
   static std::atomic<unsigned> counter{0};
   for (int attempt = 0; attempt < 100; ++attempt) {
     unsigned long tag = static_cast<unsigned long>(::getpid()) * 1000003ul +
-                        static_cast<unsigned long>(std::chrono::steady_clock::now().time_since_epoch().count()) +
-                        counter.fetch_add(1);
+        static_cast<unsigned long>(std::chrono::steady_clock::now().time_since_epoch().count()) + counter.fetch_add(1);
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, ".tmp.%08lx", tag & 0xfffffffful);
     tmp = path + suffix;
@@ -64,7 +64,9 @@ Status write_all(int fd, std::string_view content) {
 Status replace_file(const std::string& path, std::string_view content) {
   std::string tmp;
   int fd = create_temp(path, tmp);
-  if (fd < 0) return Status::error(Diagnostic{.file = path, .message = std::string("cannot create a temporary file: ") + std::strerror(errno)});
+  if (fd < 0)
+    return Status::error(
+        Diagnostic{.file = path, .message = std::string("cannot create a temporary file: ") + std::strerror(errno)});
   // Replacing a file keeps its permission bits; a new file gets what the umask allows.
   struct stat old {};
   if (::stat(path.c_str(), &old) == 0) ::fchmod(fd, old.st_mode & 07777);
@@ -87,7 +89,9 @@ Status replace_file(const std::string& path, std::string_view content) {
 Status write_in_place(const std::string& path, std::string_view content) {
   // No O_CREAT: the device or FIFO was there when the path was checked, and must still be.
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return Status::error(Diagnostic{.file = path, .message = std::string("cannot open for writing: ") + std::strerror(errno)});
+  if (fd < 0)
+    return Status::error(
+        Diagnostic{.file = path, .message = std::string("cannot open for writing: ") + std::strerror(errno)});
   Status s = write_all(fd, content);
   if (::close(fd) != 0 && s) s = Status::error(std::string("write failed: ") + std::strerror(errno));
   if (!s) return Status::error(Diagnostic{.file = path, .message = s.message()});
@@ -121,7 +125,8 @@ Result<OutputPath> check_output_path(const std::string& given) {
     path = target.starts_with('/') ? target : parent_folder(path) + "/" + target;
   }
   const bool exists = ::lstat(path.c_str(), &st) == 0;
-  if (exists && S_ISDIR(st.st_mode)) return refuse(path == given ? "is a folder, not a file" : "leads to a folder ('" + path + "'), not a file");
+  if (exists && S_ISDIR(st.st_mode))
+    return refuse(path == given ? "is a folder, not a file" : "leads to a folder ('" + path + "'), not a file");
   if (exists && !S_ISREG(st.st_mode)) {
     if (::access(path.c_str(), W_OK) != 0) return refuse(std::string("cannot write: ") + std::strerror(errno));
     return OutputPath{OutputPath::Kind::WriteInPlace, path};
@@ -142,7 +147,8 @@ Status write_output_file(const std::string& path, std::string_view content) {
   switch (out->kind) {
     case OutputPath::Kind::Stdout: {
       std::fflush(stdout);
-      if (Status s = write_all(STDOUT_FILENO, content); !s) return Status::error(Diagnostic{.file = "<stdout>", .message = s.message()});
+      if (Status s = write_all(STDOUT_FILENO, content); !s)
+        return Status::error(Diagnostic{.file = "<stdout>", .message = s.message()});
       return Status::ok();
     }
     case OutputPath::Kind::WriteInPlace: return write_in_place(out->path, content);

@@ -2,19 +2,19 @@
 // node per line), read a line at a time, and large ones on four threads.
 #include "io/canonical_reader.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
-#include <fcntl.h>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <sys/stat.h>
 #include <system_error>
 #include <thread>
-#include <unistd.h>
 
 #include "graft/io/graph_json.hpp"
 #include "graft/ir/memory.hpp"
@@ -67,7 +67,8 @@ struct BodySource {
       std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof window, end - at));
       std::size_t got = read(at, window, want);
       if (got != want) return std::nullopt;
-      if (const void* nl = std::memchr(window, '\n', got)) return at + static_cast<std::uint64_t>(static_cast<const char*>(nl) - window) + 1;
+      if (const void* nl = std::memchr(window, '\n', got))
+        return at + static_cast<std::uint64_t>(static_cast<const char*>(nl) - window) + 1;
       at += got;
     }
     return limit;
@@ -88,7 +89,9 @@ struct BodySource {
     constexpr std::size_t kSample = std::size_t{1} << 20;
     std::vector<char> sample(static_cast<std::size_t>(std::min<std::uint64_t>(kSample, size())));
     std::size_t got = read(0, sample.data(), sample.size());
-    auto lines = static_cast<std::uint64_t>(std::count(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(got), '\n')) + 1;
+    auto lines = static_cast<std::uint64_t>(
+                     std::count(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(got), '\n')) +
+        1;
     if (got == size() || got == 0) return static_cast<std::size_t>(lines);
     std::uint64_t estimate = size() * lines / got;
     return static_cast<std::size_t>(estimate + estimate / 5 + 1024);
@@ -202,9 +205,9 @@ class ElementLines {
   std::unique_ptr<char[]> chunk_;  // streamed: capacity_ bytes plus padding
   std::size_t capacity_ = 0;
   const char* data_ = "";
-  std::size_t pos_ = 0;     // unread text is data_[pos_, filled_)
+  std::size_t pos_ = 0;  // unread text is data_[pos_, filled_)
   std::size_t filled_ = 0;
-  std::uint64_t base_ = 0;     // body offset of data_[0]
+  std::uint64_t base_ = 0;  // body offset of data_[0]
   std::uint64_t read_to_ = 0;  // body bytes read so far
   std::uint64_t offset_ = 0;
   std::uint64_t limit_ = kNoLimit;
@@ -225,7 +228,7 @@ bool split_element_lines(std::string_view body, std::vector<std::string_view>& l
 // padding, so no copy is needed.
 bool parse_line(dom::parser& parser, std::string_view line, dom::element& out) {
   return parser.parse(reinterpret_cast<const std::uint8_t*>(line.data()), line.size(), false).get(out) ==
-         simdjson::SUCCESS;
+      simdjson::SUCCESS;
 }
 
 // What a part of a canonical file came to: a value, a load error (with its JSON path), or
@@ -248,38 +251,40 @@ PartResult<GraphModule> read_canonical_head(std::string_view before_nodes) {
     dom::parser parser;
     std::size_t marker = before_nodes.find(kModules);
     std::vector<std::string_view> module_lines;
-    bool by_line = marker != std::string_view::npos && before_nodes.find(kModules, marker + 1) == std::string_view::npos &&
-                   before_nodes.size() >= marker + kModules.size() + kModulesEnd.size() &&
-                   before_nodes.substr(before_nodes.size() - kModulesEnd.size()) == kModulesEnd &&
-                   split_element_lines(before_nodes.substr(marker + kModules.size(),
-                                                           before_nodes.size() - kModulesEnd.size() - marker - kModules.size()),
-                                       module_lines);
+    bool by_line = marker != std::string_view::npos &&
+        before_nodes.find(kModules, marker + 1) == std::string_view::npos &&
+        before_nodes.size() >= marker + kModules.size() + kModulesEnd.size() &&
+        before_nodes.substr(before_nodes.size() - kModulesEnd.size()) == kModulesEnd &&
+        split_element_lines(before_nodes.substr(marker + kModules.size(),
+                                                before_nodes.size() - kModulesEnd.size() - marker - kModules.size()),
+                            module_lines);
     if (by_line) try {
-      simdjson::padded_string head(std::string(before_nodes.substr(0, marker)) + ",\n\"modules\": [],\n\"nodes\": []\n}\n");
-      dom::element root;
-      if (parser.parse(head).get(root) != simdjson::SUCCESS) {
-        out.canonical = false;
-        return out;
-      }
-      DomReader reader;
-      GraphModule gm = reader.read(root);
-      gm.modules.reserve(module_lines.size());
-      for (std::size_t i = 0; i < module_lines.size(); ++i) {
-        dom::element m;
-        if (!parse_line(parser, module_lines[i], m)) {
-          by_line = false;  // e.g. a module with its own graph: read the head whole
-          break;
+        simdjson::padded_string head(std::string(before_nodes.substr(0, marker)) +
+                                     ",\n\"modules\": [],\n\"nodes\": []\n}\n");
+        dom::element root;
+        if (parser.parse(head).get(root) != simdjson::SUCCESS) {
+          out.canonical = false;
+          return out;
         }
-        reader.root_module(m, i, gm.modules);
+        DomReader reader;
+        GraphModule gm = reader.read(root);
+        gm.modules.reserve(module_lines.size());
+        for (std::size_t i = 0; i < module_lines.size(); ++i) {
+          dom::element m;
+          if (!parse_line(parser, module_lines[i], m)) {
+            by_line = false;  // e.g. a module with its own graph: read the head whole
+            break;
+          }
+          reader.root_module(m, i, gm.modules);
+        }
+        if (by_line) {
+          out.value = std::move(gm);
+          return out;
+        }
+      } catch (const LoadError&) {
+        // The head document is walked before the module lines; read it whole so that errors
+        // come in document order, as they do when the modules are not one per line.
       }
-      if (by_line) {
-        out.value = std::move(gm);
-        return out;
-      }
-    } catch (const LoadError&) {
-      // The head document is walked before the module lines; read it whole so that errors
-      // come in document order, as they do when the modules are not one per line.
-    }
     simdjson::padded_string head(std::string(before_nodes) + "\n\"nodes\": []\n}\n");
     dom::element root;
     if (parser.parse(head).get(root) != simdjson::SUCCESS) {
@@ -287,9 +292,7 @@ PartResult<GraphModule> read_canonical_head(std::string_view before_nodes) {
       return out;
     }
     out.value = DomReader{}.read(root);
-  } catch (const LoadError& e) {
-    out.error = e;
-  }
+  } catch (const LoadError& e) { out.error = e; }
   return out;
 }
 
@@ -314,9 +317,7 @@ PartResult<Graph> read_canonical_nodes(const BodySource& body) {
     }
     out.canonical = lines.laid_out();
     out.value = std::move(g);
-  } catch (const LoadError& e) {
-    out.error = e;
-  }
+  } catch (const LoadError& e) { out.error = e; }
   return out;
 }
 
@@ -374,12 +375,12 @@ struct ReadBatch {
 // stopped early, if it did.
 struct SegmentRead {
   std::vector<ReadBatch> batches;
-  bool canonical = true;            ///< false: a line that is not JSON on its own, or a break in the layout
-  std::optional<LoadError> error;   ///< its path's index counts from the segment: the builder reads the line again
+  bool canonical = true;  ///< false: a line that is not JSON on its own, or a break in the layout
+  std::optional<LoadError> error;  ///< its path's index counts from the segment: the builder reads the line again
   std::uint64_t failed_offset = 0;  ///< the line the error is on
   std::size_t failed_size = 0;
-  std::size_t failed_index = 0;     ///< the line's index in the segment
-  bool reached_end = false;         ///< it holds the body's last line
+  std::size_t failed_index = 0;  ///< the line's index in the segment
+  bool reached_end = false;  ///< it holds the body's last line
 };
 
 // The body is cut into segments (the lines that start in each stretch of S bytes), read by
@@ -435,7 +436,7 @@ class SegmentQueue {
   std::condition_variable changed_;
   std::map<std::size_t, SegmentRead> ready_;
   std::size_t count_;
-  std::size_t next_ = 0;   // the next segment to claim
+  std::size_t next_ = 0;  // the next segment to claim
   std::size_t taken_ = 0;  // segments the builder took
   bool stopped_ = false;
   bool failed_ = false;
@@ -458,7 +459,8 @@ class PipelinedScope final : public NodeScope {
 
   bool add(OpKind op, std::string_view target, std::vector<Argument> args, Kwargs kwargs, std::string_view name,
            NodeMeta meta) override {
-    batch_.nodes.push_back(ReadNode{op, batch_.text.add(target), std::move(args), std::move(kwargs), std::string(name), std::move(meta), line_offset_, line_size_});
+    batch_.nodes.push_back(ReadNode{op, batch_.text.add(target), std::move(args), std::move(kwargs), std::string(name),
+                                    std::move(meta), line_offset_, line_size_});
     if (batch_.nodes.size() == kBatch || batch_.ref_names.size() >= kMaxRefs) flush();
     return true;
   }
@@ -489,8 +491,8 @@ class PipelinedScope final : public NodeScope {
 
 // The error reading line `index` in turn gives, with the graph holding the nodes before it:
 // the builder's way to report exactly what reading in turn reports.
-LoadError error_reading_in_turn(const BodySource& body, std::uint64_t offset, std::size_t size, std::size_t index, Graph& g,
-                                const LoadError& otherwise) {
+LoadError error_reading_in_turn(const BodySource& body, std::uint64_t offset, std::size_t size, std::size_t index,
+                                Graph& g, const LoadError& otherwise) {
   try {
     simdjson::padded_string line = body.text(offset, size);
     dom::parser parser;
@@ -498,9 +500,7 @@ LoadError error_reading_in_turn(const BodySource& body, std::uint64_t offset, st
     if (line.size() != size || !parse_line(parser, line, node)) return otherwise;
     GraphScope scope(g);
     DomReader{}.root_node(node, index, scope);
-  } catch (const LoadError& e) {
-    return e;
-  }
+  } catch (const LoadError& e) { return e; }
   return otherwise;
 }
 
@@ -510,7 +510,8 @@ LoadError error_reading_in_turn(const BodySource& body, std::uint64_t offset, st
 PartResult<Graph> read_canonical_nodes_pipelined(const BodySource& body) {
   // Segments of a mebibyte (a few thousand lines); smaller in small files, so that tests that
   // force this path on them cross segments too.
-  const std::uint64_t segment = std::clamp<std::uint64_t>(body.size() / 16, std::uint64_t{64} << 10, std::uint64_t{1} << 20);
+  const std::uint64_t segment =
+      std::clamp<std::uint64_t>(body.size() / 16, std::uint64_t{64} << 10, std::uint64_t{1} << 20);
   SegmentQueue segments(static_cast<std::size_t>(body.size() / segment + 1));
   std::mutex crash_mutex;
   std::exception_ptr crashed;  // anything but a LoadError a reading thread threw (out of memory)
@@ -541,9 +542,7 @@ PartResult<Graph> read_canonical_nodes_pipelined(const BodySource& body) {
           }
           read.canonical = read.canonical && lines.laid_out();
           read.reached_end = lines.reached_end();
-        } catch (const LoadError& e) {
-          read.error = e;
-        }
+        } catch (const LoadError& e) { read.error = e; }
         // Also before an error, a line that is not JSON or a break in the layout: the builder
         // may find an error in the nodes before it, which reading in turn would report first.
         scope.flush();
@@ -593,13 +592,13 @@ PartResult<Graph> read_canonical_nodes_pipelined(const BodySource& body) {
         };
         for (Argument& a : n.args) map_node_refs(a, resolve);
         for (auto& kv : n.kwargs) map_node_refs(kv.second, resolve);
-        Result<NodeId> id = resolved ? g.append_node(n.op, g.intern_target(n.target), std::move(n.args), std::move(n.kwargs),
-                                                     std::move(n.name), std::move(n.meta))
+        Result<NodeId> id = resolved ? g.append_node(n.op, g.intern_target(n.target), std::move(n.args),
+                                                     std::move(n.kwargs), std::move(n.name), std::move(n.meta))
                                      : Result<NodeId>(Status::error("unresolved reference"));
         if (!id || id.value() != appended) {
-          out.error = error_reading_in_turn(body, n.line_offset, n.line_size, appended, g,
-                                            LoadError{root_node_path(appended), id ? "internal error: node ids out of step"
-                                                                                 : id.status().message()});
+          out.error = error_reading_in_turn(
+              body, n.line_offset, n.line_size, appended, g,
+              LoadError{root_node_path(appended), id ? "internal error: node ids out of step" : id.status().message()});
           return false;
         }
         ++appended;
@@ -616,7 +615,8 @@ PartResult<Graph> read_canonical_nodes_pipelined(const BodySource& body) {
     if (read.error) {
       LoadError otherwise = *read.error;  // with the line's index in the file, not the segment
       std::string local = root_node_path(read.failed_index);
-      if (otherwise.path.rfind(local, 0) == 0) otherwise.path = root_node_path(appended) + otherwise.path.substr(local.size());
+      if (otherwise.path.rfind(local, 0) == 0)
+        otherwise.path = root_node_path(appended) + otherwise.path.substr(local.size());
       out.error = error_reading_in_turn(body, read.failed_offset, read.failed_size, appended, g, otherwise);
     }
     out.canonical = read.canonical;
@@ -669,9 +669,7 @@ std::optional<Result<GraphModule>> read_head_and_nodes(const BodySource& before_
       head_reader = std::jthread([&] {
         try {
           head = read_head();
-        } catch (...) {
-          head_crashed = std::current_exception();
-        }
+        } catch (...) { head_crashed = std::current_exception(); }
       });
     } catch (const std::system_error&) {
       parallel = false;  // no thread to be had: read in turn
@@ -691,7 +689,8 @@ std::optional<Result<GraphModule>> read_head_and_nodes(const BodySource& before_
   }
   // Errors in file order: the head's come first.
   auto error = [&](const LoadError& e) {
-    return Result<GraphModule>(Status::error(Diagnostic{.file = std::string(source), .path = e.path, .message = e.message}));
+    return Result<GraphModule>(
+        Status::error(Diagnostic{.file = std::string(source), .path = e.path, .message = e.message}));
   };
   if (!head.canonical) return std::nullopt;
   if (head.error) return error(*head.error);
@@ -741,7 +740,8 @@ std::optional<Result<GraphModule>> parse_canonical_file(const std::string& path)
   if (size < g_parallel_threshold.load(std::memory_order_relaxed) || size < kEnd.size()) return std::nullopt;
   BodySource whole = BodySource::in_file(file.fd, 0, size);
   char tail[kEnd.size()];
-  if (read_range(file.fd, tail, size - kEnd.size(), kEnd.size()) != kEnd.size() || std::string_view(tail, kEnd.size()) != kEnd)
+  if (read_range(file.fd, tail, size - kEnd.size(), kEnd.size()) != kEnd.size() ||
+      std::string_view(tail, kEnd.size()) != kEnd)
     return std::nullopt;
 
   // Where the nodes start: the first marker, found through a small reused window (the head's
@@ -760,8 +760,9 @@ std::optional<Result<GraphModule>> parse_canonical_file(const std::string& path)
   }
   std::uint64_t body_begin = marker + kNodesMarker.size();
   if (size < body_begin + kEnd.size()) return std::nullopt;
-  std::optional<Result<GraphModule>> read = read_head_and_nodes(
-      BodySource::in_file(file.fd, 0, marker), BodySource::in_file(file.fd, body_begin, size - kEnd.size()), path, true);
+  std::optional<Result<GraphModule>> read =
+      read_head_and_nodes(BodySource::in_file(file.fd, 0, marker),
+                          BodySource::in_file(file.fd, body_begin, size - kEnd.size()), path, true);
   if (read) g_streamed_loads.fetch_add(1, std::memory_order_relaxed);
   return read;
 }

@@ -2,12 +2,12 @@
 // anything wrong. The whole-document reader and the canonical line-by-line one share it.
 #pragma once
 
+#include <simdjson.h>
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-#include <simdjson.h>
 
 #include "graft/ir/graph.hpp"
 #include "graft/ir/graph_module.hpp"
@@ -44,6 +44,7 @@ class GraphScope final : public NodeScope {
     return static_cast<bool>(g_.append_node(op, g_.intern_target(target), std::move(args), std::move(kwargs),
                                             std::string(name), std::move(meta)));
   }
+
  private:
   Graph& g_;
 };

@@ -11,7 +11,10 @@ std::string dot_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') { out += "\\n"; continue; }
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
     out += c;
   }
   return out;
@@ -38,7 +41,8 @@ std::string to_dot(const Graph& g, std::string_view graph_name) {
   for (NodeId n : g.nodes()) {
     std::string label = g.name(n) + "\n" + std::string(op_kind_name(g.op(n)));
     if (g.op(n) != OpKind::Output && g.op(n) != OpKind::Placeholder) label += "\n" + g.target(n);
-    out += "  n" + std::to_string(pos[n]) + " [label=\"" + dot_escape(label) + "\", fillcolor=\"" + fill_for(g.op(n)) + "\"];\n";
+    out += "  n" + std::to_string(pos[n]) + " [label=\"" + dot_escape(label) + "\", fillcolor=\"" + fill_for(g.op(n)) +
+        "\"];\n";
   }
   for (NodeId n : g.nodes()) {
     std::vector<std::uint32_t> sources;  // distinct inputs by position: deterministic, not quadratic

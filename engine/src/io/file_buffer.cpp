@@ -1,15 +1,15 @@
 // FileBuffer and huge-page advice (Linux; harmless where the advice is unsupported).
 #include "io/file_buffer.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <system_error>
 #include <thread>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace graft::detail {
 
@@ -49,7 +49,8 @@ Status FileBuffer::read(const std::string& path, std::size_t padding) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Status::error(Diagnostic{.file = path, .message = S_ISDIR(st.st_mode) ? "is a directory, not a graph file" : "not a regular file"});
+    return Status::error(Diagnostic{
+        .file = path, .message = S_ISDIR(st.st_mode) ? "is a directory, not a graph file" : "not a regular file"});
   }
   std::size_t size = static_cast<std::size_t>(st.st_size);
   mapped_ = size + padding;

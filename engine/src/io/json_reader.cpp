@@ -2,15 +2,15 @@
 // anything wrong. Canonical files take canonical_reader.cpp's faster path first. Syntax errors
 // get their line and column from a second, slower parse by nlohmann::json, which reports byte
 // positions (simdjson does not).
+#include <simdjson.h>
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <unordered_set>
-#include <nlohmann/json.hpp>
-#include <simdjson.h>
 
 #include "graft/io/graph_json.hpp"
 #include "graft/io/json_text.hpp"
@@ -113,6 +113,7 @@ class KeySet {
   void require(std::size_t i, const Path& obj) const {
     if (!seen_[i]) fail(obj, "missing key '" + std::string(keys_[i]) + "'");
   }
+
  private:
   std::array<std::string_view, N> keys_;
   std::array<bool, N> seen_{};
@@ -131,6 +132,7 @@ class UniqueKeys {
     }
     return set_.insert(key).second;
   }
+
  private:
   std::vector<std::string_view> small_;
   std::unordered_set<std::string_view> set_;
@@ -186,12 +188,14 @@ class DomWalk {
     dom::element format, version;
     if (doc["format"].get(format)) fail(top, "missing key 'format' (is this a graft graph file?)");
     if (as_string(format, top.at("format")) != "graft-graph")
-      fail(top.at("format"), "expected \"graft-graph\", found \"" + std::string(format.get_string().value_unsafe()) + "\"");
+      fail(top.at("format"),
+           "expected \"graft-graph\", found \"" + std::string(format.get_string().value_unsafe()) + "\"");
     if (doc["version"].get(version)) fail(top, "missing key 'version'");
     std::int64_t v = as_int(version, top.at("version"));
     if (v != kGraphFormatVersion)
-      fail(top.at("version"), "unsupported format version " + std::to_string(v) + " (this graft reads version " +
-                                  std::to_string(kGraphFormatVersion) + ")");
+      fail(top.at("version"),
+           "unsupported format version " + std::to_string(v) + " (this graft reads version " +
+               std::to_string(kGraphFormatVersion) + ")");
 
     GraphModule gm;
     KeySet<5> keys({"format", "version", "meta", "modules", "nodes"});
@@ -262,8 +266,9 @@ class DomWalk {
         case 0: name = as_string(kv.value, p); break;
         case 1:
           if (!parse_op_kind(as_string(kv.value, p), op))
-            fail(p, "unknown op '" + std::string(kv.value.get_string().value_unsafe()) +
-                        "' (expected placeholder, get_attr, call_function, call_method, call_module or output)");
+            fail(p,
+                 "unknown op '" + std::string(kv.value.get_string().value_unsafe()) +
+                     "' (expected placeholder, get_attr, call_function, call_method, call_module or output)");
           break;
         case 2: target = as_string(kv.value, p); break;
         case 3: {
@@ -317,14 +322,17 @@ class DomWalk {
 
   Argument tagged(dom::object obj, const Path& at, NodeScope& g) {
     if (obj.size() != 1)
-      fail(at, "a tagged argument has exactly one key (node, tuple, dict, slice, float, dtype, device, layout, memory_format)");
+      fail(
+          at,
+          "a tagged argument has exactly one key (node, tuple, dict, slice, float, dtype, device, layout, memory_format)");
     dom::key_value_pair kv = *obj.begin();
     Path p = at.at(kv.key);
     std::string_view tag = kv.key;
     if (tag == "node") {
       std::string_view name = as_string(kv.value, p);
       NodeId id = g.find(name);
-      if (id == kNoNode) fail(p, "unknown node '" + std::string(name) + "' (a node may only use nodes listed before it)");
+      if (id == kNoNode)
+        fail(p, "unknown node '" + std::string(name) + "' (a node may only use nodes listed before it)");
       return Argument::node(id);
     }
     if (tag == "tuple") return Tuple{items(kv.value, p, g)};
@@ -355,8 +363,9 @@ class DomWalk {
     if (tag == "device") return Device{std::string(as_string(kv.value, p))};
     if (tag == "layout") return Layout{std::string(as_string(kv.value, p))};
     if (tag == "memory_format") return MemoryFormat{std::string(as_string(kv.value, p))};
-    fail(at, "unknown argument tag '" + std::string(tag) +
-                 "' (expected node, tuple, dict, slice, float, dtype, device, layout or memory_format)");
+    fail(at,
+         "unknown argument tag '" + std::string(tag) +
+             "' (expected node, tuple, dict, slice, float, dtype, device, layout or memory_format)");
   }
 
   NodeMeta node_meta(dom::element e, const Path& at) {
@@ -556,14 +565,20 @@ Status syntax_error(std::string_view text, std::string_view source, simdjson::er
     int line = 1;
     std::size_t line_start = 0;
     for (std::size_t i = 0; i < pos; ++i)
-      if (text[i] == '\n') { ++line; line_start = i + 1; }
+      if (text[i] == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
     d.line = line;
     d.column = static_cast<int>(pos - line_start) + 1;
     // nlohmann's message names the offending token, e.g. "syntax error while parsing object - unexpected '}'".
     std::string what = sax.error_text;
     std::size_t colon = what.find(": ");
     std::size_t tail = what.find("syntax error");
-    d.message = "invalid JSON: " + (tail != std::string::npos ? what.substr(tail) : colon != std::string::npos ? what.substr(colon + 2) : what);
+    d.message = "invalid JSON: " +
+        (tail != std::string::npos        ? what.substr(tail)
+             : colon != std::string::npos ? what.substr(colon + 2)
+                                          : what);
   }
   return Status::error(std::move(d));
 }

@@ -46,8 +46,16 @@ class Writer {
       case ArgKind::Layout: tagged("layout", a.get<Layout>().name); return;
       case ArgKind::MemoryFormat: tagged("memory_format", a.get<MemoryFormat>().name); return;
       case ArgKind::List: array(g, a.get<List>().items); return;
-      case ArgKind::Tuple: out_ += R"({"tuple":)"; array(g, a.get<Tuple>().items); out_ += '}'; return;
-      case ArgKind::Slice: out_ += R"({"slice":)"; array(g, a.get<Slice>().parts); out_ += '}'; return;
+      case ArgKind::Tuple:
+        out_ += R"({"tuple":)";
+        array(g, a.get<Tuple>().items);
+        out_ += '}';
+        return;
+      case ArgKind::Slice:
+        out_ += R"({"slice":)";
+        array(g, a.get<Slice>().parts);
+        out_ += '}';
+        return;
       case ArgKind::Dict: {
         const Dict& d = a.get<Dict>();
         out_ += R"({"dict":[)";
@@ -75,7 +83,8 @@ class Writer {
     append_json_string(out_, g.target(n));
     for (NodeId input : d.inputs)
       if (g.is_alive(input) && !written_[input])
-        throw WriteError{d.name, "uses '" + g.name(input) + "' before it is defined (stable_topological_sort() orders the graph)"};
+        throw WriteError{
+            d.name, "uses '" + g.name(input) + "' before it is defined (stable_topological_sort() orders the graph)"};
     out_ += R"(,"args":)";
     try {
       array(g, d.args);
@@ -251,9 +260,7 @@ Result<std::string> to_graph_json(const GraphModule& gm) {
     }
     out += ",\n\"nodes\": ";
     w.nodes_block(gm.graph);
-  } catch (const WriteError& e) {
-    return Status::node_error(e.node, e.message);
-  }
+  } catch (const WriteError& e) { return Status::node_error(e.node, e.message); }
   out += "\n}\n";
   return out;
 }

@@ -3,8 +3,8 @@
 #include <array>
 #include <map>
 
-#include "graft/io/render.hpp"
 #include "graft/io/json_text.hpp"
+#include "graft/io/render.hpp"
 
 namespace graft {
 
@@ -55,8 +55,8 @@ std::string GraphStats::to_json() const {
     out += ':' + std::to_string(by_target[i].second);
   }
   out += "},\"modules\":" + std::to_string(modules) + ",\"parameter_tensors\":" + std::to_string(parameter_tensors) +
-         ",\"buffer_tensors\":" + std::to_string(buffer_tensors) +
-         ",\"parameter_elements\":" + std::to_string(parameter_elements) + "}\n";
+      ",\"buffer_tensors\":" + std::to_string(buffer_tensors) +
+      ",\"parameter_elements\":" + std::to_string(parameter_elements) + "}\n";
   return out;
 }
 
@@ -71,12 +71,13 @@ std::string GraphStats::to_text(std::size_t top_targets) const {
   }
   out += ")\n";
   out += "modules: " + std::to_string(modules) + "; parameters: " + std::to_string(parameter_tensors) + " tensors, " +
-         std::to_string(parameter_elements) + " elements; buffers: " + std::to_string(buffer_tensors) + " tensors\n";
+      std::to_string(parameter_elements) + " elements; buffers: " + std::to_string(buffer_tensors) + " tensors\n";
   if (!by_target.empty()) {
     out += "most used targets:\n";
     for (std::size_t i = 0; i < by_target.size() && i < top_targets; ++i)
-      out += "  " + std::string(std::max<int>(0, 5 - static_cast<int>(std::to_string(by_target[i].second).size())), ' ') +
-             std::to_string(by_target[i].second) + "  " + by_target[i].first + "\n";
+      out += "  " +
+          std::string(std::max<int>(0, 5 - static_cast<int>(std::to_string(by_target[i].second).size())), ' ') +
+          std::to_string(by_target[i].second) + "  " + by_target[i].first + "\n";
     if (by_target.size() > top_targets)
       out += "  ... and " + std::to_string(by_target.size() - top_targets) + " more targets\n";
   }

@@ -3,8 +3,8 @@
 #include <array>
 #include <cmath>
 
-#include "graft/io/render.hpp"
 #include "graft/io/json_text.hpp"
+#include "graft/io/render.hpp"
 
 namespace graft {
 
@@ -71,9 +71,7 @@ std::string format_argument(const Graph& g, const Argument& a) {
   return "?";
 }
 
-std::string format_args(const Graph& g, NodeId n) {
-  return format_argument(g, Argument::tuple(g.args(n)));
-}
+std::string format_args(const Graph& g, NodeId n) { return format_argument(g, Argument::tuple(g.args(n))); }
 
 std::string format_kwargs(const Graph& g, NodeId n) {
   std::string out = "{";

@@ -41,8 +41,10 @@ bool operator==(const Argument& a, const Argument& b) {
     case ArgKind::Device: return a.get<Device>().name == b.get<Device>().name;
     case ArgKind::Layout: return a.get<Layout>().name == b.get<Layout>().name;
     case ArgKind::MemoryFormat: return a.get<MemoryFormat>().name == b.get<MemoryFormat>().name;
-    case ArgKind::List: case ArgKind::Tuple: case ArgKind::Slice: case ArgKind::Dict:
-      return *a.items() == *b.items();
+    case ArgKind::List:
+    case ArgKind::Tuple:
+    case ArgKind::Slice:
+    case ArgKind::Dict: return *a.items() == *b.items();
   }
   return false;
 }

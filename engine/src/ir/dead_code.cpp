@@ -7,10 +7,12 @@
 namespace graft {
 
 bool Graph::is_side_effectful(const Graph& g, NodeId n) {
-  static constexpr std::array<std::string_view, 6> kEffectful = {
-      "torch._assert", "torch._assert_async", "torch.ops.aten._assert_async.default",
-      "torch.ops.aten._assert_async.msg", "torch.ops.profiler._record_function_enter",
-      "torch.ops.profiler._record_function_exit"};
+  static constexpr std::array<std::string_view, 6> kEffectful = {"torch._assert",
+                                                                 "torch._assert_async",
+                                                                 "torch.ops.aten._assert_async.default",
+                                                                 "torch.ops.aten._assert_async.msg",
+                                                                 "torch.ops.profiler._record_function_enter",
+                                                                 "torch.ops.profiler._record_function_exit"};
   const NodeData& d = g.node(n);
   if (d.op == OpKind::Placeholder || d.op == OpKind::Output) return true;
   for (const auto& [key, value] : d.kwargs)  // relu(x, inplace=True) mutates x

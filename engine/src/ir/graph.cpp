@@ -14,12 +14,12 @@ namespace {
 // FX refuses Python keywords and the builtins its generated code relies on as node names.
 bool is_reserved_name(std::string_view name) {
   static constexpr std::array<std::string_view, 57> kReserved = {
-      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-      "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
-      "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
-      "try", "while", "with", "yield", "getattr", "setattr", "len", "range", "list", "tuple",
-      "dict", "slice", "print", "int", "float", "bool", "str", "type", "object", "torch", "inf",
-      "nan", "NoneType", "device", "fx_pytree", "pytree"};
+      "False",    "None",   "True",  "and",      "as",     "assert",    "async",   "await", "break", "class",
+      "continue", "def",    "del",   "elif",     "else",   "except",    "finally", "for",   "from",  "global",
+      "if",       "import", "in",    "is",       "lambda", "nonlocal",  "not",     "or",    "pass",  "raise",
+      "return",   "try",    "while", "with",     "yield",  "getattr",   "setattr", "len",   "range", "list",
+      "tuple",    "dict",   "slice", "print",    "int",    "float",     "bool",    "str",   "type",  "object",
+      "torch",    "inf",    "nan",   "NoneType", "device", "fx_pytree", "pytree"};
   return std::find(kReserved.begin(), kReserved.end(), name) != kReserved.end();
 }
 
@@ -28,7 +28,8 @@ bool is_reserved_name(std::string_view name) {
 std::string default_name(OpKind op, std::string_view target) {
   switch (op) {
     case OpKind::Output: return "output";
-    case OpKind::CallModule: case OpKind::GetAttr: {
+    case OpKind::CallModule:
+    case OpKind::GetAttr: {
       std::string s(target);
       std::replace(s.begin(), s.end(), '.', '_');
       return s;
@@ -45,9 +46,7 @@ std::string default_name(OpKind op, std::string_view target) {
 
 }  // namespace
 
-NodeId Graph::find(std::string_view name) const {
-  return by_name_.find(name, name_of());
-}
+NodeId Graph::find(std::string_view name) const { return by_name_.find(name, name_of()); }
 
 NodeId Graph::output_node() const {
   for (NodeId n = tail_; n != kNoNode; n = slots_[n].prev)
@@ -114,7 +113,7 @@ NodeId Graph::allocate_slot() {
 void Graph::link(NodeId n) {
   NodeId before = kNoNode;  // the node `n` goes in front of; kNoNode = append
   bool anchor_live = insert_.anchor < slots_.size() && insert_.anchor != n && slots_[insert_.anchor].alive &&
-                     slots_[insert_.anchor].generation == insert_.generation;
+      slots_[insert_.anchor].generation == insert_.generation;
   if (!anchor_live) insert_ = InsertPoint::at_end();
   switch (insert_.where) {
     case InsertPoint::Where::AtEnd: break;
@@ -131,8 +130,10 @@ void Graph::link(NodeId n) {
   NodeData& d = slots_[n];
   d.next = before;
   d.prev = before == kNoNode ? tail_ : slots_[before].prev;
-  if (d.prev != kNoNode) slots_[d.prev].next = n; else head_ = n;
-  if (before != kNoNode) slots_[before].prev = n; else tail_ = n;
+  if (d.prev != kNoNode) slots_[d.prev].next = n;
+  else head_ = n;
+  if (before != kNoNode) slots_[before].prev = n;
+  else tail_ = n;
   // Inserting "after" moves on to the new node, so a sequence of creates comes out in creation
   // order (FX's inserting_after would put each right after the anchor: reverse order).
   if (insert_.where == InsertPoint::Where::After) insert_ = after(n);
@@ -173,8 +174,10 @@ void Graph::unlink(NodeId n) {
   if (slots_[n].prev != kNoNode) touch(slots_[n].prev);
   if (slots_[n].next != kNoNode) touch(slots_[n].next);
   NodeData& d = slots_[n];
-  if (d.prev != kNoNode) slots_[d.prev].next = d.next; else head_ = d.next;
-  if (d.next != kNoNode) slots_[d.next].prev = d.prev; else tail_ = d.prev;
+  if (d.prev != kNoNode) slots_[d.prev].next = d.next;
+  else head_ = d.next;
+  if (d.next != kNoNode) slots_[d.next].prev = d.prev;
+  else tail_ = d.prev;
   d.prev = d.next = kNoNode;
   bump_order();
 }
@@ -209,22 +212,23 @@ void Graph::detach_inputs(NodeId n) {
   slots_[n].inputs.clear();
 }
 
-NodeId Graph::create_node(OpKind op, std::string_view target, std::vector<Argument> args,
-                          Kwargs kwargs, std::string_view name) {
+NodeId Graph::create_node(OpKind op, std::string_view target, std::vector<Argument> args, Kwargs kwargs,
+                          std::string_view name) {
   std::string hint = name.empty() ? default_name(op, target) : std::string(name);
   std::string unique = unique_name(is_reserved_name(hint) ? hint + "_1" : hint);
   Result<NodeId> r = create_node_named(op, target, std::move(args), std::move(kwargs), std::move(unique));
   return r ? r.value() : kNoNode;  // the name is unique, so only a bad reference can fail
 }
 
-Result<NodeId> Graph::create_node_named(OpKind op, std::string_view target, std::vector<Argument> args,
-                                        Kwargs kwargs, std::string name) {
+Result<NodeId> Graph::create_node_named(OpKind op, std::string_view target, std::vector<Argument> args, Kwargs kwargs,
+                                        std::string name) {
   return add_node(op, symbols_.intern(target), std::move(args), std::move(kwargs), std::move(name), {}, false);
 }
 
-Result<NodeId> Graph::append_node(OpKind op, Symbol target, std::vector<Argument> args, Kwargs kwargs,
-                                  std::string name, NodeMeta meta) {
-  if (target >= symbols_.size()) return Status::error("append_node: target symbol #" + std::to_string(target) + " is not in this graph");
+Result<NodeId> Graph::append_node(OpKind op, Symbol target, std::vector<Argument> args, Kwargs kwargs, std::string name,
+                                  NodeMeta meta) {
+  if (target >= symbols_.size())
+    return Status::error("append_node: target symbol #" + std::to_string(target) + " is not in this graph");
   return add_node(op, target, std::move(args), std::move(kwargs), std::move(name), std::move(meta), true);
 }
 

@@ -18,7 +18,10 @@ bool same_argument(const Argument& a, const Argument& b, const SameNode& same_no
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
     case ArgKind::Node: return same_node(a.node_id(), b.node_id());
-    case ArgKind::List: case ArgKind::Tuple: case ArgKind::Dict: case ArgKind::Slice: {
+    case ArgKind::List:
+    case ArgKind::Tuple:
+    case ArgKind::Dict:
+    case ArgKind::Slice: {
       const auto& x = *a.items();
       const auto& y = *b.items();
       if (x.size() != y.size()) return false;
@@ -78,7 +81,7 @@ GraphDiff diff_in_place(const Graph& before, const Graph& after) {
   GraphDiff d;
   auto same_slot = [&](NodeId n) {
     return n < before.num_slots() && before.is_alive(n) && after.is_alive(n) &&
-           before.generation(n) == after.generation(n);
+        before.generation(n) == after.generation(n);
   };
   // Moved nodes: the survivors, in their new order, that fall outside the longest run keeping
   // their old relative order (a longest increasing subsequence of old positions). One node moved
@@ -159,10 +162,12 @@ GraphDiff Graph::transaction_diff() const {
     if (!same_node) continue;
     // Compare the saved contents with the current ones.
     bool changed = moved[n] || old.op != now.op || old.name != now.name || old.target != now.target ||
-                   !(old.meta == now.meta) || old.args.size() != now.args.size() || old.kwargs.size() != now.kwargs.size();
-    for (std::size_t i = 0; !changed && i < old.args.size(); ++i) changed = !same_argument(old.args[i], now.args[i], same);
+        !(old.meta == now.meta) || old.args.size() != now.args.size() || old.kwargs.size() != now.kwargs.size();
+    for (std::size_t i = 0; !changed && i < old.args.size(); ++i)
+      changed = !same_argument(old.args[i], now.args[i], same);
     for (std::size_t i = 0; !changed && i < old.kwargs.size(); ++i)
-      changed = old.kwargs[i].first != now.kwargs[i].first || !same_argument(old.kwargs[i].second, now.kwargs[i].second, same);
+      changed = old.kwargs[i].first != now.kwargs[i].first ||
+          !same_argument(old.kwargs[i].second, now.kwargs[i].second, same);
     if (changed) ++d.changed;
   }
   for (const Journal::KeptErase& k : j->kept) {

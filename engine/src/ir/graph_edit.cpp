@@ -56,8 +56,7 @@ Status Graph::rename(NodeId n, std::string name) {
   return Status::ok();
 }
 
-std::vector<NodeId> Graph::replace_all_uses_with(NodeId from, NodeId to,
-                                                 const std::function<bool(NodeId)>& filter) {
+std::vector<NodeId> Graph::replace_all_uses_with(NodeId from, NodeId to, const std::function<bool(NodeId)>& filter) {
   std::vector<NodeId> changed;
   if (from == to || !is_alive(from) || !is_alive(to)) return changed;
   // Only the use lists of `from` and `to` change, so this is linear in the users' sizes even
@@ -90,8 +89,9 @@ Status Graph::erase_node(NodeId n) {
   if (!is_alive(n)) return Status::error("erase_node: node is not in the graph");
   NodeData& d = slots_[n];
   if (!d.users.empty())
-    return Status::node_error(d.name, "cannot erase: still used by '" + slots_[d.users.front()].name + "'" +
-                                          (d.users.size() > 1 ? " and " + std::to_string(d.users.size() - 1) + " more" : ""));
+    return Status::node_error(d.name,
+                              "cannot erase: still used by '" + slots_[d.users.front()].name + "'" +
+                                  (d.users.size() > 1 ? " and " + std::to_string(d.users.size() - 1) + " more" : ""));
   if (insert_.anchor == n && insert_.generation == d.generation) {
     // Keep the current insertion point meaningful: after an erased node = after its predecessor.
     insert_ = d.prev != kNoNode ? after(d.prev) : d.next != kNoNode ? before(d.next) : InsertPoint::at_end();

@@ -20,7 +20,7 @@ struct Graph::Journal {
   std::size_t held_slots = 0;  ///< held_slots_.size() at begin: later ones were erased since
   InsertPoint insert;
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters;
-  std::size_t retired_names = 0;                   ///< names retired before begin
+  std::size_t retired_names = 0;  ///< names retired before begin
   std::vector<std::pair<NodeId, NodeData>> saved;  ///< each slot's contents at its first change
   /// Slots erased without a saved copy: the tombstone keeps its contents until the outermost
   /// transaction ends (slots are not reused before), so only the links need saving. A slot may
@@ -33,10 +33,10 @@ struct Graph::Journal {
     std::uint32_t depth;  ///< this journal and the enclosing ones that kept the slot in the same erase
   };
   std::vector<KeptErase> kept;
-  std::vector<bool> touched;                       ///< indexed by slot, for slots < slot_count
-  bool order_changed = false;                      ///< a move() or a whole-graph reorder happened
-  std::vector<NodeId> order_at_begin;              ///< filled at the first order change
-  std::unique_ptr<Journal> outer;                  ///< the enclosing transaction, when nested
+  std::vector<bool> touched;  ///< indexed by slot, for slots < slot_count
+  bool order_changed = false;  ///< a move() or a whole-graph reorder happened
+  std::vector<NodeId> order_at_begin;  ///< filled at the first order change
+  std::unique_ptr<Journal> outer;  ///< the enclosing transaction, when nested
 };
 
 }  // namespace graft

@@ -36,7 +36,8 @@ Status Graph::lint(const ModuleTable* modules, std::string_view module_prefix) c
     prev = n;
   }
   if (prev != tail_ || seen != live_count_)
-    return Status::error("graph order holds " + std::to_string(seen) + " nodes, expected " + std::to_string(live_count_));
+    return Status::error("graph order holds " + std::to_string(seen) + " nodes, expected " +
+                         std::to_string(live_count_));
 
   std::vector<std::uint32_t> pos(slots_.size(), kNoNode);  // local: lint writes nothing shared
   std::uint32_t next = 0;
@@ -72,7 +73,8 @@ Status Graph::lint(const ModuleTable* modules, std::string_view module_prefix) c
       NodeIdList sorted(d.users.begin(), d.users.end());
       std::sort(sorted.begin(), sorted.end());
       auto twice = std::adjacent_find(sorted.begin(), sorted.end());
-      if (twice != sorted.end()) return Status::node_error(d.name, "users list holds '" + slots_[*twice].name + "' twice");
+      if (twice != sorted.end())
+        return Status::node_error(d.name, "users list holds '" + slots_[*twice].name + "' twice");
     }
 
     const std::string& target = symbols_.text(d.target);
@@ -82,8 +84,11 @@ Status Graph::lint(const ModuleTable* modules, std::string_view module_prefix) c
         break;
       case OpKind::Output:
         output = n;
-        if (d.args.size() != 1) return Status::node_error(d.name, "output takes exactly one argument, found " + std::to_string(d.args.size()));
-        if (!d.users.empty()) return Status::node_error(d.name, "output node is used by '" + slots_[d.users.front()].name + "'");
+        if (d.args.size() != 1)
+          return Status::node_error(d.name,
+                                    "output takes exactly one argument, found " + std::to_string(d.args.size()));
+        if (!d.users.empty())
+          return Status::node_error(d.name, "output node is used by '" + slots_[d.users.front()].name + "'");
         break;
       case OpKind::CallModule:
         if (modules && !modules->empty() && !modules->find(qualify(module_prefix, target)))

@@ -1,8 +1,8 @@
 // Huge-page advice (Linux); harmless where unsupported.
 #include "graft/ir/memory.hpp"
 
-#include <cstdint>
 #include <sys/mman.h>
+#include <cstdint>
 
 namespace graft::detail {
 

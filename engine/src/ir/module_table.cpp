@@ -8,8 +8,12 @@
 namespace graft {
 
 ModuleInfo::ModuleInfo(const ModuleInfo& other)
-    : path(other.path), class_name(other.class_name), parameters(other.parameters),
-      buffers(other.buffers), attributes_json(other.attributes_json), graph(other.graph ? std::make_unique<Graph>(*other.graph) : nullptr) {}
+    : path(other.path),
+      class_name(other.class_name),
+      parameters(other.parameters),
+      buffers(other.buffers),
+      attributes_json(other.attributes_json),
+      graph(other.graph ? std::make_unique<Graph>(*other.graph) : nullptr) {}
 
 ModuleInfo& ModuleInfo::operator=(const ModuleInfo& other) {
   if (this != &other) *this = ModuleInfo(other);
@@ -80,7 +84,8 @@ std::int64_t ModuleTable::parameter_count() const {
       if (empty) continue;
       std::int64_t n = 1;
       for (const Dim& d : p.shape)
-        if (__builtin_mul_overflow(n, d.is_symbolic() ? 0 : d.value(), &n)) return std::numeric_limits<std::int64_t>::max();
+        if (__builtin_mul_overflow(n, d.is_symbolic() ? 0 : d.value(), &n))
+          return std::numeric_limits<std::int64_t>::max();
       if (__builtin_add_overflow(total, n, &total)) return std::numeric_limits<std::int64_t>::max();
     }
   }

@@ -18,8 +18,8 @@ bool is_space(char c) { return c == ' ' || c == '\t'; }
 // Types whose name is followed by a parenthesised list of types (`Dict(str, Tensor)`). After any
 // other type name a `(` opens an alias annotation (`Tensor(a!)`), as in c10's SchemaTypeParser.
 bool takes_type_arguments(std::string_view name) {
-  return name == "Dict" || name == "Future" || name == "RRef" || name == "Union" ||
-         name == "Await" || name == "Optional" || name == "Tuple";
+  return name == "Dict" || name == "Future" || name == "RRef" || name == "Union" || name == "Await" ||
+      name == "Optional" || name == "Tuple";
 }
 
 struct ParseError {
@@ -349,8 +349,7 @@ class SchemaParser {
     while (pos_ < s_.size() && s_[pos_] != quote) pos_ += s_[pos_] == '\\' ? 2 : 1;
     if (pos_ >= s_.size()) {
       pos_ = s_.size();
-      return fail_at(s_.size(), "the closing quote of the string starting at column " +
-                                    std::to_string(start + 1));
+      return fail_at(s_.size(), "the closing quote of the string starting at column " + std::to_string(start + 1));
     }
     ++pos_;
     return true;
@@ -473,8 +472,8 @@ Result<OpSchema> parse_op_schema(std::string_view text) {
   ParseError error;
   if (!parse_schema(body, schema, error)) {
     int column = static_cast<int>(error.column + leading);
-    return Status::error(Diagnostic{.column = column,
-                                    .message = "column " + std::to_string(column) + ": " + error.message});
+    return Status::error(
+        Diagnostic{.column = column, .message = "column " + std::to_string(column) + ": " + error.message});
   }
   return schema;
 }
@@ -553,10 +552,8 @@ Status OpSchemaRegistry::add_text(std::string_view text, std::string_view origin
     OpSchema schema;
     ParseError error;
     auto diag = [&](int column, std::string message) {
-      return Status::error(Diagnostic{.file = std::string(origin),
-                                      .line = line_number,
-                                      .column = column,
-                                      .message = std::move(message)});
+      return Status::error(Diagnostic{
+          .file = std::string(origin), .line = line_number, .column = column, .message = std::move(message)});
     };
     if (!parse_schema(body, schema, error)) return diag(static_cast<int>(error.column + leading), error.message);
     std::string key = schema.qualified_target();
@@ -566,8 +563,8 @@ Status OpSchemaRegistry::add_text(std::string_view text, std::string_view origin
     }
     auto [it, inserted] = first_line.emplace(key, line_number);
     if (!inserted) {
-      return diag(static_cast<int>(leading + 1), "schema for '" + qualified + "' is already on line " +
-                                                     std::to_string(it->second));
+      return diag(static_cast<int>(leading + 1),
+                  "schema for '" + qualified + "' is already on line " + std::to_string(it->second));
     }
     keys.push_back(std::move(key));
     parsed.push_back(std::move(schema));

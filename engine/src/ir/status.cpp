@@ -24,8 +24,8 @@ std::string Diagnostic::to_string() const {
 }
 
 namespace {
-constexpr std::array<std::string_view, 6> kOpNames = {
-    "placeholder", "get_attr", "call_function", "call_method", "call_module", "output"};
+constexpr std::array<std::string_view, 6> kOpNames = {"placeholder", "get_attr",    "call_function",
+                                                      "call_method", "call_module", "output"};
 }
 
 std::string_view op_kind_name(OpKind op) { return kOpNames[static_cast<std::size_t>(op)]; }

@@ -33,7 +33,8 @@ Status Graph::stable_topological_sort() {
   }
   if (sorted.size() != by_pos.size()) {
     for (NodeId n : by_pos)
-      if (waiting[n] != 0) return Status::node_error(slots_[n].name, "cannot be ordered: it is on a cycle or depends on one");
+      if (waiting[n] != 0)
+        return Status::node_error(slots_[n].name, "cannot be ordered: it is on a cycle or depends on one");
   }
   if (sorted == by_pos) return Status::ok();
   for (NodeId n : sorted) touch(n);
@@ -43,7 +44,8 @@ Status Graph::stable_topological_sort() {
   for (NodeId n : sorted) {
     slots_[n].prev = prev;
     slots_[n].next = kNoNode;
-    if (prev != kNoNode) slots_[prev].next = n; else head_ = n;
+    if (prev != kNoNode) slots_[prev].next = n;
+    else head_ = n;
     prev = n;
   }
   tail_ = prev;

@@ -19,14 +19,17 @@ std::string describe_failure(const MatchFailure& f, NodeId candidate, const Grap
     case K::None: return gname(candidate) + ": matches";
     case K::WrongNode:
       if (const NodeConstraint* c = matcher.constraint(f.pattern_node); c != nullptr && !c->module_class.empty()) {
-        const ModuleInfo* m = g.op(f.graph_node) == OpKind::CallModule && modules != nullptr ? modules->find(g.target(f.graph_node)) : nullptr;
+        const ModuleInfo* m = g.op(f.graph_node) == OpKind::CallModule && modules != nullptr
+            ? modules->find(g.target(f.graph_node))
+            : nullptr;
         return fmt::format("{} is {} {}{}, the pattern's '{}' wants a module of class {}", gname(f.graph_node),
                            op_kind_name(g.op(f.graph_node)), g.target(f.graph_node),
-                           m != nullptr ? " (" + m->class_name + ")" : std::string(), pname(f.pattern_node), c->module_classes_text());
+                           m != nullptr ? " (" + m->class_name + ")" : std::string(), pname(f.pattern_node),
+                           c->module_classes_text());
       }
-      return fmt::format("{} is {} {}, the pattern's '{}' is {} {}", gname(f.graph_node), op_kind_name(g.op(f.graph_node)),
-                         g.target(f.graph_node), pname(f.pattern_node), op_kind_name(p.op(f.pattern_node)),
-                         p.target(f.pattern_node));
+      return fmt::format("{} is {} {}, the pattern's '{}' is {} {}", gname(f.graph_node),
+                         op_kind_name(g.op(f.graph_node)), g.target(f.graph_node), pname(f.pattern_node),
+                         op_kind_name(p.op(f.pattern_node)), p.target(f.pattern_node));
     case K::AlreadyBound:
       return fmt::format("{}: pattern input '{}' is already bound to {}, found {}", at, pname(f.pattern_node),
                          f.expected ? lit(f.expected) : gname(f.other), f.found ? lit(f.found) : gname(f.graph_node));
@@ -34,25 +37,30 @@ std::string describe_failure(const MatchFailure& f, NodeId candidate, const Grap
       return fmt::format("{} is already matched to pattern node '{}', so it cannot also be '{}'", gname(f.graph_node),
                          pname(f.other), pname(f.pattern_node));
     case K::ArgumentShape:
-      return fmt::format("{}: its arguments are spelled differently from the pattern's '{}' ({}{}), and no operator "
-                         "schema reconciles them",
-                         at, pname(f.pattern_node), format_args(g, f.graph_node), "");
+      return fmt::format(
+          "{}: its arguments are spelled differently from the pattern's '{}' ({}{}), and no operator "
+          "schema reconciles them",
+          at, pname(f.pattern_node), format_args(g, f.graph_node), "");
     case K::LiteralMismatch: return fmt::format("{}: expected literal {}, found {}", at, lit(f.expected), lit(f.found));
     case K::NodeVsLiteral:
-      return fmt::format("{}: expected a node (pattern '{}'), found literal {}", at, pname(f.pattern_node), lit(f.found));
-    case K::LiteralVsNode: return fmt::format("{}: expected literal {}, found node {}", at, lit(f.expected), gname(f.other));
+      return fmt::format("{}: expected a node (pattern '{}'), found literal {}", at, pname(f.pattern_node),
+                         lit(f.found));
+    case K::LiteralVsNode:
+      return fmt::format("{}: expected literal {}, found node {}", at, lit(f.expected), gname(f.other));
     case K::LengthMismatch: return fmt::format("{}: expected {}, found {}", at, lit(f.expected), lit(f.found));
     case K::UsedOutside: return fmt::format("{} is used by {} outside the match", gname(f.graph_node), gname(f.other));
     case K::Cycle: return fmt::format("fusing would create a cycle through {}", gname(f.other));
     case K::Users: {
       const NodeConstraint* c = matcher.constraint(f.pattern_node);
-      return fmt::format("{} has {} user{}, the pattern's '{}' wants exactly {}", gname(f.graph_node), g.users(f.graph_node).size(),
-                         g.users(f.graph_node).size() == 1 ? "" : "s", pname(f.pattern_node), c && c->users ? *c->users : 0);
+      return fmt::format("{} has {} user{}, the pattern's '{}' wants exactly {}", gname(f.graph_node),
+                         g.users(f.graph_node).size(), g.users(f.graph_node).size() == 1 ? "" : "s",
+                         pname(f.pattern_node), c && c->users ? *c->users : 0);
     }
     case K::Predicate: {
       const NodeConstraint* c = matcher.constraint(f.pattern_node);
       const std::string name = c && !c->predicate_name.empty() ? " '" + c->predicate_name + "'" : std::string();
-      return fmt::format("{}: the pattern's '{}' predicate{} is false for it", gname(f.graph_node), pname(f.pattern_node), name);
+      return fmt::format("{}: the pattern's '{}' predicate{} is false for it", gname(f.graph_node),
+                         pname(f.pattern_node), name);
     }
     case K::NoModules:
       return fmt::format("the pattern's '{}' matches modules by class, and the graph came without a module table",

@@ -15,8 +15,8 @@ bool module_class_matches(std::string_view wanted, std::string_view actual) {
   if (wanted.substr(wanted_dot + 1) != actual_name || actual_dot == std::string_view::npos) return false;
   const std::string_view wanted_module = wanted.substr(0, wanted_dot);
   const std::string_view actual_module = actual.substr(0, actual_dot);
-  return actual_module.size() > wanted_module.size() && actual_module.substr(0, wanted_module.size()) == wanted_module &&
-         actual_module[wanted_module.size()] == '.';
+  return actual_module.size() > wanted_module.size() &&
+      actual_module.substr(0, wanted_module.size()) == wanted_module && actual_module[wanted_module.size()] == '.';
 }
 
 bool NodeConstraint::accepts_module_class(std::string_view actual) const {

@@ -65,7 +65,8 @@ std::optional<Argument> parse_schema_default(const SchemaArgument& a) {
     // `int[2] stride=1`: torch prints a list of equal items as one number
     const auto open = a.type.find('['), close = a.type.find(']');
     const std::string n = a.type.substr(open + 1, close - open - 1);
-    if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos || !v->holds<std::int64_t>())
+    if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos ||
+        !v->holds<std::int64_t>())
       return std::nullopt;
     return Argument::list(std::vector<Argument>(static_cast<std::size_t>(std::stoul(n)), *v));
   }
@@ -76,8 +77,13 @@ std::optional<Argument> parse_schema_default(const SchemaArgument& a) {
 class Walk {
  public:
   Walk(const Pattern& p, const Graph& g, const ModuleTable* modules, const MatchOptions& o)
-      : p_(p.graph), g_(g), modules_(modules), o_(o), cons_(p.graph.num_slots(), nullptr),
-        p2g_(p.graph.num_slots()), g2p_(reverse_map(g.num_slots(), own_)) {
+      : p_(p.graph),
+        g_(g),
+        modules_(modules),
+        o_(o),
+        cons_(p.graph.num_slots(), nullptr),
+        p2g_(p.graph.num_slots()),
+        g2p_(reverse_map(g.num_slots(), own_)) {
     for (const auto& [n, c] : p.constraints)
       if (n < cons_.size()) cons_[n] = &c;
   }
@@ -260,7 +266,8 @@ class Walk {
       }
       return true;
     }
-    const OpSchema* schema = p_.op(pn) == OpKind::CallFunction ? OpSchemaRegistry::builtin().find(p_.target(pn)) : nullptr;
+    const OpSchema* schema =
+        p_.op(pn) == OpKind::CallFunction ? OpSchemaRegistry::builtin().find(p_.target(pn)) : nullptr;
     if (schema == nullptr) return fail(MatchFailure::Kind::ArgumentShape, gn, pn);
     std::vector<std::optional<Argument>> pn_norm, gn_norm;
     if (!normalize(*schema, pa, pk, pn_norm) || !normalize(*schema, ga, gk, gn_norm))
@@ -301,7 +308,8 @@ class Walk {
     Walk& w;
     std::string saved;
     NodeId saved_node;
-    Where(Walk& walk, NodeId gn, std::string text) : w(walk), saved(std::move(walk.where_)), saved_node(walk.where_node_) {
+    Where(Walk& walk, NodeId gn, std::string text)
+        : w(walk), saved(std::move(walk.where_)), saved_node(walk.where_node_) {
       w.where_ = std::move(text);
       w.where_node_ = gn;
     }
@@ -325,7 +333,8 @@ class Walk {
           return fail(MatchFailure::Kind::AlreadyBound, where_node_, pn, have.node,
                       have.literal ? std::optional<Argument>(*have.literal) : std::nullopt, b);
         }
-        bind(pn, MatchValue{kNoNode, std::make_shared<const Argument>(b)});  // literals are not injective: no reverse entry
+        bind(pn,
+             MatchValue{kNoNode, std::make_shared<const Argument>(b)});  // literals are not injective: no reverse entry
         return true;
       }
       // Even with ignore_literals: a pattern operator never stands for a literal (torch.fx
@@ -435,7 +444,8 @@ Result<SubgraphMatcher> SubgraphMatcher::create(Pattern pattern, MatchOptions op
   if (m.output_ == kNoNode) return Status::error("the pattern has no output node");
   for (const auto& [n, c] : m.pattern_.constraints) {
     if (!p.is_alive(n)) return Status::error("a constraint names a node the pattern does not have");
-    if (c.wildcard && p.op(n) != OpKind::Placeholder) return Status::node_error(p.name(n), "only a pattern input can be a wildcard");
+    if (c.wildcard && p.op(n) != OpKind::Placeholder)
+      return Status::node_error(p.name(n), "only a pattern input can be a wildcard");
     if (!c.module_class.empty() && p.op(n) != OpKind::CallModule)
       return Status::node_error(p.name(n), "a module class constrains call_module nodes only");
   }
@@ -539,7 +549,8 @@ std::vector<NodeId> SubgraphMatcher::scan_candidates(const Graph& g, const Modul
   const OpKind op = p.op(a);
   std::vector<NodeId> out;
   if (op == OpKind::Placeholder) return g.node_list();
-  if (op == OpKind::GetAttr || op == OpKind::Output || (op == OpKind::CallModule && c != nullptr && !c->module_class.empty())) {
+  if (op == OpKind::GetAttr || op == OpKind::Output ||
+      (op == OpKind::CallModule && c != nullptr && !c->module_class.empty())) {
     // few of these: the index's rules, by direct test
     return CandidateIndex(g, modules).find(p, a, c);
   }
@@ -568,11 +579,13 @@ std::vector<SubgraphMatch> SubgraphMatcher::match(const CandidateIndex& index) c
   return collect(index.graph(), index.modules(), &index, nullptr);
 }
 
-std::vector<SubgraphMatch> SubgraphMatcher::collect(const Graph& g, const ModuleTable* modules, const CandidateIndex* index,
+std::vector<SubgraphMatch> SubgraphMatcher::collect(const Graph& g, const ModuleTable* modules,
+                                                    const CandidateIndex* index,
                                                     const std::vector<NodeId>* first) const {
   const Graph& p = pattern_.graph;
   std::vector<SubgraphMatch> found;
-  found.reserve(first != nullptr ? first->size() : index->find(p, anchors_.front(), pattern_.constraint(anchors_.front())).size());
+  found.reserve(first != nullptr ? first->size()
+                                 : index->find(p, anchors_.front(), pattern_.constraint(anchors_.front())).size());
   search(g, modules, index, first, [&](SubgraphMatch&& m) {
     found.push_back(std::move(m));
     return true;
@@ -631,8 +644,9 @@ std::vector<MatchExplanation> SubgraphMatcher::explain(const Graph& g, NodeId no
   std::vector<MatchExplanation> out;
   const Graph& p = pattern_.graph;
   CandidateIndex index(g, modules);
-  std::vector<NodeId> candidates =
-      node != kNoNode ? std::vector<NodeId>{node} : index.find(p, anchors_.front(), pattern_.constraint(anchors_.front()));
+  std::vector<NodeId> candidates = node != kNoNode
+      ? std::vector<NodeId>{node}
+      : index.find(p, anchors_.front(), pattern_.constraint(anchors_.front()));
   for (NodeId c : candidates) {
     if (!g.is_alive(c)) continue;
     MatchExplanation e;
@@ -646,7 +660,8 @@ std::vector<MatchExplanation> SubgraphMatcher::explain(const Graph& g, NodeId no
       walk.record_failures(&failure);
       walk.use_choices(&choices);
       if (walk.nodes(anchors_.front(), c)) {
-        if (anchors_.size() > 1) failure = MatchFailure{MatchFailure::Kind::OtherAnchors, c, anchors_.front(), kNoNode, {}, {}, {}, 0};
+        if (anchors_.size() > 1)
+          failure = MatchFailure{MatchFailure::Kind::OtherAnchors, c, anchors_.front(), kNoNode, {}, {}, {}, 0};
         else failure = check_contained(p, g, walk, returned_);
         failure.matched = compute_nodes();
       }

@@ -30,7 +30,7 @@ void add_ancestors(ModuleTable& table, std::string_view path) {
 
 std::size_t delete_unused_submodules(GraphModule& gm) {
   std::set<std::string, std::less<>> used;  // targets and every module on their paths
-  std::vector<std::string> called;          // call_module targets: everything under them stays too
+  std::vector<std::string> called;  // call_module targets: everything under them stays too
   for (NodeId n : gm.graph.nodes()) {
     const OpKind op = gm.graph.op(n);
     if (op != OpKind::CallModule && op != OpKind::GetAttr) continue;
@@ -66,9 +66,9 @@ Status adopt_replacement_attributes(GraphModule& gm, const ModuleTable& replacem
     }
     const TensorSpec* t = op == OpKind::GetAttr ? replacement.find_tensor(target) : nullptr;
     if (t == nullptr)
-      return Status::node_error(gm.graph.name(n), std::string(op == OpKind::CallModule ? "call_module" : "get_attr") +
-                                                      " target '" + target +
-                                                      "' is in neither the graph's module table nor the replacement's");
+      return Status::node_error(gm.graph.name(n),
+                                std::string(op == OpKind::CallModule ? "call_module" : "get_attr") + " target '" +
+                                    target + "' is in neither the graph's module table nor the replacement's");
     const std::size_t dot = target.rfind('.');
     const std::string owner = dot == std::string::npos ? std::string() : target.substr(0, dot);
     add_ancestors(gm.modules, target);
@@ -79,8 +79,8 @@ Status adopt_replacement_attributes(GraphModule& gm, const ModuleTable& replacem
       (void)gm.modules.add(std::move(plain));
     }
     const ModuleInfo* source = replacement.find(owner);
-    const bool is_parameter = source != nullptr && std::any_of(source->parameters.begin(), source->parameters.end(),
-                                                               [&](const TensorSpec& p) { return &p == t; });
+    const bool is_parameter = source != nullptr &&
+        std::any_of(source->parameters.begin(), source->parameters.end(), [&](const TensorSpec& p) { return &p == t; });
     ModuleInfo* into = gm.modules.find(owner);
     (is_parameter ? into->parameters : into->buffers).push_back(*t);
   }

@@ -118,8 +118,8 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
     Kwargs kwargs;
     for (const auto& [k, v] : replacement.kwargs(n)) kwargs.emplace_back(k, deep(v));
     const std::string target = op == OpKind::GetAttr || op == OpKind::CallModule
-                                   ? resolve_module_target(g, matcher, m, replacement.target(n))
-                                   : replacement.target(n);
+        ? resolve_module_target(g, matcher, m, replacement.target(n))
+        : replacement.target(n);
     const NodeId created = g.create_node(op, target, std::move(args), std::move(kwargs), replacement.name(n));
     if (created == kNoNode) return Status::node_error(replacement.name(n), "cannot copy the replacement node");
     if (inherit && g.meta(created).extra.empty()) g.meta(created).extra = free_meta;
@@ -132,9 +132,10 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
   for (NodeId created : result.replacements)
     for (NodeId input : g.inputs(created))
       if (!g.comes_before(input, created))
-        return Status::node_error(g.name(created), "the replacement would read '" + g.name(input) +
-                                                       "' before it is defined (the match's inputs come after the "
-                                                       "nodes it returns)");
+        return Status::node_error(g.name(created),
+                                  "the replacement would read '" + g.name(input) +
+                                      "' before it is defined (the match's inputs come after the "
+                                      "nodes it returns)");
   // Outputs: positionally onto the returned nodes.
   std::vector<Argument> outs = returned_values(replacement);
   if (outs.size() != returning.size())
@@ -145,7 +146,8 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
     if (!value.is_node()) return Status::error("the replacement returns a constant; return a node or an input");
     const NodeId to = value.node_id();
     if (meta != MetaPolicy::Drop && to != returning[i]) {
-      const bool is_new = std::find(result.replacements.begin(), result.replacements.end(), to) != result.replacements.end();
+      const bool is_new =
+          std::find(result.replacements.begin(), result.replacements.end(), to) != result.replacements.end();
       if (is_new) g.meta(to) = g.meta(returning[i]);  // an input returned as is keeps its own
     }
     // A returned input that the replacement returns as is (a pattern returning `b`, the
@@ -155,9 +157,10 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
     // A returned input swapped for another one can point back at what an earlier match
     // swapped the other way (b -> a, then a -> b): the uses would go round, so refuse.
     if (follow(to) == returning[i])
-      return Status::node_error(g.name(returning[i]), "the replacement returns '" + g.name(to) +
-                                                          "', which an earlier replacement put in place of this node: the "
-                                                          "rewrites would replace each other's values in a cycle");
+      return Status::node_error(g.name(returning[i]),
+                                "the replacement returns '" + g.name(to) +
+                                    "', which an earlier replacement put in place of this node: the "
+                                    "rewrites would replace each other's values in a cycle");
     g.replace_all_uses_with(returning[i], to);
     replaced[returning[i]] = to;
   }

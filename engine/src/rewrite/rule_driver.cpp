@@ -17,9 +17,7 @@ namespace {
 
 constexpr std::uint64_t kFnvOffset = 1469598103934665603ull;
 
-void mix(std::uint64_t& h, std::uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-}
+void mix(std::uint64_t& h, std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); }
 std::uint64_t text_hash(std::string_view s) {
   std::uint64_t h = kFnvOffset;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
@@ -41,7 +39,10 @@ void mix_argument(std::uint64_t& h, const Argument& a, const Ref& ref) {
     case ArgKind::Device: mix(h, text_hash(a.get<Device>().name)); return;
     case ArgKind::Layout: mix(h, text_hash(a.get<Layout>().name)); return;
     case ArgKind::MemoryFormat: mix(h, text_hash(a.get<MemoryFormat>().name)); return;
-    case ArgKind::List: case ArgKind::Tuple: case ArgKind::Dict: case ArgKind::Slice:
+    case ArgKind::List:
+    case ArgKind::Tuple:
+    case ArgKind::Dict:
+    case ArgKind::Slice:
       mix(h, a.items()->size());
       for (const Argument& item : *a.items()) mix_argument(h, item, ref);
       return;
@@ -141,7 +142,8 @@ class Dispatch {
       const OpKind op = p.op(a);
       if (op == OpKind::CallModule && c != nullptr && !c->module_class.empty()) {
         by_class_.push_back(rank);
-      } else if (op == OpKind::CallFunction || op == OpKind::CallMethod || op == OpKind::CallModule || op == OpKind::Output) {
+      } else if (op == OpKind::CallFunction || op == OpKind::CallMethod || op == OpKind::CallModule ||
+                 op == OpKind::Output) {
         by_target_[key(op, p.target(a))].push_back(rank);
         if (c != nullptr)
           for (const std::string& t : c->alternatives) by_target_[key(op, t)].push_back(rank);
@@ -175,7 +177,8 @@ class Driver {
   Driver(Graph& g, const std::vector<Rule>& rules, const DriveOptions& o) : g_(g), rules_(rules), o_(o) {
     for (std::size_t i = 0; i < rules.size(); ++i)
       if (rules[i].enabled) order_.push_back(i);
-    std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) { return rules[a].priority > rules[b].priority; });
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](std::size_t a, std::size_t b) { return rules[a].priority > rules[b].priority; });
     for (const Rule& r : rules) report_.rules.push_back(RuleStats{r.name});
   }
 
@@ -221,7 +224,8 @@ class Driver {
     if (replacement == nullptr) return with_rule(r, at, Status::error("the rule has no replacement"));
     const std::string at_name = o_.log ? g_.name(at) : std::string();  // `at` may be gone after the rewrite
     ReplacedPattern done;
-    if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done); !s) return with_rule(r, at, s);
+    if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done); !s)
+      return with_rule(r, at, s);
     ++stats.rewrites;
     ++report_.rewrites;
     fired_.push_back(rule_index);
@@ -262,11 +266,13 @@ class Driver {
       // The rules that fired since the graph was last in this state, each named once.
       for (std::size_t k = seen->rewrite_index; k < fired_.size(); ++k) {
         const std::string& name = rules_[fired_[k]].name;
-        if (std::find(report_.cycle.begin(), report_.cycle.end(), name) == report_.cycle.end()) report_.cycle.push_back(name);
+        if (std::find(report_.cycle.begin(), report_.cycle.end(), name) == report_.cycle.end())
+          report_.cycle.push_back(name);
       }
       report_.cycle_node = g_.name(at);
       report_.stop = DriveReport::Stop::Cycle;
-      log(fmt::format("rule {} at {}: the graph is back in an earlier state: the rules cycle", rules_[rule_index].name, g_.name(at)));
+      log(fmt::format("rule {} at {}: the graph is back in an earlier state: the rules cycle", rules_[rule_index].name,
+                      g_.name(at)));
       return true;
     }
     seen->has_fingerprint = true;
@@ -311,13 +317,14 @@ class Driver {
         for (std::size_t rank : ranks) {
           const std::size_t i = order_[rank];
           const Rule& r = rules_[i];
-          std::optional<SubgraphMatch> m = r.matcher->anchors().size() > 1 ? r.matcher->match_at(*index, n)
-                                                                           : r.matcher->match_at(g_, o_.modules, n);
+          std::optional<SubgraphMatch> m =
+              r.matcher->anchors().size() > 1 ? r.matcher->match_at(*index, n) : r.matcher->match_at(g_, o_.modules, n);
           if (!m) {
             if (o_.log) {
               auto why = r.matcher->explain(g_, n, o_.modules);
-              if (!why.empty()) log(fmt::format("rule {} at {}: no match: {}", r.name, g_.name(n),
-                                                describe_failure(why.front().failure, n, g_, *r.matcher, o_.modules)));
+              if (!why.empty())
+                log(fmt::format("rule {} at {}: no match: {}", r.name, g_.name(n),
+                                describe_failure(why.front().failure, n, g_, *r.matcher, o_.modules)));
             }
             if (Status s = interrupted(); !s) return with_rule(r, n, s);
             continue;
@@ -388,14 +395,16 @@ Status check_rules(const std::vector<Rule>& rules) {
         if (r.replacement->op(n) == OpKind::Placeholder) inputs.push_back(n);
       const auto& pattern_inputs = r.matcher->placeholders();
       if (inputs.size() != pattern_inputs.size())
-        return Status::error(fmt::format("rule '{}': placeholder count mismatch: the pattern has {} inputs, the replacement {}",
-                                         r.name, pattern_inputs.size(), inputs.size()));
+        return Status::error(
+            fmt::format("rule '{}': placeholder count mismatch: the pattern has {} inputs, the replacement {}", r.name,
+                        pattern_inputs.size(), inputs.size()));
       const Graph& p = r.matcher->pattern();
       for (std::size_t k = 0; k < inputs.size(); ++k)
         if (p.users(pattern_inputs[k]).empty() && !r.replacement->users(inputs[k]).empty())
-          return Status::error(fmt::format("rule '{}': the replacement uses input '{}', which the pattern never uses, so no "
-                                           "match binds it",
-                                           r.name, p.name(pattern_inputs[k])));
+          return Status::error(
+              fmt::format("rule '{}': the replacement uses input '{}', which the pattern never uses, so no "
+                          "match binds it",
+                          r.name, p.name(pattern_inputs[k])));
     }
   }
   return Status::ok();

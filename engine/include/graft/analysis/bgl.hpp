@@ -25,15 +25,20 @@ struct BglEdge {
 
 namespace detail {
 
-class BglVertexIterator
-    : public boost::iterator_facade<BglVertexIterator, NodeId, std::forward_iterator_tag, NodeId> {
+class BglVertexIterator : public boost::iterator_facade<BglVertexIterator, NodeId, std::forward_iterator_tag, NodeId> {
  public:
   BglVertexIterator() = default;
   BglVertexIterator(const Graph* g, NodeId n) : g_(g), n_(n) { skip_dead(); }
+
  private:
   friend class boost::iterator_core_access;
-  void skip_dead() { while (n_ < g_->num_slots() && !g_->is_alive(n_)) ++n_; }
-  void increment() { ++n_; skip_dead(); }
+  void skip_dead() {
+    while (n_ < g_->num_slots() && !g_->is_alive(n_)) ++n_;
+  }
+  void increment() {
+    ++n_;
+    skip_dead();
+  }
   bool equal(const BglVertexIterator& o) const { return n_ == o.n_; }
   NodeId dereference() const { return n_; }
   const Graph* g_ = nullptr;
@@ -49,6 +54,7 @@ class BglOutEdgeIterator
       : g_(g), v_(v), user_(user), end_(g->users(v).end()) {
     settle();
   }
+
  private:
   friend class boost::iterator_core_access;
   void settle() {
@@ -60,7 +66,10 @@ class BglOutEdgeIterator
       operand_ = 0;
     }
   }
-  void increment() { ++operand_; settle(); }
+  void increment() {
+    ++operand_;
+    settle();
+  }
   bool equal(const BglOutEdgeIterator& o) const { return user_ == o.user_ && operand_ == o.operand_; }
   BglEdge dereference() const { return {v_, *user_, static_cast<std::uint32_t>(operand_)}; }
   const Graph* g_ = nullptr;
@@ -75,6 +84,7 @@ class BglInEdgeIterator
  public:
   BglInEdgeIterator() = default;
   BglInEdgeIterator(const Graph* g, NodeId v, std::size_t operand) : g_(g), v_(v), operand_(operand) {}
+
  private:
   friend class boost::iterator_core_access;
   void increment() { ++operand_; }

@@ -14,9 +14,9 @@ Result<std::string> read_file(const std::string& path);
 /// What writing to a path will do, decided before any work is done.
 struct OutputPath {
   enum class Kind {
-    ReplaceFile,   ///< a regular file, new or existing: temporary file beside it, then rename
+    ReplaceFile,  ///< a regular file, new or existing: temporary file beside it, then rename
     WriteInPlace,  ///< a device, FIFO or socket: opened and written directly, never replaced
-    Stdout,        ///< `-`
+    Stdout,  ///< `-`
   };
   Kind kind = Kind::ReplaceFile;
   std::string path;  ///< symlinks followed: the file that will change

@@ -25,7 +25,7 @@ std::string to_dot(const Graph& g, std::string_view graph_name = "graft");
 /// Summary counts; `to_json` is stable (sorted keys, sorted targets).
 struct GraphStats {
   std::size_t nodes = 0;
-  std::vector<std::pair<std::string, std::size_t>> by_op;      ///< FX op order
+  std::vector<std::pair<std::string, std::size_t>> by_op;  ///< FX op order
   std::vector<std::pair<std::string, std::size_t>> by_target;  ///< most frequent first, then by name
   std::size_t modules = 0;
   std::size_t parameter_tensors = 0;

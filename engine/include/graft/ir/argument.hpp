@@ -14,55 +14,84 @@ class Argument;
 
 struct NoneValue {};
 /// A data edge: the value produced by another node of the same graph.
-struct NodeRef { NodeId id = kNoNode; };
+struct NodeRef {
+  NodeId id = kNoNode;
+};
 /// `torch.float32` is `DType{"float32"}`; the other torch enums follow the same idea.
-struct DType { std::string name; };
-struct Device { std::string name; };
-struct Layout { std::string name; };
-struct MemoryFormat { std::string name; };
+struct DType {
+  std::string name;
+};
+struct Device {
+  std::string name;
+};
+struct Layout {
+  std::string name;
+};
+struct MemoryFormat {
+  std::string name;
+};
 /// FX keeps lists and tuples apart, so do we.
-struct List { std::vector<Argument> items; };
-struct Tuple { std::vector<Argument> items; };
+struct List {
+  std::vector<Argument> items;
+};
+struct Tuple {
+  std::vector<Argument> items;
+};
 /// Ordered dict; keys are arguments (usually strings). Stored as key0, value0, key1, ...
 /// so that an Argument stays small.
 struct Dict {
   std::vector<Argument> items;
-  std::size_t size() const;                    // defined below, once Argument is complete
+  std::size_t size() const;  // defined below, once Argument is complete
   const Argument& key(std::size_t i) const;
   const Argument& value(std::size_t i) const;
   void add(Argument key, Argument value);
 };
 /// `slice(start, stop, step)`; always three items, each usually None or an int.
-struct Slice { std::vector<Argument> parts; };
+struct Slice {
+  std::vector<Argument> parts;
+};
 
 enum class ArgKind : std::uint8_t {
-  None, Bool, Int, Float, String, Node, DType, Device, Layout, MemoryFormat, List, Tuple, Dict, Slice
+  None,
+  Bool,
+  Int,
+  Float,
+  String,
+  Node,
+  DType,
+  Device,
+  Layout,
+  MemoryFormat,
+  List,
+  Tuple,
+  Dict,
+  Slice
 };
 
 /// A value as it appears in FX `args` / `kwargs`. Types are strict: `Int 1` is not
 /// `Float 1.0`, `Bool true` is not `Int 1`, a List is not a Tuple.
 class Argument {
  public:
-  using Storage = std::variant<NoneValue, bool, std::int64_t, double, std::string, NodeRef, DType,
-                               Device, Layout, MemoryFormat, List, Tuple, Dict, Slice>;
+  using Storage = std::variant<NoneValue, bool, std::int64_t, double, std::string, NodeRef, DType, Device, Layout,
+                               MemoryFormat, List, Tuple, Dict, Slice>;
 
   Argument() = default;
-  Argument(NoneValue v) : v_(v) {}                   // NOLINT
-  Argument(bool v) : v_(v) {}                        // NOLINT
-  Argument(std::int64_t v) : v_(v) {}                // NOLINT
-  Argument(int v) : v_(std::int64_t{v}) {}           // NOLINT
-  Argument(double v) : v_(v) {}                      // NOLINT
-  Argument(std::string v) : v_(std::move(v)) {}      // NOLINT
-  Argument(const char* v) : v_(std::string(v)) {}   // NOLINT
-  Argument(NodeRef v) : v_(v) {}                     // NOLINT
-  Argument(DType v) : v_(std::move(v)) {}            // NOLINT
-  Argument(Device v) : v_(std::move(v)) {}           // NOLINT
-  Argument(Layout v) : v_(std::move(v)) {}           // NOLINT
-  Argument(MemoryFormat v) : v_(std::move(v)) {}     // NOLINT
-  Argument(List v) : v_(std::move(v)) {}             // NOLINT
-  Argument(Tuple v) : v_(std::move(v)) {}            // NOLINT
-  Argument(Dict v) : v_(std::move(v)) {}             // NOLINT
-  Argument(Slice v) : v_(std::move(v)) {}            // NOLINT
+  Argument(NoneValue v) : v_(v) {}  // NOLINT
+  Argument(bool v) : v_(v) {}  // NOLINT
+  Argument(std::int64_t v) : v_(v) {}  // NOLINT
+  Argument(int v) : v_(std::int64_t{v}) {}  // NOLINT
+  Argument(double v) : v_(v) {}  // NOLINT
+  Argument(std::string v) : v_(std::move(v)) {}  // NOLINT
+  Argument(const char* v) : v_(std::string(v)) {}  // NOLINT
+  Argument(NodeRef v) : v_(v) {}  // NOLINT
+  Argument(DType v) : v_(std::move(v)) {}  // NOLINT
+  Argument(Device v) : v_(std::move(v)) {}  // NOLINT
+  Argument(Layout v) : v_(std::move(v)) {}  // NOLINT
+  Argument(MemoryFormat v) : v_(std::move(v)) {}  // NOLINT
+  Argument(List v) : v_(std::move(v)) {}  // NOLINT
+  Argument(Tuple v) : v_(std::move(v)) {}  // NOLINT
+  Argument(Dict v) : v_(std::move(v)) {}  // NOLINT
+  Argument(Slice v) : v_(std::move(v)) {}  // NOLINT
 
   static Argument node(NodeId id) { return Argument(NodeRef{id}); }
   static Argument list(std::vector<Argument> items) { return Argument(List{std::move(items)}); }
@@ -78,9 +107,18 @@ class Argument {
 
   const Storage& storage() const { return v_; }
   Storage& storage() { return v_; }
-  template <class T> bool holds() const { return std::holds_alternative<T>(v_); }
-  template <class T> const T& get() const { return std::get<T>(v_); }
-  template <class T> T& get() { return std::get<T>(v_); }
+  template <class T>
+  bool holds() const {
+    return std::holds_alternative<T>(v_);
+  }
+  template <class T>
+  const T& get() const {
+    return std::get<T>(v_);
+  }
+  template <class T>
+  T& get() {
+    return std::get<T>(v_);
+  }
 
   /// Same kind and same value, recursively. Floats compare by value with NaN equal to NaN,
   /// so that a graph compares equal to its own copy.
@@ -102,7 +140,10 @@ template <class Fn>
 void for_each_node_ref(const Argument& arg, Fn&& fn) {
   switch (arg.kind()) {
     case ArgKind::Node: fn(arg.node_id()); return;
-    case ArgKind::List: case ArgKind::Tuple: case ArgKind::Slice: case ArgKind::Dict:
+    case ArgKind::List:
+    case ArgKind::Tuple:
+    case ArgKind::Slice:
+    case ArgKind::Dict:
       for (const Argument& item : *arg.items()) for_each_node_ref(item, fn);
       return;
     default: return;
@@ -114,7 +155,10 @@ template <class Fn>
 void map_node_refs(Argument& arg, Fn&& fn) {
   switch (arg.kind()) {
     case ArgKind::Node: arg.get<NodeRef>().id = fn(arg.node_id()); return;
-    case ArgKind::List: case ArgKind::Tuple: case ArgKind::Slice: case ArgKind::Dict:
+    case ArgKind::List:
+    case ArgKind::Tuple:
+    case ArgKind::Slice:
+    case ArgKind::Dict:
       for (Argument& item : *arg.items()) map_node_refs(item, fn);
       return;
     default: return;

@@ -47,7 +47,7 @@ struct NodeData {
   Kwargs kwargs{};
   NodeMeta meta{};
   NodeIdList inputs{};  ///< node references in args then kwargs, in order, repeats kept
-  UserList users{};     ///< distinct consumers, in the order they started using this node
+  UserList users{};  ///< distinct consumers, in the order they started using this node
 };
 
 /// Where `create_node` puts new nodes (FX's `inserting_before` / `inserting_after`).
@@ -68,8 +68,8 @@ class Graph {
   Graph() = default;
 
   // --- reading -------------------------------------------------------------------------------
-  std::size_t size() const { return live_count_; }          ///< live nodes
-  std::size_t num_slots() const { return slots_.size(); }   ///< slots, live or not (BGL's num_vertices)
+  std::size_t size() const { return live_count_; }  ///< live nodes
+  std::size_t num_slots() const { return slots_.size(); }  ///< slots, live or not (BGL's num_vertices)
   bool is_alive(NodeId n) const { return n < slots_.size() && slots_[n].alive; }
   const NodeData& node(NodeId n) const { return slots_[n]; }
   std::uint32_t generation(NodeId n) const { return slots_[n].generation; }
@@ -116,9 +116,13 @@ class Graph {
    public:
     Iterator(const Graph* g, NodeId n) : g_(g), n_(n) {}
     NodeId operator*() const { return n_; }
-    Iterator& operator++() { n_ = g_->next(n_); return *this; }
+    Iterator& operator++() {
+      n_ = g_->next(n_);
+      return *this;
+    }
     bool operator!=(const Iterator& o) const { return n_ != o.n_; }
     bool operator==(const Iterator& o) const { return n_ == o.n_; }
+
    private:
     const Graph* g_;
     NodeId n_;
@@ -160,15 +164,15 @@ class Graph {
   /// Creates a node at the insertion point. `name` is a hint: FX's rules make it unique
   /// (`relu`, `relu_1`, ...); empty means "derive from the target". Returns kNoNode (and
   /// creates nothing) if an argument refers to a node that is not in the graph.
-  NodeId create_node(OpKind op, std::string_view target, std::vector<Argument> args = {},
-                     Kwargs kwargs = {}, std::string_view name = {});
+  NodeId create_node(OpKind op, std::string_view target, std::vector<Argument> args = {}, Kwargs kwargs = {},
+                     std::string_view name = {});
   NodeId placeholder(std::string_view name) { return create_node(OpKind::Placeholder, name, {}, {}, name); }
   NodeId output(Argument value) { return create_node(OpKind::Output, "output", {std::move(value)}); }
 
   /// Creates a node with exactly this name; fails if the name is taken or empty.
   /// Used by readers that must keep names as they are in the file.
-  Result<NodeId> create_node_named(OpKind op, std::string_view target, std::vector<Argument> args,
-                                   Kwargs kwargs, std::string name);
+  Result<NodeId> create_node_named(OpKind op, std::string_view target, std::vector<Argument> args, Kwargs kwargs,
+                                   std::string name);
 
   /// Appends a node at the end (whatever the insertion point) with exactly this name and
   /// metadata: the graph file reader's path. `target` comes from intern_target(). Fails,
@@ -332,6 +336,7 @@ class UniqueIdScope {
   ~UniqueIdScope() { --g_.unique_id_scopes_.count; }
   UniqueIdScope(const UniqueIdScope&) = delete;
   UniqueIdScope& operator=(const UniqueIdScope&) = delete;
+
  private:
   Graph& g_;
 };
@@ -347,6 +352,7 @@ class InsertionScope {
   ~InsertionScope() { g_.set_insert_point(saved_); }
   InsertionScope(const InsertionScope&) = delete;
   InsertionScope& operator=(const InsertionScope&) = delete;
+
  private:
   Graph& g_;
   InsertPoint saved_;

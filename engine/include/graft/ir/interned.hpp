@@ -35,13 +35,17 @@ class InternedString {
 class Dim {
  public:
   Dim(std::int64_t value = 0) : v_(value) {}  // NOLINT(google-explicit-constructor)
-  Dim(int value) : v_(value) {}               // NOLINT(google-explicit-constructor)
-  static Dim symbol(std::string_view name) { return Dim(kSymbolic - static_cast<std::int64_t>(InternedString(name).id())); }
+  Dim(int value) : v_(value) {}  // NOLINT(google-explicit-constructor)
+  static Dim symbol(std::string_view name) {
+    return Dim(kSymbolic - static_cast<std::int64_t>(InternedString(name).id()));
+  }
 
   bool is_symbolic() const { return v_ <= kSymbolic; }
   /// The size; only meaningful when !is_symbolic().
   std::int64_t value() const { return v_; }
-  const std::string& symbol_name() const { return InternedString::from_id(static_cast<std::uint32_t>(kSymbolic - v_)).str(); }
+  const std::string& symbol_name() const {
+    return InternedString::from_id(static_cast<std::uint32_t>(kSymbolic - v_)).str();
+  }
   /// Concrete values this low are reserved for symbols (no real size or stride comes close).
   static bool representable(std::int64_t value) { return value > kSymbolic; }
 

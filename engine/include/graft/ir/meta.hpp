@@ -28,8 +28,8 @@ struct TensorMeta {
 struct ValueMeta {
   enum class Kind : std::uint8_t { None, Tensor, Tuple };
   Kind kind = Kind::None;
-  TensorMeta tensor;                 ///< when kind == Tensor
-  std::vector<ValueMeta> elements;   ///< when kind == Tuple
+  TensorMeta tensor;  ///< when kind == Tensor
+  std::vector<ValueMeta> elements;  ///< when kind == Tuple
   friend bool operator==(const ValueMeta&, const ValueMeta&) = default;
 };
 

@@ -24,20 +24,21 @@ struct TensorSpec {
   std::string name;
   Dims shape;
   InternedString dtype;
-  std::optional<std::string> data{};  ///< base64 value (empty for no elements); none when the file describes the tensor only
+  std::optional<std::string>
+      data{};  ///< base64 value (empty for no elements); none when the file describes the tensor only
   friend bool operator==(const TensorSpec&, const TensorSpec&) = default;
 };
 
 /// One module of the hierarchy.
 struct ModuleInfo {
-  std::string path;        ///< qualified path; "" is the root; dots separate levels
+  std::string path;  ///< qualified path; "" is the root; dots separate levels
   std::string class_name;  ///< qualified class, e.g. `torch.nn.modules.linear.Linear`
   std::vector<TensorSpec> parameters;  ///< the module's own, not its children's
   std::vector<TensorSpec> buffers;
   /// The module's settings as a canonical JSON object (`{"in_features":4,...}`), when the file
   /// carries them so that an importer can rebuild the module; empty otherwise.
   std::string attributes_json{};
-  std::unique_ptr<Graph> graph;        ///< for modules that are GraphModules themselves
+  std::unique_ptr<Graph> graph;  ///< for modules that are GraphModules themselves
 
   ModuleInfo() = default;
   ModuleInfo(const ModuleInfo& other);

@@ -42,14 +42,14 @@ struct SchemaArgument {
 
 /// A parsed operator schema.
 struct OpSchema {
-  std::string ns;        ///< `aten`
-  std::string name;      ///< `add`, `add_`, `__and__`
+  std::string ns;  ///< `aten`
+  std::string name;  ///< `add`, `add_`, `__and__`
   std::string overload;  ///< `Tensor`; empty for the default overload
   std::vector<SchemaArgument> arguments;
   std::vector<SchemaArgument> returns;
   bool is_vararg = false;  ///< the arguments end with `...` (`aten::format(str self, ...)`)
   bool is_varret = false;  ///< the returns end with `...`
-  std::string text;        ///< the schema as given, surrounding whitespace removed
+  std::string text;  ///< the schema as given, surrounding whitespace removed
 
   /// `torch.ops.aten.add.Tensor`; the empty overload is spelled `default`, as torch.fx does.
   std::string qualified_target() const;

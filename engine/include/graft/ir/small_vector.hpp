@@ -63,8 +63,7 @@ class SmallVector {
   template <std::input_iterator It>
   void assign(It first, It last) {
     clear();
-    if constexpr (std::forward_iterator<It>)
-      reserve(static_cast<size_type>(std::distance(first, last)));
+    if constexpr (std::forward_iterator<It>) reserve(static_cast<size_type>(std::distance(first, last)));
     for (; first != last; ++first) push_back(*first);
   }
 
@@ -161,10 +160,8 @@ class SmallVector {
   void take(SmallVector& o) {
     size_ = o.size_;
     capacity_ = o.capacity_;
-    if (o.on_heap())
-      heap_ = o.heap_;
-    else
-      std::memcpy(inline_, o.inline_, sizeof(inline_));  // all N: a constant size, and as cheap
+    if (o.on_heap()) heap_ = o.heap_;
+    else std::memcpy(inline_, o.inline_, sizeof(inline_));  // all N: a constant size, and as cheap
     o.size_ = 0;
     o.capacity_ = N;
   }

@@ -7,8 +7,8 @@ namespace graft {
 
 /// The parts of a `torch.ops.<namespace>.<op>[.<overload>]` target.
 struct OpOverloadName {
-  std::string_view ns;        ///< `aten`
-  std::string_view op;        ///< `add`, `add_`
+  std::string_view ns;  ///< `aten`
+  std::string_view op;  ///< `add`, `add_`
   std::string_view overload;  ///< `Tensor`, `default`; empty for an overload packet
 };
 

@@ -69,7 +69,9 @@ class UserList {
     if (this != &o) *this = UserList(o);
     return *this;
   }
-  UserList(UserList&& o) noexcept : items_(std::move(o.items_)), holes_(o.holes_), index_(std::move(o.index_)) { o.reset(); }
+  UserList(UserList&& o) noexcept : items_(std::move(o.items_)), holes_(o.holes_), index_(std::move(o.index_)) {
+    o.reset();
+  }
   UserList& operator=(UserList&& o) noexcept {
     if (this != &o) {
       items_ = std::move(o.items_);
@@ -156,7 +158,7 @@ class UserList {
   }
 
   Items items_;
-  std::uint32_t holes_ = 0;       ///< removed entries still in items_ (only with an index)
+  std::uint32_t holes_ = 0;  ///< removed entries still in items_ (only with an index)
   std::unique_ptr<Index> index_;  ///< user -> position in items_, for long lists
 };
 

@@ -50,7 +50,7 @@ struct NodeConstraint {
 
   bool any() const {
     return !alternatives.empty() || !module_class.empty() || users || commutative || !optional_kwargs.empty() ||
-           wildcard || predicate;
+        wildcard || predicate;
   }
 };
 

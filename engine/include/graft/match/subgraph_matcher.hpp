@@ -29,10 +29,10 @@
 namespace graft {
 
 struct MatchOptions {
-  bool match_output = false;       ///< the pattern's output must match the graph's output
+  bool match_output = false;  ///< the pattern's output must match the graph's output
   bool match_placeholder = false;  ///< pattern inputs match only graph inputs
   bool remove_overlapping_matches = true;
-  bool ignore_literals = false;    ///< literals in the pattern match anything
+  bool ignore_literals = false;  ///< literals in the pattern match anything
 };
 
 /// What a pattern node is bound to: a graph node, or (for a placeholder) a literal. Literals
@@ -49,10 +49,10 @@ struct MatchValue {
 
 /// One match, as FX's InternalMatch.
 struct SubgraphMatch {
-  std::vector<NodeId> anchors;                 ///< pattern nodes the match was found from
-  std::vector<MatchValue> nodes_map;           ///< indexed by pattern NodeId (unbound: nothing)
-  std::vector<MatchValue> placeholder_nodes;   ///< per pattern placeholder, in pattern order
-  std::vector<NodeId> returning_nodes;         ///< graph nodes bound to the pattern's returned nodes
+  std::vector<NodeId> anchors;  ///< pattern nodes the match was found from
+  std::vector<MatchValue> nodes_map;  ///< indexed by pattern NodeId (unbound: nothing)
+  std::vector<MatchValue> placeholder_nodes;  ///< per pattern placeholder, in pattern order
+  std::vector<NodeId> returning_nodes;  ///< graph nodes bound to the pattern's returned nodes
   /// The graph node of pattern node `p`, or kNoNode.
   NodeId graph_node(NodeId p) const { return p < nodes_map.size() ? nodes_map[p].node : kNoNode; }
 };
@@ -62,28 +62,28 @@ struct SubgraphMatch {
 /// caller spells them (the CLI uses Python's repr).
 struct MatchFailure {
   enum class Kind {
-    None,             ///< it matched
-    WrongNode,        ///< graph node has another op or target than the pattern node
-    AlreadyBound,     ///< a pattern input used twice met two different values
-    NotInjective,     ///< graph node already bound to another pattern node
-    ArgumentShape,    ///< different numbers of args / kwarg names, and no schema to reconcile
+    None,  ///< it matched
+    WrongNode,  ///< graph node has another op or target than the pattern node
+    AlreadyBound,  ///< a pattern input used twice met two different values
+    NotInjective,  ///< graph node already bound to another pattern node
+    ArgumentShape,  ///< different numbers of args / kwarg names, and no schema to reconcile
     LiteralMismatch,  ///< expected literal, found another literal
-    NodeVsLiteral,    ///< expected a node, found a literal
-    LiteralVsNode,    ///< expected a literal, found a node
-    LengthMismatch,   ///< lists of different lengths
-    UsedOutside,      ///< an inner node is used by a node outside the match
-    Cycle,            ///< fusing the match would create a cycle
-    OtherAnchors,     ///< anchor 0 matched; the other anchors of a multi-output pattern failed
-    Users,            ///< the graph node has another number of users than the constraint asks
-    Predicate,        ///< the pattern node's predicate rejected the graph node
-    NoModules,        ///< the pattern matches modules by class, and no module table was given
+    NodeVsLiteral,  ///< expected a node, found a literal
+    LiteralVsNode,  ///< expected a literal, found a node
+    LengthMismatch,  ///< lists of different lengths
+    UsedOutside,  ///< an inner node is used by a node outside the match
+    Cycle,  ///< fusing the match would create a cycle
+    OtherAnchors,  ///< anchor 0 matched; the other anchors of a multi-output pattern failed
+    Users,  ///< the graph node has another number of users than the constraint asks
+    Predicate,  ///< the pattern node's predicate rejected the graph node
+    NoModules,  ///< the pattern matches modules by class, and no module table was given
   };
   Kind kind = Kind::None;
-  NodeId graph_node = kNoNode;    ///< the graph node where it failed
+  NodeId graph_node = kNoNode;  ///< the graph node where it failed
   NodeId pattern_node = kNoNode;  ///< the pattern node it was compared with
-  NodeId other = kNoNode;         ///< UsedOutside: the outside user; Cycle: the node on the path;
-                                  ///< AlreadyBound/NotInjective: the earlier binding
-  std::string where{};            ///< `argument 1`, `argument 2[0]`, `keyword 'alpha'`
+  NodeId other = kNoNode;  ///< UsedOutside: the outside user; Cycle: the node on the path;
+      ///< AlreadyBound/NotInjective: the earlier binding
+  std::string where{};  ///< `argument 1`, `argument 2[0]`, `keyword 'alpha'`
   std::optional<Argument> expected{}, found{};
   /// How far the match got: pattern nodes (not inputs) bound when it failed; all of them when
   /// the walk completed and containment or convexity failed.
@@ -118,7 +118,8 @@ class SubgraphMatcher {
   /// For each candidate of the first anchor (every graph node with its op and target, in
   /// graph order) or only `node`: whether it matches, or the first reason it does not.
   /// Overlaps with other matches are not considered.
-  std::vector<MatchExplanation> explain(const Graph& g, NodeId node = kNoNode, const ModuleTable* modules = nullptr) const;
+  std::vector<MatchExplanation> explain(const Graph& g, NodeId node = kNoNode,
+                                        const ModuleTable* modules = nullptr) const;
 
   const Graph& pattern() const { return pattern_.graph; }
   const Pattern& constrained_pattern() const { return pattern_; }
@@ -141,7 +142,7 @@ class SubgraphMatcher {
   Pattern pattern_;
   MatchOptions options_;
   std::vector<NodeId> placeholders_;  ///< pattern inputs, in order (wildcards are not inputs)
-  std::vector<NodeId> returned_;      ///< distinct nodes the pattern's output uses, in order
+  std::vector<NodeId> returned_;  ///< distinct nodes the pattern's output uses, in order
   std::vector<NodeId> anchors_;
   NodeId output_ = kNoNode;
 };

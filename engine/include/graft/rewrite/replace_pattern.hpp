@@ -37,6 +37,7 @@ Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const Graph& patt
 /// The same with a matcher built already (a Pattern with constraints; `options.match` is then
 /// the matcher's), and g's module table for patterns that match modules by class.
 Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const SubgraphMatcher& matcher, const Graph& replacement,
-                                                     const ReplaceOptions& options = {}, const ModuleTable* modules = nullptr);
+                                                     const ReplaceOptions& options = {},
+                                                     const ModuleTable* modules = nullptr);
 
 }  // namespace graft

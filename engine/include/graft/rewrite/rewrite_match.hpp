@@ -18,10 +18,10 @@ namespace graft {
 
 /// What the replacement's nodes inherit from the matched nodes. FX drops everything.
 enum class MetaPolicy {
-  Drop,     ///< FX: replacement nodes keep the (usually empty) metadata of the replacement graph
+  Drop,  ///< FX: replacement nodes keep the (usually empty) metadata of the replacement graph
   Outputs,  ///< each replacement output takes the metadata of the node it replaces
-  All,      ///< as Outputs, and every other new node takes the free-form metadata (stack trace,
-            ///< module stack) of the first replaced output
+  All,  ///< as Outputs, and every other new node takes the free-form metadata (stack trace,
+  ///< module stack) of the first replaced output
 };
 
 /// Parses `drop`, `outputs`, `all`.
@@ -29,12 +29,12 @@ Result<MetaPolicy> parse_meta_policy(std::string_view text);
 
 /// One replacement, as FX's ReplacedPatterns.
 struct ReplacedPattern {
-  NodeId anchor = kNoNode;               ///< the pattern node the match was found from (as FX)
+  NodeId anchor = kNoNode;  ///< the pattern node the match was found from (as FX)
   /// Pattern node -> graph value: inputs bound to a node an earlier replacement replaced name
   /// the replacing node (as torch.fx); the other nodes are erased by the rewrite, and their
   /// ids mean nothing once the rewrite's transaction ends (use matched_names).
   std::vector<MatchValue> nodes_map;
-  std::vector<NodeId> replacements;      ///< nodes copied into the graph, in replacement order
+  std::vector<NodeId> replacements;  ///< nodes copied into the graph, in replacement order
   /// The graph node the match was found at, and every matched graph node, by name: the nodes
   /// themselves are erased by the rewrite (FX keeps erased Node objects; ids would be reused).
   std::string anchor_name{};

@@ -33,8 +33,8 @@ struct Rule {
   std::shared_ptr<const Graph> replacement{};  ///< used when `build` is empty
   /// Builds the replacement for one match (as FX's replacement_callback).
   std::function<Result<Graph>(const Graph& g, const SubgraphMatch& m)> build{};
-  int priority = 0;          ///< higher first; equal priorities keep the order given
-  MatchFilter filter{};      ///< false: leave this match alone
+  int priority = 0;  ///< higher first; equal priorities keep the order given
+  MatchFilter filter{};  ///< false: leave this match alone
   bool enabled = true;
   MetaPolicy meta = MetaPolicy::Outputs;
 };
@@ -43,7 +43,7 @@ enum class DriveMode { Once, Fixpoint };
 
 struct DriveOptions {
   DriveMode mode = DriveMode::Fixpoint;
-  std::size_t max_iterations = 10;     ///< sweeps over the whole graph (fixpoint)
+  std::size_t max_iterations = 10;  ///< sweeps over the whole graph (fixpoint)
   std::size_t max_rewrites = 1000000;  ///< rewrites in the whole run
   const ModuleTable* modules = nullptr;  ///< the graph's, for rules that match modules by class
   /// Polled after every match and rewrite; an error stops the run and undoes it (a script
@@ -55,7 +55,7 @@ struct DriveOptions {
 
 struct RuleStats {
   std::string name;
-  std::size_t matches = 0;   ///< matches found (filtered ones included)
+  std::size_t matches = 0;  ///< matches found (filtered ones included)
   std::size_t filtered = 0;  ///< matches the filter refused
   std::size_t rewrites = 0;
 };
@@ -66,9 +66,9 @@ struct DriveReport {
   Stop stop = Stop::Converged;
   std::size_t iterations = 0;
   std::size_t rewrites = 0;
-  std::vector<RuleStats> rules;      ///< one per rule, in the order given
+  std::vector<RuleStats> rules;  ///< one per rule, in the order given
   std::vector<std::string> cycle{};  ///< Stop::Cycle: the rules that fired in the cycle, each once, in order
-  std::string cycle_node{};          ///< Stop::Cycle: where the cycle was seen (a graph node)
+  std::string cycle_node{};  ///< Stop::Cycle: where the cycle was seen (a graph node)
   /// `converged`, `completed`, `iteration limit (10)`, `rewrite limit (1000)`,
   /// `cycle: a -> b -> a (the rules undo each other) at add_3`.
   std::string stop_reason(const DriveOptions& o) const;

@@ -17,19 +17,19 @@ namespace graft::lua {
 class Sandbox;
 
 struct PassReport {
-  std::string name;            ///< the pass's name, or where it was defined (`fuse.lua:12`)
-  std::string kind;            ///< pass, transformer, builtin, fixpoint, check
-  int sweep = 1;               ///< pipeline sweep (1..steps)
-  int iteration = 0;           ///< iteration of the enclosing fixpoint group (0: none)
-  double seconds = 0;              ///< the pass itself
+  std::string name;  ///< the pass's name, or where it was defined (`fuse.lua:12`)
+  std::string kind;  ///< pass, transformer, builtin, fixpoint, check
+  int sweep = 1;  ///< pipeline sweep (1..steps)
+  int iteration = 0;  ///< iteration of the enclosing fixpoint group (0: none)
+  double seconds = 0;  ///< the pass itself
   double transaction_seconds = 0;  ///< snapshot, validation (lint) and counting the changes
   std::size_t nodes_added = 0;
   std::size_t nodes_removed = 0;
   std::size_t nodes_changed = 0;
   bool ok = true;
-  std::string error{};                      ///< why it failed (with script:line)
+  std::string error{};  ///< why it failed (with script:line)
   std::vector<std::string> check_failures{};  ///< suppressed check failures after this pass
-  std::string stop_reason{};                ///< fixpoint groups: converged | max_iterations
+  std::string stop_reason{};  ///< fixpoint groups: converged | max_iterations
   /// Rule sets the pass applied (g:apply, rules:pass{}): per rule, summed over its calls.
   struct RuleCounts {
     std::string name;
@@ -41,8 +41,8 @@ struct PassReport {
 };
 
 struct PipelineReport {
-  std::string pipeline;   ///< the pipeline's name
-  std::string script;     ///< the script it came from
+  std::string pipeline;  ///< the pipeline's name
+  std::string script;  ///< the script it came from
   std::uint64_t script_version = 0;  ///< set by ScriptHost
   std::vector<PassReport> passes{};
   /// completed (one sweep) | converged | max_steps | pass_failed | check_failed | invalid_pipeline

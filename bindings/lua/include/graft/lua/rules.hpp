@@ -27,6 +27,7 @@ struct RuleView {
 /// Runs `body` inside the sandbox with the script's rules, in the order the script gives them,
 /// and with `gm` (may be null) open read-only so that pattern predicates can look at it. An
 /// error a predicate raises comes back as the Status, naming the script.
-Status with_rules(Sandbox& sandbox, const GraphModule* gm, const std::function<Status(const std::vector<RuleView>&)>& body);
+Status with_rules(Sandbox& sandbox, const GraphModule* gm,
+                  const std::function<Status(const std::vector<RuleView>&)>& body);
 
 }  // namespace graft::lua

@@ -19,7 +19,9 @@
 
 namespace graft::lua {
 
-namespace detail { class SandboxState; }
+namespace detail {
+class SandboxState;
+}
 
 /// Receives what scripts `print`: the script's file name and one line of text.
 using LogSink = std::function<void(std::string_view script, std::string_view text)>;
@@ -39,7 +41,7 @@ struct SandboxOptions {
 
 struct MemoryUsage {
   std::size_t current = 0;  ///< bytes the Lua state holds now
-  std::size_t peak = 0;     ///< the most it ever held
+  std::size_t peak = 0;  ///< the most it ever held
   std::size_t limit = 0;
 };
 

@@ -42,11 +42,11 @@ struct ReloadEvent {
   std::filesystem::path script;
   /// Versions are numbered by save: each reload attempt takes the next number, whether it
   /// loads or not, so "v1 good, v2 broken, v3 good" serves v1, keeps v1, then serves v3.
-  std::uint64_t attempt = 0;       ///< the number of the version this attempt built
-  std::uint64_t version = 0;       ///< the version now served (the old one when the attempt failed)
+  std::uint64_t attempt = 0;  ///< the number of the version this attempt built
+  std::uint64_t version = 0;  ///< the version now served (the old one when the attempt failed)
   bool ok = false;
   std::optional<Diagnostic> error{};
-  double seconds = 0;              ///< time to build and validate the new version
+  double seconds = 0;  ///< time to build and validate the new version
 };
 
 class ScriptHost {
