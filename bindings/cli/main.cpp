@@ -5,8 +5,11 @@
 #include <cstdio>
 
 #include "graft/io/atomic_file.hpp"
+#include "graft/io/dot.hpp"
 #include "graft/io/graph_json.hpp"
-#include "graft/io/render.hpp"
+#include "graft/io/stats.hpp"
+#include "graft/io/tabular.hpp"
+#include "graft/ir/lint.hpp"
 #include "graphviz.hpp"
 #include "match_command.hpp"
 #include "rewrite_command.hpp"
@@ -36,7 +39,7 @@ bool g_no_lint = false;
 Result<GraphModule> load_linted(const std::string& path) {
   Result<GraphModule> gm = load_graph_file(path);
   if (!gm || g_no_lint) return gm;
-  if (Status s = gm->lint(); !s) {
+  if (Status s = lint(*gm); !s) {
     s.diagnostic().file = path;
     s.diagnostic().message += " (graft lint rejects the graph; --no-lint reads it anyway)";
     return s;
@@ -63,7 +66,7 @@ int cmd_stats(const std::string& path, bool json) {
 int cmd_lint(const std::string& path, bool quiet) {
   Result<GraphModule> gm = load_graph_file(path);
   if (!gm) return report(gm.status());
-  if (Status s = gm->lint(); !s) {
+  if (Status s = lint(*gm); !s) {
     s.diagnostic().file = path;
     return report(s);
   }

@@ -8,7 +8,7 @@
 #include <fmt/core.h>
 
 #include "graft/io/graph_json.hpp"
-#include "graft/io/render.hpp"
+#include "graft/ir/python_repr.hpp"
 #include "graft/match/describe_failure.hpp"
 
 namespace graft::cli {

@@ -6,7 +6,8 @@
 #include <fmt/core.h>
 
 #include "graft/io/graph_json.hpp"
-#include "graft/io/render.hpp"
+#include "graft/ir/lint.hpp"
+#include "graft/ir/python_repr.hpp"
 #include "graft/rewrite/replacement_attributes.hpp"
 #include "match_command.hpp"
 
@@ -95,7 +96,7 @@ int cmd_rewrite(const RewriteCommandOptions& o) {
   // read comes from the replacement's own module table.
   if (!o.keep_unused_modules) delete_unused_submodules(gm.value());
   if (Status s = adopt_replacement_attributes(gm.value(), replacement->modules); !s) return fail(s);
-  if (Status s = gm->lint(); !s) return fail(s);  // never write an invalid graph
+  if (Status s = lint(*gm); !s) return fail(s);  // never write an invalid graph
   if (Status s = save_graph_file(gm.value(), o.output); !s) return fail(s);
   if (o.json) {
     fmt::print("{}\n", replacements_json(o, matcher->pattern(), gm->graph, done.value()).dump(2));

@@ -5,7 +5,7 @@
 
 #include <fmt/core.h>
 
-#include "graft/io/render.hpp"
+#include "graft/io/tabular.hpp"
 #include "graft/lua/rules.hpp"
 #include "match_command.hpp"
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "graft/io/graph_json.hpp"
+#include "graft/ir/lint.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
       ++changed;
     }
   }
-  if (graft::Status s = gm->lint(); !s) {
+  if (graft::Status s = graft::lint(*gm); !s) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
     return 1;
   }

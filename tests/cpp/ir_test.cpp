@@ -6,6 +6,9 @@
 
 #include "graft/ir/graph.hpp"
 #include "graft/ir/graph_module.hpp"
+#include "graft/ir/lint.hpp"
+#include "graft/passes/dead_code.hpp"
+#include "graft/passes/topological_sort.hpp"
 
 using namespace graft;
 
@@ -80,7 +83,7 @@ TEST_CASE("ir: insertion points put nodes before or after an anchor, in creation
   }
   CHECK(names(g) == std::vector<std::string>{"y", "x", "relu", "first", "second", "add", "output"});
   CHECK(g.insert_point().where == InsertPoint::Where::AtEnd);
-  CHECK(g.lint().is_ok());
+  CHECK(lint(g).is_ok());
 }
 
 TEST_CASE("ir: replace_all_uses_with rewires users, optionally filtered, never the replacement itself") {
@@ -99,7 +102,7 @@ TEST_CASE("ir: replace_all_uses_with rewires users, optionally filtered, never t
   changed = g.replace_all_uses_with(s.x, neg);
   CHECK(changed == std::vector<NodeId>{s.add});
   CHECK(g.users(s.x) == std::vector<NodeId>{neg});
-  CHECK(g.lint().is_ok());
+  CHECK(lint(g).is_ok());
 }
 
 TEST_CASE("ir: erase is refused while the node is used, and tombstones the slot") {
@@ -171,6 +174,25 @@ TEST_CASE("ir: a node created in a rolled-back transaction never shares a genera
   CHECK(g.resolve(add) == s.add);
 }
 
+TEST_CASE("passes: dead code elimination reads purity from the operator registry") {
+  Graph g;
+  NodeId x = g.placeholder("x");
+  // No trailing underscore, no out overload: only the schema (Tensor(a!) values) says it writes.
+  g.create_node(OpKind::CallFunction, "torch.ops.aten._cummax_helper.default",
+                {Argument::node(x), Argument::node(x), Argument::node(x), 0});
+  g.create_node(OpKind::CallFunction, "torch.ops.aten.relu.default", {Argument::node(x)});
+  g.create_node(OpKind::CallFunction, "my.log_event", {Argument::node(x)});
+  g.output(Argument::node(x));
+  Graph copy = g;
+  CHECK(eliminate_dead_code(g) == 2);
+  CHECK(names(g) == std::vector<std::string>{"x", "_cummax_helper", "output"});
+
+  OpSchemaRegistry ops;  // an empty registry knows no schema and no effect: the naming rule only
+  ops.add_side_effect("my.log_event");
+  CHECK(eliminate_dead_code(copy, ops) == 2);
+  CHECK(names(copy) == std::vector<std::string>{"x", "log_event", "output"});
+}
+
 TEST_CASE("ir: dead code elimination keeps placeholders, output and side effects") {
   Graph g;
   NodeId x = g.placeholder("x");
@@ -184,32 +206,32 @@ TEST_CASE("ir: dead code elimination keeps placeholders, output and side effects
   g.create_node(OpKind::CallFunction, "torch.nn.functional.relu", {Argument::node(x)}, {{"inplace", true}});
   g.output(Argument::node(x));
   (void)unused;
-  CHECK(g.eliminate_dead_code() == 2);
+  CHECK(eliminate_dead_code(g) == 2);
   CHECK(names(g) == std::vector<std::string>{"x", "unused", "eq", "_assert", "add_", "copy_", "relu_1", "output"});
-  CHECK(g.lint().is_ok());
+  CHECK(lint(g).is_ok());
 }
 
 TEST_CASE("ir: lint names the node that breaks an invariant") {
   SUBCASE("use before definition") {
     Small s;
     REQUIRE(s.g.move_before(s.add, s.relu).is_ok());
-    CHECK(s.g.lint().message() == "node 'add': uses 'relu' before it is defined");
+    CHECK(lint(s.g).message() == "node 'add': uses 'relu' before it is defined");
   }
   SUBCASE("a node after the output") {
     Small s;
     s.g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)});
-    CHECK(s.g.lint().message() == "node 'neg': comes after the output node 'output'");
+    CHECK(lint(s.g).message() == "node 'neg': comes after the output node 'output'");
   }
   SUBCASE("no output") {
     Graph g;
     g.placeholder("x");
-    CHECK(g.lint().message() == "graph has no output node");
+    CHECK(lint(g).message() == "graph has no output node");
   }
   SUBCASE("output with two arguments") {
     Graph g;
     NodeId x = g.placeholder("x");
     g.create_node(OpKind::Output, "output", {Argument::node(x), Argument::node(x)});
-    CHECK(g.lint().message() == "node 'output': output takes exactly one argument, found 2");
+    CHECK(lint(g).message() == "node 'output': output takes exactly one argument, found 2");
   }
   SUBCASE("module targets must exist") {
     GraphModule gm;
@@ -220,19 +242,19 @@ TEST_CASE("ir: lint names the node that breaks an invariant") {
     ModuleInfo root;
     root.class_name = "M";
     REQUIRE(gm.modules.add(root).is_ok());
-    CHECK(gm.lint().message() == "node 'layers_0': call_module target 'layers.0' is not in the module table");
+    CHECK(lint(gm).message() == "node 'layers_0': call_module target 'layers.0' is not in the module table");
     ModuleInfo layer;
     layer.path = "layers.0";
     layer.class_name = "torch.nn.modules.linear.Linear";
     REQUIRE(gm.modules.add(layer).is_ok());
-    CHECK(gm.lint().message() ==
+    CHECK(lint(gm).message() ==
           "node 'layers_0_weight': get_attr target 'layers.0.weight' is not a parameter, buffer or module");
     gm.modules.find("layers.0")->parameters.push_back({"weight", {4, 4}, "float32"});
-    CHECK(gm.lint().is_ok());
+    CHECK(lint(gm).is_ok());
   }
   SUBCASE("a valid graph passes") {
     Small s;
-    CHECK(s.g.lint().is_ok());
+    CHECK(lint(s.g).is_ok());
   }
 }
 
@@ -241,18 +263,18 @@ TEST_CASE("ir: stable topological sort repairs the order and keeps what was vali
   Graph& g = s.g;
   NodeId c = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)}, {}, "c");
   REQUIRE(g.move_before(c, s.relu).is_ok());  // valid already: x, c, relu, add, output
-  REQUIRE(g.stable_topological_sort().is_ok());
+  REQUIRE(stable_topological_sort(g).is_ok());
   CHECK(names(g) == std::vector<std::string>{"x", "c", "relu", "add", "output"});
 
   REQUIRE(g.move_before(s.add, s.x).is_ok());  // add before everything it uses
   REQUIRE(g.move_before(s.out, s.add).is_ok());
-  CHECK_FALSE(g.lint().is_ok());
-  REQUIRE(g.stable_topological_sort().is_ok());
+  CHECK_FALSE(lint(g).is_ok());
+  REQUIRE(stable_topological_sort(g).is_ok());
   CHECK(names(g) == std::vector<std::string>{"x", "c", "relu", "add", "output"});
-  CHECK(g.lint().is_ok());
+  CHECK(lint(g).is_ok());
 
   REQUIRE(g.set_args(s.relu, {Argument::node(s.add)}).is_ok());  // relu <-> add cycle
-  Status cyc = g.stable_topological_sort();
+  Status cyc = stable_topological_sort(g);
   CHECK(cyc.message() == "node 'relu': cannot be ordered: it is on a cycle or depends on one");
   CHECK(names(g) == std::vector<std::string>{"x", "c", "relu", "add", "output"});  // unchanged
 }
@@ -290,7 +312,7 @@ TEST_CASE("ir: replace_all_uses_with keeps use lists exact when a user already u
   CHECK(g.inputs(add) == std::vector<NodeId>{y, y, y});
   CHECK(g.users(y) == std::vector<NodeId>{add});
   CHECK(g.users(x).empty());
-  CHECK(g.lint().is_ok());
+  CHECK(lint(g).is_ok());
 }
 
 TEST_CASE("ir: a node with 100k users is rewired and linted in one pass") {
@@ -306,8 +328,8 @@ TEST_CASE("ir: a node with 100k users is rewired and linted in one pass") {
   CHECK(g.replace_all_uses_with(x, y).size() == 100000);
   CHECK(g.users(x).empty());
   CHECK(g.users(y).size() == 100000);
-  CHECK(g.lint().is_ok());
-  CHECK(g.eliminate_dead_code() == 0);
+  CHECK(lint(g).is_ok());
+  CHECK(eliminate_dead_code(g) == 0);
 }
 
 TEST_CASE("ir: edits refuse references to nodes that are not in the graph") {
@@ -330,7 +352,7 @@ TEST_CASE("ir: edits refuse references to nodes that are not in the graph") {
   CHECK(reused == dead);
   CHECK_FALSE(g.move(s.relu, stale).is_ok());
   REQUIRE(g.erase_node(reused).is_ok());
-  CHECK(g.lint().is_ok());
+  CHECK(lint(g).is_ok());
 }
 
 TEST_CASE("ir: an insertion point whose anchor was erased appends at the end instead of corrupting the order") {
@@ -348,7 +370,7 @@ TEST_CASE("ir: an insertion point whose anchor was erased appends at the end ins
     NodeId c = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)}, {}, "c");
     CHECK(c == b);
     CHECK(names(g) == std::vector<std::string>{"x", "relu", "add", "output", "c"});
-    CHECK(g.lint().message() == "node 'c': comes after the output node 'output'");
+    CHECK(lint(g).message() == "node 'c': comes after the output node 'output'");
   }
 }
 

@@ -1,7 +1,7 @@
 // Pipelines: transactions, checks, sweeps, fixpoint groups, Transformer passes, reports.
 #include <doctest/doctest.h>
 
-#include "graft/io/render.hpp"
+#include "graft/ir/python_repr.hpp"
 #include "lua_test_support.hpp"
 
 using namespace graft;

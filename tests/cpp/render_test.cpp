@@ -1,8 +1,10 @@
 // Text views: the FX-style table, DOT and statistics.
 #include <doctest/doctest.h>
 
+#include "graft/io/dot.hpp"
 #include "graft/io/graph_json.hpp"
-#include "graft/io/render.hpp"
+#include "graft/io/stats.hpp"
+#include "graft/io/tabular.hpp"
 
 using namespace graft;
 

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "graft/io/graph_json.hpp"
+#include "graft/ir/lint.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
 #include "test_graphs.hpp"
 
@@ -48,7 +49,7 @@ TEST_CASE("rewrite: replaces, reports the new nodes, and can carry metadata over
   CHECK(gm.graph.find("s2") == kNoNode);
   REQUIRE(gm.graph.meta(tanh).extra.size() == 1);
   CHECK(gm.graph.meta(tanh).extra[0].second == "\"m.py:2\"");  // the replaced output's metadata
-  CHECK(gm.lint().is_ok());
+  CHECK(lint(gm).is_ok());
 }
 
 TEST_CASE("rewrite: a replacement using an input the pattern never binds is refused, and nothing changes") {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graft/ir/graph.hpp"
+#include "graft/ir/lint.hpp"
 #include "graft/ir/meta.hpp"
 #include "graft/ir/small_vector.hpp"
 
@@ -114,7 +115,7 @@ TEST_CASE("small vector: a node with more users than fit in place keeps them in 
   users.erase(users.begin());
   CHECK(g.users(x) == users);
   g.output(Argument::node(users.back()));
-  CHECK(g.lint().is_ok());
+  CHECK(lint(g).is_ok());
 
   TensorMeta t;
   t.shape = {1, 12, 197, 64, 2};  // past four dims: on the heap, still equal by value

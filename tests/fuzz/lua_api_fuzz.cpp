@@ -14,6 +14,7 @@
 
 #include "fuzz_support.hpp"
 #include "graft/io/graph_json.hpp"
+#include "graft/ir/lint.hpp"
 #include "graft/lua/pipeline.hpp"
 #include "graft/lua/sandbox.hpp"
 
@@ -160,7 +161,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!text || text.value() != kStartText) fail("a failed pass left the graph changed", code);
     return 0;
   }
-  if (graft::Status s = gm.lint(); !s)
+  if (graft::Status s = lint(gm); !s)
     fail("a pass succeeded and left a graph that fails lint", s.message() + "\n" + code);
   if (!text) fail("a pass succeeded and left a graph that cannot be saved", text.status().message() + "\n" + code);
   graft::Result<graft::GraphModule> again = graft::parse_graph_json(text.value(), "<saved>");

@@ -11,6 +11,7 @@
 
 #include "fuzz_support.hpp"
 #include "graft/io/graph_json.hpp"
+#include "graft/ir/lint.hpp"
 #include "graft/match/subgraph_matcher.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
 
@@ -39,7 +40,7 @@ void exercise(const graft::GraphModule& pattern, graft::MatchOptions options, gr
   graft::Result<graft::SubgraphMatcher> matcher = graft::SubgraphMatcher::create(pattern.graph, options);
   if (!matcher) return;
   (void)matcher->match(target.graph);
-  const bool valid_before = target.graph.lint().is_ok();
+  const bool valid_before = lint(target.graph).is_ok();
   graft::Result<std::string> before = graft::to_graph_json(target);
   if (!before) fail("the target cannot be saved", before.status().message());
   graft::ReplaceOptions rewrite_options;
@@ -51,7 +52,7 @@ void exercise(const graft::GraphModule& pattern, graft::MatchOptions options, gr
     if (!after || after.value() != before.value()) fail("a failed rewrite changed the graph", r.status().message());
     return;
   }
-  if (graft::Status s = target.graph.lint(); !s && valid_before)
+  if (graft::Status s = lint(target.graph); !s && valid_before)
     fail("a rewrite left a graph that fails lint", s.message());
 }
 

@@ -12,7 +12,7 @@ The names scripts can use are read from the sources that register them:
     options;
   * rule_api.cpp: `graft.rule`, `graft.rules` (`fns[]`), the rule set methods
     (`set_methods[]`), the fields a rule answers (`rule_index`), the fields graft.rule takes,
-    g:apply's options, its report's fields and stop kinds; rule_driver.cpp's stop reasons and
+    g:apply's options, its report's fields and stop kinds; rule_set.cpp's stop reasons and
     rewrite_match.cpp's metadata policies.
 Each must be documented (`g:name(`, `n:name(`, `rs:name(`, `n.field`, `graft.name`,
 `` `field` ``) and annotated, and the annotations may declare nothing the code lacks. Report
@@ -81,7 +81,7 @@ def code_api():
     module = read(os.path.join(LUA_SRC, "graft_module.cpp"))
     patterns = read(os.path.join(LUA_SRC, "pattern_api.cpp"))
     rules = read(os.path.join(LUA_SRC, "rule_api.cpp"))
-    driver = read(os.path.join(ENGINE_SRC, "rewrite", "rule_driver.cpp"))
+    driver = read(os.path.join(ENGINE_SRC, "rewrite", "rule_set.cpp"))
     rewrite = read(os.path.join(ENGINE_SRC, "rewrite", "rewrite_match.cpp"))
     api = {}
     api["node_methods"] = set(reg_names(between(
@@ -110,7 +110,7 @@ def code_api():
     api["stop_kinds"] = set(re.findall(r'return "(\w[\w ]*)";', function_body(
         rules, "const char* stop_name(", "rule_api.cpp")))
     api["stop_reasons"] = set(re.findall(r'(?:return|fmt::format\()\s*"(\w[^"]*)"', function_body(
-        driver, "std::string DriveReport::stop_reason(", "rule_driver.cpp")))
+        driver, "std::string DriveReport::stop_reason(", "rule_set.cpp")))
     api["constraints"] = set(re.findall(r'k != "(\w+)"', between(
         patterns, "int graft_constrain(", 'lua_getfield(L, 2, "users")', "pattern_api.cpp")))
     api["explanation_fields"] = set(re.findall(r'lua_setfield\(L, -2, "(\w+)"\)', function_body(

@@ -9,10 +9,13 @@
 
 #include <fmt/format.h>
 
-#include "graft/io/render.hpp"
+#include "graft/io/tabular.hpp"
 #include "graft/ir/graph.hpp"
+#include "graft/ir/lint.hpp"
 #include "graft/ir/module_table.hpp"
 #include "graft/ir/op_schema.hpp"
+#include "graft/passes/dead_code.hpp"
+#include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
 #include "pattern_api.hpp"
@@ -715,7 +718,7 @@ int graph_eliminate_dead_code(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   require_writable(L, *cg.session);
   charge_graph(L, *cg.session->graph);
-  lua_pushinteger(L, static_cast<lua_Integer>(cg.session->graph->eliminate_dead_code()));
+  lua_pushinteger(L, static_cast<lua_Integer>(eliminate_dead_code(*cg.session->graph)));
   return 1;
 }
 
@@ -723,7 +726,7 @@ int graph_stable_topological_sort(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   require_writable(L, *cg.session);
   charge_graph(L, *cg.session->graph);
-  raise_status(L, cg.session->graph->stable_topological_sort());
+  raise_status(L, stable_topological_sort(*cg.session->graph));
   return 0;
 }
 
@@ -731,7 +734,7 @@ int graph_stable_topological_sort(lua_State* L) {
 int graph_lint(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   charge_graph(L, *cg.session->graph);
-  Status st = cg.session->graph->lint(cg.session->modules);
+  Status st = lint(*cg.session->graph, cg.session->modules);
   lua_pushboolean(L, st.is_ok());
   if (st) return 1;
   lua_pushstring(L, st.message().c_str());

@@ -25,8 +25,9 @@
 #include <fmt/format.h>
 
 #include "graft/io/graph_json.hpp"
-#include "graft/io/render.hpp"
+#include "graft/io/tabular.hpp"
 #include "graft/ir/graph.hpp"
+#include "graft/ir/lint.hpp"
 #include "graft/match/describe_failure.hpp"
 #include "graft/match/subgraph_matcher.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
@@ -590,7 +591,7 @@ int graft_trace(lua_State* L) {
   });
   if (returns_wildcard) luaL_error(L, "graft.trace: a pattern cannot return graft.any (it stands for an argument)");
   g.output(std::move(out));
-  if (Status st = g.lint(); !st) luaL_error(L, "graft.trace: %s", st.message().c_str());
+  if (Status st = lint(g); !st) luaL_error(L, "graft.trace: %s", st.message().c_str());
   lua_pushvalue(L, pattern_index);
   return 1;
 }

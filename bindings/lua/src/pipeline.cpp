@@ -10,7 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "graft/ir/graph_diff.hpp"
+#include "graft/ir/lint.hpp"
 #include "graft/lua/sandbox.hpp"
+#include "graft/passes/dead_code.hpp"
+#include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
 #include "pipeline_spec.hpp"
 #include "rule_api.hpp"
@@ -310,7 +313,7 @@ class Runner {
     // An insertion scope a pass opened and never closed must not leak into the next pass.
     gm_.graph.set_insert_point(InsertPoint::at_end());
     if (st) {
-      Status valid = (in_place ? gm_.graph : rebuilt).lint(&gm_.modules);
+      Status valid = lint(in_place ? gm_.graph : rebuilt, &gm_.modules);
       if (!valid)
         st = Status::error(Diagnostic{.file = s_.script_name(),
                                       .message = fmt::format("{} left an invalid graph: {}", what, valid.message())});
@@ -362,12 +365,12 @@ class Runner {
 
   Status run_builtin(const std::string& name) {
     if (name == "dead_code_elimination") {
-      gm_.graph.eliminate_dead_code();
+      eliminate_dead_code(gm_.graph);
       return Status::ok();
     }
-    if (name == "stable_topological_sort") return gm_.graph.stable_topological_sort();
+    if (name == "stable_topological_sort") return stable_topological_sort(gm_.graph);
     if (name == "lint") {
-      Status st = gm_.graph.lint(&gm_.modules);
+      Status st = lint(gm_.graph, &gm_.modules);
       if (!st) return Status::error(Diagnostic{.file = s_.script_name(), .message = "lint: " + st.message()});
       return st;
     }
@@ -379,7 +382,7 @@ class Runner {
     std::vector<std::string> failures;
     for (const Check& check : spec_.checks) {
       if (check.ref == LUA_NOREF) {
-        Status st = gm_.graph.lint(&gm_.modules);
+        Status st = lint(gm_.graph, &gm_.modules);
         if (!st) failures.push_back(fmt::format("check 'lint' failed {}: {}", when, st.message()));
         continue;
       }

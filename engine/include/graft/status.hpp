@@ -60,6 +60,8 @@ class [[nodiscard]] Result {
   T&& value() && { return std::move(*value_); }
   T* operator->() { return &*value_; }
   const T* operator->() const { return &*value_; }
+  T& operator*() & { return *value_; }
+  const T& operator*() const& { return *value_; }
 
  private:
   std::optional<T> value_;

@@ -1,7 +1,7 @@
 // Graphviz DOT output: a vertex per node, an edge per distinct input.
 #include <algorithm>
 
-#include "graft/io/render.hpp"
+#include "graft/io/dot.hpp"
 
 namespace graft {
 

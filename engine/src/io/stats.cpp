@@ -4,7 +4,7 @@
 #include <map>
 
 #include "graft/io/json_text.hpp"
-#include "graft/io/render.hpp"
+#include "graft/io/stats.hpp"
 
 namespace graft {
 

@@ -1,10 +1,10 @@
 // lint: every invariant of the IR, each failure naming the node.
+#include "graft/ir/lint.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <string>
 
-#include "graft/ir/graph.hpp"
-#include "graft/ir/graph_module.hpp"
 #include "graft/ir/module_table.hpp"
 
 namespace graft {
@@ -25,59 +25,56 @@ std::string qualify(std::string_view prefix, std::string_view target) {
 
 }  // namespace
 
-Status Graph::lint(const ModuleTable* modules, std::string_view module_prefix) const {
+Status lint(const Graph& g, const ModuleTable* modules, std::string_view module_prefix) {
   // The order list must visit exactly the live slots, with consistent back links.
   std::size_t seen = 0;
   NodeId prev = kNoNode;
-  for (NodeId n = head_; n != kNoNode; n = slots_[n].next) {
-    if (n >= slots_.size() || !slots_[n].alive) return Status::error("graph order reaches a dead slot");
-    if (slots_[n].prev != prev) return Status::node_error(slots_[n].name, "broken order links");
-    if (++seen > live_count_) return Status::error("graph order has a loop");
+  for (NodeId n = g.first(); n != kNoNode; n = g.next(n)) {
+    if (!g.is_alive(n)) return Status::error("graph order reaches a dead slot");
+    if (g.prev(n) != prev) return Status::node_error(g.name(n), "broken order links");
+    if (++seen > g.size()) return Status::error("graph order has a loop");
     prev = n;
   }
-  if (prev != tail_ || seen != live_count_)
-    return Status::error("graph order holds " + std::to_string(seen) + " nodes, expected " +
-                         std::to_string(live_count_));
+  if (prev != g.last() || seen != g.size())
+    return Status::error("graph order holds " + std::to_string(seen) + " nodes, expected " + std::to_string(g.size()));
 
-  std::vector<std::uint32_t> pos(slots_.size(), kNoNode);  // local: lint writes nothing shared
+  std::vector<std::uint32_t> pos(g.num_slots(), kNoNode);  // local: lint writes nothing shared
   std::uint32_t next = 0;
-  for (NodeId n : nodes()) pos[n] = next++;
+  for (NodeId n : g.nodes()) pos[n] = next++;
   NodeId output = kNoNode;
   // Every users entry is checked to be a real use (and unique); if there are as many entries
   // as distinct (input, user) pairs, the lists are exactly right. Linear, whatever the fan-out.
   std::size_t use_pairs = 0, user_entries = 0;
-  for (NodeId n : nodes()) {
-    const NodeData& d = slots_[n];
+  for (NodeId n : g.nodes()) {
+    const NodeData& d = g.node(n);
     if (!is_identifier(d.name)) return Status::node_error(d.name, "name is not a valid identifier");
-    if (find(d.name) != n) return Status::node_error(d.name, "name is not unique");
-    if (output != kNoNode)
-      return Status::node_error(d.name, "comes after the output node '" + slots_[output].name + "'");
+    if (g.find(d.name) != n) return Status::node_error(d.name, "name is not unique");
+    if (output != kNoNode) return Status::node_error(d.name, "comes after the output node '" + g.name(output) + "'");
 
-    if (collect_inputs(d) != d.inputs) return Status::node_error(d.name, "input list out of sync with args/kwargs");
+    if (Graph::collect_inputs(d) != d.inputs)
+      return Status::node_error(d.name, "input list out of sync with args/kwargs");
     for (NodeId input : d.inputs) {
-      if (!is_alive(input)) return Status::node_error(d.name, "uses an erased node");
-      if (pos[input] >= pos[n])
-        return Status::node_error(d.name, "uses '" + slots_[input].name + "' before it is defined");
+      if (!g.is_alive(input)) return Status::node_error(d.name, "uses an erased node");
+      if (pos[input] >= pos[n]) return Status::node_error(d.name, "uses '" + g.name(input) + "' before it is defined");
     }
     NodeIdList distinct = d.inputs;
     std::sort(distinct.begin(), distinct.end());
     use_pairs += static_cast<std::size_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
     user_entries += d.users.size();
     for (NodeId user : d.users) {
-      if (!is_alive(user)) return Status::node_error(d.name, "users list holds an erased node");
-      const auto& inputs = slots_[user].inputs;
+      if (!g.is_alive(user)) return Status::node_error(d.name, "users list holds an erased node");
+      const auto& inputs = g.inputs(user);
       if (std::find(inputs.begin(), inputs.end(), n) == inputs.end())
-        return Status::node_error(d.name, "users list holds '" + slots_[user].name + "', which does not use it");
+        return Status::node_error(d.name, "users list holds '" + g.name(user) + "', which does not use it");
     }
     if (d.users.size() > 1) {
       NodeIdList sorted(d.users.begin(), d.users.end());
       std::sort(sorted.begin(), sorted.end());
       auto twice = std::adjacent_find(sorted.begin(), sorted.end());
-      if (twice != sorted.end())
-        return Status::node_error(d.name, "users list holds '" + slots_[*twice].name + "' twice");
+      if (twice != sorted.end()) return Status::node_error(d.name, "users list holds '" + g.name(*twice) + "' twice");
     }
 
-    const std::string& target = symbols_.text(d.target);
+    const std::string& target = g.symbols().text(d.target);
     switch (d.op) {
       case OpKind::Placeholder:
         if (!d.inputs.empty()) return Status::node_error(d.name, "placeholder takes a node argument");
@@ -88,7 +85,7 @@ Status Graph::lint(const ModuleTable* modules, std::string_view module_prefix) c
           return Status::node_error(d.name,
                                     "output takes exactly one argument, found " + std::to_string(d.args.size()));
         if (!d.users.empty())
-          return Status::node_error(d.name, "output node is used by '" + slots_[d.users.front()].name + "'");
+          return Status::node_error(d.name, "output node is used by '" + g.name(d.users.front()) + "'");
         break;
       case OpKind::CallModule:
         if (modules && !modules->empty() && !modules->find(qualify(module_prefix, target)))
@@ -103,21 +100,22 @@ Status Graph::lint(const ModuleTable* modules, std::string_view module_prefix) c
     if (target.empty() && d.op != OpKind::Output) return Status::node_error(d.name, "target is empty");
   }
   if (use_pairs != user_entries) {
-    for (NodeId n : nodes())
-      for (NodeId input : slots_[n].inputs) {
-        if (!slots_[input].users.contains(n))
-          return Status::node_error(slots_[input].name, "users list is missing '" + slots_[n].name + "'");
+    for (NodeId n : g.nodes())
+      for (NodeId input : g.inputs(n)) {
+        if (!g.users(input).contains(n))
+          return Status::node_error(g.name(input), "users list is missing '" + g.name(n) + "'");
       }
   }
   if (output == kNoNode) return Status::error("graph has no output node");
   return Status::ok();
 }
 
-Status GraphModule::lint() const {
-  if (Status s = graph.lint(&modules); !s) return s;
+Status lint(const GraphModule& gm) {
+  const ModuleTable& modules = gm.modules;
+  if (Status s = lint(gm.graph, &modules); !s) return s;
   for (const ModuleInfo& m : modules.entries()) {
     if (!m.graph) continue;
-    if (Status s = m.graph->lint(&modules, m.path); !s) {
+    if (Status s = lint(*m.graph, &modules, m.path); !s) {
       s.diagnostic().message = "in module '" + m.path + "': " + s.diagnostic().message;
       return s;
     }

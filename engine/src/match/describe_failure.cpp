@@ -3,7 +3,7 @@
 
 #include <fmt/core.h>
 
-#include "graft/io/render.hpp"
+#include "graft/ir/python_repr.hpp"
 
 namespace graft {
 

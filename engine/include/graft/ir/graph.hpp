@@ -96,6 +96,8 @@ class Graph {
   }
   const UserList& users(NodeId n) const { return slots_[n].users; }
   const NodeIdList& inputs(NodeId n) const { return slots_[n].inputs; }
+  /// Node references in `d.args` then `d.kwargs`, in order, repeats kept (what `inputs` holds).
+  static NodeIdList collect_inputs(const NodeData& d);
   const SymbolTable& symbols() const { return symbols_; }
 
   /// The node called `name`, or kNoNode.
@@ -213,20 +215,10 @@ class Graph {
   Status move_after(NodeId n, NodeId anchor) { return move(n, after(anchor)); }
   Status move(NodeId n, InsertPoint where);
 
-  // --- whole-graph passes (src/ir/*.cpp) -----------------------------------------------------
-  /// Removes nodes without users, last to first, except impure ones: placeholders, output,
-  /// and whatever `is_impure` says (default: is_side_effectful). Returns how many were removed.
-  std::size_t eliminate_dead_code(const std::function<bool(const Graph&, NodeId)>& is_impure = {});
-  /// Reorders nodes into a topological order that keeps the current order wherever it is
-  /// already valid. Fails (changing nothing) if the graph has a cycle.
-  Status stable_topological_sort();
-  /// Checks every invariant; the error names the node. With `modules`, call_module and
-  /// get_attr targets must exist there (relative to `module_prefix`).
-  Status lint(const ModuleTable* modules = nullptr, std::string_view module_prefix = {}) const;
-
-  /// Default purity rule of eliminate_dead_code: placeholders, outputs, `torch._assert`-like
-  /// calls, profiler ops, and in-place ops (`add_`, `torch.ops.aten.add_.Tensor`, `copy_`).
-  static bool is_side_effectful(const Graph& g, NodeId n);
+  /// Puts the live nodes in the order `order` (a permutation of node_list()). Dependencies are
+  /// not checked here: stable_topological_sort (graft/passes) computes a valid order; lint
+  /// checks one.
+  void reorder(const std::vector<NodeId>& order);
 
   // --- transactions (src/ir/transaction.cpp) --------------------------------------------------
   // While a transaction is open, every edit first saves the slots it is about to change (once
@@ -276,8 +268,6 @@ class Graph {
     if (!is_alive(n)) return {where, kNoNode, 0};
     return {where, n, slots_[n].generation};
   }
-  /// Node references in `d.args` then `d.kwargs`, in order, repeats kept.
-  static NodeIdList collect_inputs(const NodeData& d);
   NodeId allocate_slot();
   /// create_node_named and append_node: at the insertion point, or at the end.
   Result<NodeId> add_node(OpKind op, Symbol target, std::vector<Argument> args, Kwargs kwargs, std::string name,

@@ -12,9 +12,6 @@ struct GraphModule {
   Graph graph;
   ModuleTable modules;
   std::string meta_json = "{}";  ///< free-form file metadata, canonical JSON text
-
-  /// Lints the root graph and every module's own graph against the module table.
-  Status lint() const;
 };
 
 }  // namespace graft

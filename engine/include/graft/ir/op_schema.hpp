@@ -9,6 +9,7 @@
 #include <deque>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -55,6 +56,8 @@ struct OpSchema {
   std::string qualified_target() const;
   /// The argument named `name`, or null. (Linear: schemas have a handful of arguments.)
   const SchemaArgument* find_argument(std::string_view name) const;
+  /// Some argument is written through (torch's `FunctionSchema.is_mutable`).
+  bool is_mutable() const;
 };
 
 /// Parses one schema. Errors carry the 1-based column in `Diagnostic::column` and name it in
@@ -86,7 +89,14 @@ class OpSchemaRegistry {
 
   std::size_t size() const { return schemas_.size(); }
 
+  /// Whether calling `target` has an effect beyond its result that no schema annotation shows
+  /// (torch.fx's `_side_effectful_functions`: `torch._assert`, profiler ranges). The builtin
+  /// registry knows torch's; `add_side_effect` adds more.
+  bool has_side_effects(std::string_view target) const;
+  void add_side_effect(std::string target) { side_effects_.insert(std::move(target)); }
+
  private:
+  std::set<std::string, std::less<>> side_effects_;
   std::deque<OpSchema> schemas_;  // deque: `find` hands out pointers, which growth keeps valid
   std::unordered_map<std::string, std::size_t, StringHash, std::equal_to<>> by_target_;
 };

@@ -1,19 +1,19 @@
 // Stable topological sort: Kahn's algorithm where the ready node that comes first in the
 // current order always goes next, so an already valid order is left as it is.
+#include "graft/passes/topological_sort.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <queue>
 
-#include "graft/ir/graph.hpp"
-
 namespace graft {
 
-Status Graph::stable_topological_sort() {
-  const std::vector<std::uint32_t>& pos = order_index();
-  std::vector<NodeId> by_pos = node_list();
-  std::vector<std::uint32_t> waiting(slots_.size(), 0);  // distinct inputs not yet placed
+Status stable_topological_sort(Graph& g) {
+  const std::vector<std::uint32_t>& pos = g.order_index();
+  std::vector<NodeId> by_pos = g.node_list();
+  std::vector<std::uint32_t> waiting(g.num_slots(), 0);  // distinct inputs not yet placed
   for (NodeId n : by_pos) {
-    NodeIdList distinct = slots_[n].inputs;
+    NodeIdList distinct = g.inputs(n);
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     waiting[n] = static_cast<std::uint32_t>(distinct.size());
@@ -28,28 +28,15 @@ Status Graph::stable_topological_sort() {
     NodeId n = by_pos[ready.top()];
     ready.pop();
     sorted.push_back(n);
-    for (NodeId user : slots_[n].users)
+    for (NodeId user : g.users(n))
       if (--waiting[user] == 0) ready.push(pos[user]);
   }
   if (sorted.size() != by_pos.size()) {
     for (NodeId n : by_pos)
       if (waiting[n] != 0)
-        return Status::node_error(slots_[n].name, "cannot be ordered: it is on a cycle or depends on one");
+        return Status::node_error(g.name(n), "cannot be ordered: it is on a cycle or depends on one");
   }
-  if (sorted == by_pos) return Status::ok();
-  for (NodeId n : sorted) touch(n);
-  note_reordered();
-  head_ = tail_ = kNoNode;
-  NodeId prev = kNoNode;
-  for (NodeId n : sorted) {
-    slots_[n].prev = prev;
-    slots_[n].next = kNoNode;
-    if (prev != kNoNode) slots_[prev].next = n;
-    else head_ = n;
-    prev = n;
-  }
-  tail_ = prev;
-  reorder_all();
+  if (sorted != by_pos) g.reorder(sorted);
   return Status::ok();
 }
 
