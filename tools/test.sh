@@ -1,18 +1,32 @@
 #!/usr/bin/env bash
 # Set up and run every test: install what is missing, check the C++ format, lint the shipped Lua, build,
 # run clang-tidy, run ctest (doctest, the graft command, the Python bridge against real PyTorch), then the
-# C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then each libFuzzer target for 20 s.
+# C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests under
+# ThreadSanitizer, then each libFuzzer target for 20 s. Prints how long each stage took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+stages=()
+stage() { stages+=("$(printf '%-10s %4d s' "$1" "$SECONDS")"); SECONDS=0; }
+SECONDS=0
 tools/install-deps.sh
+stage deps
 tools/check-format.sh     # every C++ file as .clang-format lays it out
 luacheck --no-color -q .  # the shipped Lua: scripts, examples, benchmarks, test scripts (.luacheckrc)
+stage lint
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAFT_WERROR=ON >/dev/null
 cmake --build build -j2
+stage build
 run-clang-tidy -p build -quiet -j 2 'engine/src|bindings/|bench/|tests/cpp' >/tmp/graft-clang-tidy.log 2>&1 ||
   { grep -E '(warning|error):' /tmp/graft-clang-tidy.log; echo "clang-tidy: findings above (.clang-tidy)"; exit 1; }
+stage tidy
 ctest --test-dir build -j2 --output-on-failure
+stage ctest
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_WERROR=ON -DGRAFT_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j2
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan -j2 --output-on-failure -E '^python_'
+stage asan
+tests/tsan/run.sh
+stage tsan
 tests/fuzz/run.sh 20
+stage fuzz
+printf '%s\n' "${stages[@]}"

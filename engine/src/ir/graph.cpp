@@ -64,11 +64,13 @@ std::vector<NodeId> Graph::node_list() const {
 }
 
 const std::vector<std::uint32_t>& Graph::order_index() const {
-  if (!order_valid_) {
+  if (order_valid_.get()) return order_;
+  std::lock_guard lock(cache_mutex_.mutex);
+  if (!order_valid_.get()) {
     order_.assign(slots_.size(), kNoNode);
     std::uint32_t i = 0;
     for (NodeId n : nodes()) order_[n] = i++;
-    order_valid_ = true;
+    order_valid_.set(true);
   }
   return order_;
 }
@@ -148,14 +150,16 @@ constexpr std::uint64_t kKeyGap = std::uint64_t{1} << 20;  // room for 20 halvin
 }
 
 void Graph::renumber_keys() const {
+  std::lock_guard lock(cache_mutex_.mutex);
+  if (keys_valid_.get()) return;  // another reader renumbered first
   keys_.assign(slots_.size(), 0);
   std::uint64_t k = 0;
   for (NodeId n : nodes()) keys_[n] = (k += kKeyGap);
-  keys_valid_ = true;
+  keys_valid_.set(true);
 }
 
 void Graph::key_inserted(NodeId n) {
-  if (!keys_valid_) return;  // renumbered when next asked
+  if (!keys_valid_.get()) return;  // renumbered when next asked
   if (keys_.size() < slots_.size()) keys_.resize(slots_.size(), 0);
   const NodeData& d = slots_[n];
   const std::uint64_t lo = d.prev == kNoNode ? 0 : keys_[d.prev];
@@ -165,7 +169,7 @@ void Graph::key_inserted(NodeId n) {
   }
   const std::uint64_t hi = keys_[d.next];
   if (hi - lo < 2) {
-    keys_valid_ = false;  // no room left here
+    keys_valid_.set(false);  // no room left here
     return;
   }
   keys_[n] = lo + (hi - lo) / 2;

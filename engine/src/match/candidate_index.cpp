@@ -41,6 +41,7 @@ const std::vector<NodeId>& CandidateIndex::find(const Graph& pattern, NodeId p, 
     default: break;
   }
   if (c != nullptr && op == OpKind::CallModule && !c->module_class.empty()) {
+    std::lock_guard lock(derived_mutex_.mutex);
     auto [it, fresh] = derived_.try_emplace("class " + c->module_classes_text());
     if (fresh && modules_ != nullptr) {
       for (NodeId n : call_modules_) {
@@ -53,6 +54,7 @@ const std::vector<NodeId>& CandidateIndex::find(const Graph& pattern, NodeId p, 
   if (c == nullptr || c->alternatives.empty()) return by_target(op, pattern.target(p));
   std::string k = "alt " + std::to_string(static_cast<int>(op)) + " " + pattern.target(p);
   for (const std::string& t : c->alternatives) k += "|" + t;
+  std::lock_guard lock(derived_mutex_.mutex);
   auto [it, fresh] = derived_.try_emplace(std::move(k));
   if (fresh) {
     std::vector<NodeId>& out = it->second;

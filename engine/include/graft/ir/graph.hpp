@@ -19,6 +19,7 @@
 #include "graft/ir/argument.hpp"
 #include "graft/ir/graph_diff.hpp"
 #include "graft/ir/ids.hpp"
+#include "graft/ir/lazy_cache.hpp"
 #include "graft/ir/meta.hpp"
 #include "graft/ir/name_index.hpp"
 #include "graft/ir/small_vector.hpp"
@@ -139,15 +140,14 @@ class Graph {
   std::vector<NodeId> node_list() const;
 
   /// Position of every live node in graph order, indexed by NodeId (kNoNode for dead slots).
-  /// Recomputed lazily after the order changed.
-  /// Fills a cache: unlike the other const methods, not safe to call from two threads at once.
+  /// Recomputed lazily after the order changed (under a lock: readers may share a graph).
   const std::vector<std::uint32_t>& order_index() const;
   /// A number that grows along graph order; not a position: gaps are left between keys, so
   /// inserting or moving a node gives it a key between its neighbours' and leaves every other
   /// key as it was (O(1); an exhausted gap renumbers the graph once). Rewrites that compare
-  /// order after every edit stay linear. Same threading caveat as order_index().
+  /// order after every edit stay linear.
   std::uint64_t order_key(NodeId n) const {
-    if (!keys_valid_) renumber_keys();
+    if (!keys_valid_.get()) renumber_keys();
     return keys_[n];
   }
   /// True if `a` comes before `b` in graph order.
@@ -276,11 +276,11 @@ class Graph {
   void unlink(NodeId n);
   void attach_inputs(NodeId n);
   void detach_inputs(NodeId n);
-  void bump_order() { order_valid_ = false; }
+  void bump_order() { order_valid_.set(false); }
   /// The whole order was rebuilt (sort, rollback): order keys start again.
   void reorder_all() {
-    order_valid_ = false;
-    keys_valid_ = false;
+    order_valid_.set(false);
+    keys_valid_.set(false);
   }
   void renumber_keys() const;
   void key_inserted(NodeId n);
@@ -310,10 +310,12 @@ class Graph {
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters_;
   /// Names of erased nodes: as in FX, a derived name never repeats one the graph has used.
   detail::NameLog retired_names_;
+  // Order caches, filled by const readers: any number of threads may read one graph at once.
   mutable std::vector<std::uint32_t> order_;
-  mutable bool order_valid_ = false;
+  mutable detail::CacheFlag order_valid_;
   mutable std::vector<std::uint64_t> keys_;
-  mutable bool keys_valid_ = false;
+  mutable detail::CacheFlag keys_valid_;
+  mutable detail::CacheMutex cache_mutex_;
   JournalHandle journal_;
 };
 

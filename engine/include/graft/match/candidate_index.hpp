@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graft/ir/graph.hpp"
+#include "graft/ir/lazy_cache.hpp"
 #include "graft/ir/module_table.hpp"
 
 namespace graft {
@@ -41,7 +42,10 @@ class CandidateIndex {
   std::vector<NodeId> all_;
   std::vector<NodeId> get_attrs_;
   std::vector<NodeId> call_modules_;
-  mutable std::map<std::string, std::vector<NodeId>> derived_;  ///< by class or alternatives; cleared by add()
+  /// By class or alternatives, filled on first use under derived_mutex_ (threads may share an
+  /// index); cleared by add().
+  mutable std::map<std::string, std::vector<NodeId>> derived_;
+  mutable detail::CacheMutex derived_mutex_;
 };
 
 }  // namespace graft
