@@ -32,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 
 std::string script_version(int v) {
   // Each version leaves its number in the output node's metadata and does real work: the
-  // seed's remove-detach Transformer over the whole graph.
+  // remove-detach Transformer (torch.fx's one-to-none pass example) over the whole graph.
   return fmt::format(
       "return graft.pipeline{{ name = 'v{0}', passes = {{\n"
       "  graft.transformer{{ name = 'remove_detach', call_function = function(g, target, args, kwargs)\n"

@@ -4,7 +4,7 @@
 //   graft_rules_bench FILE.json RULES.lua
 //
 // chain: add -> relu blocks (bench/rules/chain_add_relu.lua); stack: generated ATen transformer
-// blocks (bench/rules/stack_attention.lua, seed 003's attention pattern). For chain and stack the
+// blocks (bench/rules/stack_attention.lua, Inductor's _sfdp_pattern_1 attention pattern). For chain and stack the
 // same pattern and replacement are also built in C++, so the Lua-traced pattern is compared with
 // a C++ one on the same graph. Printed (seconds, best of several runs unless marked first):
 //   match_first_s / match_s      the C++-built pattern, SubgraphMatcher::match (first run: cold heap)

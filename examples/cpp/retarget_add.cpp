@@ -1,5 +1,5 @@
-// The README's C++ example: load a graph file, retarget every aten add to mul (seed 001's
-// first direct edit), check the graph and save it.
+// The README's C++ example: load a graph file, retarget every aten add to mul (the first
+// direct edit in torch.fx's guide to writing ATen passes), check the graph and save it.
 //
 // Usage: retarget_add IN.json OUT.json
 #include <cstdio>

@@ -112,7 +112,7 @@ TEST_CASE("lua api: values that are not arguments are refused with the path to t
         "test.lua:1: pass 'test.lua:1': args[2]: a table cannot mix list items and named fields");
 }
 
-TEST_CASE("lua api: the seed's insert_relu_after_add, with inserting_after and replace_all_uses_with") {
+TEST_CASE("lua api: torch.fx's insert_relu_after_add example, with inserting_after and replace_all_uses_with") {
   GraphModule gm = parse(small_aten_graph());
   run_ok(R"(return function(g)
       for n in g:nodes{op = "call_function", target = "torch.ops.aten.add.Tensor"} do
@@ -262,7 +262,7 @@ TEST_CASE("lua api: modules and parameters by dotted name") {
          gm);
 }
 
-TEST_CASE("lua api: operator schemas, as the seed's ScalarToTensorPass reads them") {
+TEST_CASE("lua api: operator schemas, as torch.fx's ScalarToTensorPass example reads them") {
   GraphModule gm = parse(small_aten_graph());
   run_ok(R"(return function(g)
       local s = g:find("add").schema

@@ -1,6 +1,5 @@
-// SubgraphMatcher: the behaviours of torch.fx's matcher listed in fx_semantics.md §1.2, each on
-// a small graph and pattern, with the count and bindings FX gives (the reference notes which
-// were run on torch 1.13 and which read from main's code).
+// SubgraphMatcher: the behaviours of torch.fx's matcher, each on a small graph and pattern, with
+// the count and bindings FX gives (tests/golden/fx_semantics/COVERAGE.md lists them).
 #include <doctest/doctest.h>
 
 #include "graft/io/graph_json.hpp"

@@ -64,6 +64,7 @@ TEST_CASE("matcher: threads matching one const graph at once find what one threa
   std::vector<std::vector<NodeId>> by_graph(kThreads), by_index(kThreads), by_node(kThreads);
   {
     std::vector<std::jthread> threads;
+    threads.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t)
       threads.emplace_back([&, t] {
         by_graph[t] = anchors(matcher->match(shared));

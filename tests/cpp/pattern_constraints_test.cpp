@@ -127,7 +127,8 @@ TEST_CASE("constraints: a wildcard stands for any argument and is not an input")
 }
 
 TEST_CASE("constraints: optional keyword arguments match whether the graph spells them or not") {
-  // seed 003: npu_quant_matmul(x1, x2, scale, *, offset=None, bias=None), called both ways.
+  // A custom op with optional keywords, npu_quant_matmul(x1, x2, scale, *, offset=None,
+  // bias=None), called both ways.
   const char* q = "torch.ops.npu.npu_quant_matmul.default";
   Graph g =
       graph_of(lines({ph("a"), ph("b"), ph("s"), ph("o"), ph("bias"),

@@ -276,14 +276,12 @@ class Runner {
       case Step::Kind::LuaPass: {
         entry.kind = "pass";
         // Rule sets the pass applies report into its entry, per rule.
-        s_.on_rules_applied = [&entry](const auto& counts, const std::string& stop) {
-          for (const auto& [name, matches, filtered, rewrites] : counts) {
+        s_.on_rules_applied = [&entry](const std::vector<RuleStats>& stats, const std::string& stop) {
+          for (const RuleStats& rule : stats) {
             auto it = std::find_if(entry.rules.begin(), entry.rules.end(),
-                                   [&rule = name](const auto& r) { return r.name == rule; });
-            if (it == entry.rules.end()) it = entry.rules.insert(entry.rules.end(), PassReport::RuleCounts{name});
-            it->matches += matches;
-            it->filtered += filtered;
-            it->rewrites += rewrites;
+                                   [&rule](const RuleStats& r) { return r.name == rule.name; });
+            if (it == entry.rules.end()) it = entry.rules.insert(entry.rules.end(), RuleStats{rule.name});
+            it->add(rule);
           }
           entry.rules_stop = stop;
         };

@@ -462,11 +462,7 @@ int apply_rules_here(lua_State* L) {
   if (!done) luaL_error(L, "g:apply: %s", done.status().message().c_str());
   if (!charge(attempts % 64)) s.raise_spent_budget(L);  // what the last polls did not charge yet
   const DriveReport& r = done.value();
-  if (s.on_rules_applied) {
-    std::vector<std::tuple<std::string, std::size_t, std::size_t, std::size_t>> counts;
-    for (const RuleStats& st : r.rules) counts.emplace_back(st.name, st.matches, st.filtered, st.rewrites);
-    s.on_rules_applied(counts, r.stop_reason(o));
-  }
+  if (s.on_rules_applied) s.on_rules_applied(r.rules, r.stop_reason(o));
   lua_createtable(L, 0, 6);
   lua_pushinteger(L, static_cast<lua_Integer>(r.rewrites));
   lua_setfield(L, -2, "rewrites");

@@ -17,6 +17,7 @@
 
 #include "graft/lua/sandbox.hpp"
 #include "graft/match/pattern.hpp"
+#include "graft/rewrite/rule_set.hpp"
 #include "graft/status.hpp"
 
 namespace graft {
@@ -165,11 +166,9 @@ class SandboxState {
   };
   Callbacks callbacks{};
 
-  /// Set by the pipeline while a pass runs: g:apply reports each rule run there (name,
-  /// matches, filtered, rewrites per rule, and the stop reason) for the pass's report.
-  std::function<void(const std::vector<std::tuple<std::string, std::size_t, std::size_t, std::size_t>>&,
-                     const std::string& stop)>
-      on_rules_applied{};
+  /// Set by the pipeline while a pass runs: g:apply reports each rule set run there (its
+  /// per-rule statistics and the stop reason) for the pass's report.
+  std::function<void(const std::vector<RuleStats>&, const std::string& stop)> on_rules_applied{};
 
   /// Stack depth of host-driven calls (nested protected_call from inside a Lua callback).
   int depth = 0;

@@ -1,6 +1,6 @@
 // FileBuffer: a whole file in memory with zeroed padding after it (simdjson reads past the
-// end), in pages the kernel may back with transparent huge pages. A 250 MB graph file costs
-// ~60k page faults with 4 KiB pages; on virtual machines each fault is expensive.
+// end), in pages the kernel may back with transparent huge pages: fewer page faults, which are
+// expensive on virtual machines.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// SubgraphMatcher: FX's SubgraphMatcher semantics (fx_semantics.md §1.2) with an (op, target)
+// SubgraphMatcher: FX's SubgraphMatcher semantics with an (op, target)
 // candidate index, a bounded convexity check, and graft's pattern constraints.
 #include "graft/match/subgraph_matcher.hpp"
 

@@ -1,6 +1,6 @@
 // Pattern: a pattern graph plus what a traced graph cannot say. torch.fx patterns are plain
 // graphs; graft's may also carry, per pattern node, constraints that FX has no way to write
-// (fx_semantics.md §1.2 "no commutativity, no op alternatives, wildcards or optional nodes"):
+// (FX's matcher has no commutativity, no op alternatives, no wildcards, no optional nodes):
 // other accepted targets, a module class instead of a module path, commutative operands,
 // keyword arguments the graph may omit, an exact user count, wildcards, and predicates.
 #pragma once
@@ -70,7 +70,7 @@ struct Pattern {
     return it == constraints.end() ? nullptr : &it->second;
   }
   /// Every call_module node whose module the pattern's table knows matches by that module's
-  /// class instead of its path (seed 000: built-in and custom modules matched by class).
+  /// class instead of its path, so built-in and custom modules match wherever they sit.
   void match_modules_by_class();
 };
 

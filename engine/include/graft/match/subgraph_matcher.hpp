@@ -1,5 +1,5 @@
 // SubgraphMatcher: finds a pattern graph in a graph with torch.fx's observable semantics
-// (reference/fx_semantics.md §1.2): anchors are the pattern's returned nodes whose only user
+// (torch.fx.passes.utils.matcher_utils.SubgraphMatcher): anchors are the pattern's returned nodes whose only user
 // is the output; each anchor candidate (from an (op, target) index, not a scan) is walked
 // backwards through args and kwargs by position; node bindings are injective; literals are
 // type-strict with list ≡ tuple; only placeholders and returned nodes may be used outside a
@@ -57,8 +57,8 @@ struct SubgraphMatch {
   NodeId graph_node(NodeId p) const { return p < nodes_map.size() ? nodes_map[p].node : kNoNode; }
 };
 
-/// Why a candidate did not match: the first failure the walk met (seed 003's "how do I
-/// debug a pattern that does not match"). Literal values are kept as Arguments so that the
+/// Why a candidate did not match: the first failure the walk met, which is what a user
+/// debugging a pattern that does not match needs. Literal values are kept as Arguments so that the
 /// caller spells them (the CLI uses Python's repr).
 struct MatchFailure {
   enum class Kind {

@@ -1,4 +1,4 @@
-// replace_pattern: torch.fx's subgraph rewriter (fx_semantics.md §1.4) on graft's IR. All
+// replace_pattern: torch.fx's subgraph rewriter (torch.fx.subgraph_rewriter) on graft's IR. All
 // matches are found first on the original graph; then each is replaced in order: the
 // replacement's inputs bind to the match's inputs by position (a value an earlier
 // replacement already replaced is followed to its new node), the replacement's nodes are

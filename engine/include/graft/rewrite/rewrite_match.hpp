@@ -1,9 +1,9 @@
 // rewrite_match: replaces one match by a replacement graph, as FX's rewriter does for each
-// match (fx_semantics.md §1.4 step 4), shared by replace_pattern and the rule driver.
+// match (its per-match replacement step), shared by replace_pattern and the rule driver.
 //
 // Beyond FX: a replacement may name the modules a class-matched pattern node bound, by the
 // pattern's own name for them (`l0.weight`, or calling `l0`), and they resolve to the matched
-// module's path (seed 000's custom-module failure); nested values of a bound list follow
+// module's path (FX cannot rewrite a module matched by class); nested values of a bound list follow
 // earlier replacements too; metadata is carried over as the policy says.
 #pragma once
 

@@ -49,15 +49,21 @@ struct DriveOptions {
   /// Polled after every match and rewrite; an error stops the run and undoes it (a script
   /// callback that failed, a budget overrun).
   std::function<Status()> interrupt{};
-  /// The matcher's decisions, one line each (seed 000: "no log for the matching process").
+  /// The matcher's decisions, one line each: why each candidate matched or did not.
   std::function<void(const std::string&)> log{};
 };
 
+/// What one rule did: in one apply_rules run, or summed over the runs of a pipeline pass.
 struct RuleStats {
   std::string name;
   std::size_t matches = 0;  ///< matches found (filtered ones included)
   std::size_t filtered = 0;  ///< matches the filter refused
   std::size_t rewrites = 0;
+  void add(const RuleStats& o) {
+    matches += o.matches;
+    filtered += o.filtered;
+    rewrites += o.rewrites;
+  }
 };
 
 struct DriveReport {

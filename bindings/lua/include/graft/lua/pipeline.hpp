@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "graft/ir/graph_module.hpp"
+#include "graft/rewrite/rule_set.hpp"
 #include "graft/status.hpp"
 
 namespace graft::lua {
@@ -31,11 +32,7 @@ struct PassReport {
   std::vector<std::string> check_failures{};  ///< suppressed check failures after this pass
   std::string stop_reason{};  ///< fixpoint groups: converged | max_iterations
   /// Rule sets the pass applied (g:apply, rules:pass{}): per rule, summed over its calls.
-  struct RuleCounts {
-    std::string name;
-    std::size_t matches = 0, filtered = 0, rewrites = 0;
-  };
-  std::vector<RuleCounts> rules{};
+  std::vector<RuleStats> rules{};
   std::string rules_stop{};  ///< why the last g:apply of the pass stopped (`converged`, `cycle: ...`)
   bool modified() const { return nodes_added + nodes_removed + nodes_changed > 0; }
 };
