@@ -567,25 +567,21 @@ int graph_get_attr(lua_State* L) {
 int graph_placeholder(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   Graph& g = *cg.session->graph;
-  const InsertPoint saved = g.insert_point();
-  if (saved.where == InsertPoint::Where::AtEnd) {
+  InsertPoint where = g.insert_point();
+  if (where.where == InsertPoint::Where::AtEnd) {
     NodeId last = kNoNode;
     for (NodeId n : g.nodes()) {
       if (g.op(n) != OpKind::Placeholder) break;
       last = n;
     }
-    if (last != kNoNode) g.set_insert_point(g.after(last));
-    else if (g.first() != kNoNode) g.set_insert_point(g.before(g.first()));
+    if (last != kNoNode) where = g.after(last);
+    else if (g.first() != kNoNode) where = g.before(g.first());
   }
   lua_settop(L, 2);  // g, name -> g, name, nil, nil, name
   lua_pushnil(L);
   lua_pushnil(L);
   lua_pushvalue(L, 2);
-  struct Restore {
-    Graph& g;
-    InsertPoint p;
-    ~Restore() { g.set_insert_point(p); }
-  } restore{g, saved};
+  InsertionScope scope(g, where);  // restores the caller's point, also when the create raises
   return create_node_from(L, OpKind::Placeholder, 2);
 }
 

@@ -546,18 +546,17 @@ int graft_trace(lua_State* L) {
   box->traced = new TracedPattern();
   const int pattern_index = lua_gettop(L);
   Graph& g = box->traced->pattern.graph;
-  const int session = s.open_session(g, nullptr, false);
+  const SessionScope scope(s, g, nullptr, false);
+  const int session = scope.id();
   s.session(session)->tracing = true;
-  struct Close {
+  struct EndTracing {  // destroyed before the session closes
     SandboxState& s;
-    int session;
-    ~Close() {
+    ~EndTracing() {
       s.tracing_session = 0;
       s.tracing_pattern = nullptr;
       s.tracing_refs = nullptr;
-      s.close_session(session);
     }
-  } close{s, session};
+  } end_tracing{s};
   s.tracing_session = session;
   s.tracing_pattern = &box->traced->pattern;
   s.tracing_refs = &box->traced->refs;

@@ -11,6 +11,7 @@
 
 #include "graft/ir/graph_diff.hpp"
 #include "graft/ir/lint.hpp"
+#include "graft/ir/transaction.hpp"
 #include "graft/lua/sandbox.hpp"
 #include "graft/passes/dead_code.hpp"
 #include "graft/passes/topological_sort.hpp"
@@ -133,17 +134,6 @@ void release_steps(lua_State* L, std::vector<Step>& steps) {
   }
 }
 
-/// Closes a graph session when the scope ends, including when a Lua error unwinds it.
-struct SessionScope {
-  SandboxState& s;
-  int id;
-  SessionScope(SandboxState& state, Graph& g, const ModuleTable* m, bool read_only)
-      : s(state), id(state.open_session(g, m, read_only)) {}
-  ~SessionScope() { s.close_session(id); }
-  SessionScope(const SessionScope&) = delete;
-  SessionScope& operator=(const SessionScope&) = delete;
-};
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -228,36 +218,6 @@ class Runner {
     return true;
   }
 
-  /// Makes a pass undoable: an edit journal on the graph (O(nodes touched)) for passes that
-  /// edit in place; a Transformer builds a new graph, so the old one is simply kept.
-  class Undo {
-   public:
-    explicit Undo(Graph& g) : g_(g) {
-      // A host that already holds a transaction on this graph gets a full copy instead.
-      if (!g_.begin_transaction()) copy_ = std::make_unique<Graph>(g_);
-    }
-    void undo() {
-      if (copy_) g_ = std::move(*copy_);
-      else g_.rollback_transaction();
-      done_ = true;
-    }
-    void keep() {
-      if (!copy_) g_.commit_transaction();
-      done_ = true;
-    }
-    GraphDiff diff() const { return copy_ ? diff_in_place(*copy_, g_) : g_.transaction_diff(); }
-    ~Undo() {
-      if (!done_) undo();
-    }
-    Undo(const Undo&) = delete;
-    Undo& operator=(const Undo&) = delete;
-
-   private:
-    Graph& g_;
-    std::unique_ptr<Graph> copy_;
-    bool done_ = false;
-  };
-
   bool run_single(const Step& step, int iteration, bool& modified) {
     PassReport entry;
     entry.name = step.name;
@@ -265,7 +225,9 @@ class Runner {
     entry.iteration = iteration;
     const auto t0 = std::chrono::steady_clock::now();
     const bool in_place = step.kind != Step::Kind::Transformer;
-    std::optional<Undo> undo;
+    // A pass that edits in place runs in a transaction (run_pipeline refuses a graph with one
+    // open, so this is the outermost); a Transformer builds a new graph and keeps the old one.
+    std::optional<Transaction> undo;
     if (in_place) undo.emplace(gm_.graph);
     gm_.graph.set_insert_point(InsertPoint::at_end());  // each pass starts appending at the end
     const auto t_pass = std::chrono::steady_clock::now();
@@ -289,7 +251,7 @@ class Runner {
             [&](lua_State* L) {
               SessionScope session(s_, gm_.graph, &gm_.modules, false);
               lua_rawgeti(L, LUA_REGISTRYINDEX, step.ref);
-              push_graph(L, session.id);
+              push_graph(L, session.id());
               lua_call(L, 1, 0);
             },
             false, what);
@@ -317,7 +279,7 @@ class Runner {
                                       .message = fmt::format("{} left an invalid graph: {}", what, valid.message())});
     }
     if (!st) {
-      if (undo) undo->undo();  // a failed Transformer never touched gm_.graph
+      if (undo) undo->rollback();  // a failed Transformer never touched gm_.graph
       entry.ok = false;
       entry.error = st.message();
       entry.transaction_seconds = seconds_since(t0) - entry.seconds;
@@ -343,7 +305,7 @@ class Runner {
       if (!failures.empty()) {
         entry.check_failures = failures;
         if (!spec_.suppress_check_failures) {
-          if (undo) undo->undo();
+          if (undo) undo->rollback();
           else gm_.graph = std::move(previous);
           entry.ok = false;
           entry.error = failures.front();
@@ -355,7 +317,7 @@ class Runner {
         }
       }
     }
-    if (undo) undo->keep();
+    if (undo) undo->commit();
     entry.transaction_seconds = seconds_since(t0) - entry.seconds;
     report_.passes.push_back(entry);
     return true;
@@ -389,7 +351,7 @@ class Runner {
           [&](lua_State* L) {
             SessionScope session(s_, gm_.graph, &gm_.modules, true);
             lua_rawgeti(L, LUA_REGISTRYINDEX, check.ref);
-            push_graph(L, session.id);
+            push_graph(L, session.id());
             lua_call(L, 1, 2);
             if (lua_type(L, -2) == LUA_TBOOLEAN && !lua_toboolean(L, -2)) {
               complaint = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "returned false";

@@ -596,12 +596,8 @@ Status with_rules(Sandbox& sandbox, const GraphModule* gm,
   Graph& g = gm != nullptr ? const_cast<Graph&>(gm->graph) : empty;  // opened read-only
   Status st = s.protected_call(
       [&](lua_State* L) {
-        const int session = s.open_session(g, gm != nullptr ? &gm->modules : nullptr, true);
-        struct Close {
-          detail::SandboxState& s;
-          int id;
-          ~Close() { s.close_session(id); }
-        } close{s, session};
+        const detail::SessionScope session_scope(s, g, gm != nullptr ? &gm->modules : nullptr, true);
+        const int session = session_scope.id();
         s.push_main(L);
         const int main = lua_gettop(L);
         if (luaL_testudata(L, main, "graft.Rule") == nullptr && luaL_testudata(L, main, "graft.RuleSet") == nullptr)

@@ -197,4 +197,20 @@ inline constexpr int kHookStride = 1000;
 /// Work units C functions charge between two readings of the clock.
 inline constexpr double kClockStride = 4096;
 
+/// A graph session for the length of a C++ scope: opened on construction, closed when the scope
+/// ends, also when a Lua error unwinds it (handles into it go stale then).
+class SessionScope {
+ public:
+  SessionScope(SandboxState& state, Graph& g, const ModuleTable* modules, bool read_only)
+      : s_(state), id_(state.open_session(g, modules, read_only)) {}
+  ~SessionScope() { s_.close_session(id_); }
+  SessionScope(const SessionScope&) = delete;
+  SessionScope& operator=(const SessionScope&) = delete;
+  int id() const { return id_; }
+
+ private:
+  SandboxState& s_;
+  int id_;
+};
+
 }  // namespace graft::lua::detail

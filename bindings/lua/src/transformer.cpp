@@ -32,20 +32,17 @@ const char* handler_name(OpKind op) {
   }
 }
 
+/// The graph being rebuilt from (read-only: never edited) and the graph being built.
 struct SessionPair {
-  SandboxState& s;
+  SessionScope before_scope;
+  SessionScope after_scope;
   int before;
   int after;
   SessionPair(SandboxState& state, const Graph& b, Graph& a, const ModuleTable* m)
-      : s(state),
-        before(state.open_session(const_cast<Graph&>(b), m, true)),  // read-only: never edited
-        after(state.open_session(a, m, false)) {}
-  ~SessionPair() {
-    s.close_session(before);
-    s.close_session(after);
-  }
-  SessionPair(const SessionPair&) = delete;
-  SessionPair& operator=(const SessionPair&) = delete;
+      : before_scope(state, const_cast<Graph&>(b), m, true),
+        after_scope(state, a, m, false),
+        before(before_scope.id()),
+        after(after_scope.id()) {}
 };
 
 /// `base_N` for the first N >= 1 free in both graphs, where base is `name` without a numeric

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "graft/ir/transaction.hpp"
+
 namespace graft {
 
 Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const Graph& pattern, const Graph& replacement,
@@ -19,20 +21,17 @@ Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const SubgraphMat
   std::vector<SubgraphMatch> matches = matcher.match(g, modules);
   std::vector<ReplacedPattern> done;
   // Nested inside a caller's transaction (a pipeline pass): a failure undoes this rewrite only.
-  g.begin_nested_transaction();
+  Transaction transaction(g);
   ReplacedValues replaced;
   for (const SubgraphMatch& m : matches) {
     bool keep = true;
     for (const MatchFilter& f : options.filters) keep = keep && f(m, g, matcher.pattern());
     if (!keep) continue;
     ReplacedPattern r;
-    if (Status s = rewrite_match(g, matcher, m, replacement, options.meta, replaced, r); !s) {
-      g.rollback_transaction();
-      return s;
-    }
+    if (Status s = rewrite_match(g, matcher, m, replacement, options.meta, replaced, r); !s) return s;
     done.push_back(std::move(r));
   }
-  g.commit_transaction();
+  transaction.commit();
   return done;
 }
 

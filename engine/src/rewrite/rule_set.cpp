@@ -9,6 +9,7 @@
 
 #include <fmt/core.h>
 
+#include "graft/ir/transaction.hpp"
 #include "graft/match/describe_failure.hpp"
 #include "graft/rewrite/rule_set.hpp"
 
@@ -412,14 +413,10 @@ Status check_rules(const std::vector<Rule>& rules) {
 
 Result<DriveReport> apply_rules(Graph& g, const std::vector<Rule>& rules, const DriveOptions& options) {
   if (Status s = check_rules(rules); !s) return s;
-  g.begin_nested_transaction();  // inside a pass's transaction too: a failure undoes this run only
+  Transaction transaction(g);  // inside a pass's transaction too: a failure undoes this run only
   Driver driver(g, rules, options);
-  Status s = driver.run();
-  if (!s) {
-    g.rollback_transaction();
-    return s;
-  }
-  g.commit_transaction();
+  if (Status s = driver.run(); !s) return s;
+  transaction.commit();
   return std::move(driver.report());
 }
 
