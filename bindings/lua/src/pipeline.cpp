@@ -227,8 +227,8 @@ class Runner {
     const bool in_place = step.kind != Step::Kind::Transformer;
     // A pass that edits in place runs in a transaction (run_pipeline refuses a graph with one
     // open, so this is the outermost); a Transformer builds a new graph and keeps the old one.
-    std::optional<Transaction> undo;
-    if (in_place) undo.emplace(gm_.graph);
+    std::optional<Transaction> transaction;
+    if (in_place) transaction.emplace(gm_.graph);
     gm_.graph.set_insert_point(InsertPoint::at_end());  // each pass starts appending at the end
     const auto t_pass = std::chrono::steady_clock::now();
     Graph rebuilt;
@@ -279,7 +279,7 @@ class Runner {
                                       .message = fmt::format("{} left an invalid graph: {}", what, valid.message())});
     }
     if (!st) {
-      if (undo) undo->rollback();  // a failed Transformer never touched gm_.graph
+      if (transaction) transaction->rollback();  // a failed Transformer never touched gm_.graph
       entry.ok = false;
       entry.error = st.message();
       entry.transaction_seconds = seconds_since(t0) - entry.seconds;
@@ -290,7 +290,7 @@ class Runner {
     Graph previous;  // a Transformer's input, kept until its checks pass
     GraphDiff diff;
     if (in_place) {
-      diff = undo->diff();
+      diff = transaction->diff();
     } else {
       diff = diff_by_name(gm_.graph, rebuilt);
       previous = std::move(gm_.graph);
@@ -305,7 +305,7 @@ class Runner {
       if (!failures.empty()) {
         entry.check_failures = failures;
         if (!spec_.suppress_check_failures) {
-          if (undo) undo->rollback();
+          if (transaction) transaction->rollback();
           else gm_.graph = std::move(previous);
           entry.ok = false;
           entry.error = failures.front();
@@ -317,7 +317,7 @@ class Runner {
         }
       }
     }
-    if (undo) undo->commit();
+    if (transaction) transaction->commit();
     entry.transaction_seconds = seconds_since(t0) - entry.seconds;
     report_.passes.push_back(entry);
     return true;

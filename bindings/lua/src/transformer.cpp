@@ -34,15 +34,10 @@ const char* handler_name(OpKind op) {
 
 /// The graph being rebuilt from (read-only: never edited) and the graph being built.
 struct SessionPair {
-  SessionScope before_scope;
-  SessionScope after_scope;
-  int before;
-  int after;
+  SessionScope before;
+  SessionScope after;
   SessionPair(SandboxState& state, const Graph& b, Graph& a, const ModuleTable* m)
-      : before_scope(state, const_cast<Graph&>(b), m, true),
-        after_scope(state, a, m, false),
-        before(before_scope.id()),
-        after(after_scope.id()) {}
+      : before(state, const_cast<Graph&>(b), m, true), after(state, a, m, false) {}
 };
 
 /// `base_N` for the first N >= 1 free in both graphs, where base is `name` without a numeric
@@ -121,11 +116,11 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
     }
     s.retain_host_memory(L, sizeof(NodeData) + 64);
     const NodeId last_before = after.last();
-    push_graph(L, sessions.after);
+    push_graph(L, sessions.after.id());
     lua_pushstring(L, before.target(n).c_str());
-    push_args(L, args, sessions.after);
-    push_kwargs(L, kwargs, sessions.after);
-    push_node(L, sessions.before, n);
+    push_args(L, args, sessions.after.id());
+    push_kwargs(L, kwargs, sessions.after.id());
+    push_node(L, sessions.before.id(), n);
     lua_call(L, 5, 1);
     if (lua_isnil(L, -1))
       luaL_error(L,
@@ -133,7 +128,7 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
                  "inputs, or a constant)",
                  hname, before.name(n).c_str());
     Argument value =
-        to_argument(L, -1, sessions.after, fmt::format("the value returned for node '{}'", before.name(n)));
+        to_argument(L, -1, sessions.after.id(), fmt::format("the value returned for node '{}'", before.name(n)));
     lua_pop(L, 1);
 
     // Nodes the handler created: after the previous tail, to the end.

@@ -29,7 +29,6 @@ class Transaction {
     g_->rollback_transaction();
     g_ = nullptr;
   }
-  bool open() const { return g_ != nullptr; }
   /// What the transaction changed so far (GraphDiff's definitions).
   GraphDiff diff() const { return g_->transaction_diff(); }
 
