@@ -2,7 +2,7 @@
 # Set up and run every test: install what is missing, check the C++ format, lint the shipped Lua, build,
 # run clang-tidy, run ctest (doctest, the graft command, the Python bridge against real PyTorch), then the
 # C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests under
-# ThreadSanitizer, then each libFuzzer target for 20 s. Prints how long each stage took.
+# ThreadSanitizer, then each libFuzzer target (built in the ASan tree) for 20 s. Prints how long each stage took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stages=()
@@ -21,7 +21,7 @@ run-clang-tidy -p build -quiet -j 2 'engine/src|bindings/|bench/|tests/cpp' >/tm
 stage tidy
 ctest --test-dir build -j2 --output-on-failure
 stage ctest
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGRAFT_SANITIZE=ON -DGRAFT_WERROR=ON -DGRAFT_BUILD_BENCH=OFF >/dev/null
+tools/configure-asan.sh  # clang; the same tree builds the fuzz targets
 cmake --build build-asan -j2
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan -j2 --output-on-failure -E '^python_'
 stage asan

@@ -7,6 +7,7 @@
 #include "graft/io/atomic_file.hpp"
 #include "graft/io/dot.hpp"
 #include "graft/io/graph_json.hpp"
+#include "graft/io/graph_text.hpp"
 #include "graft/io/stats.hpp"
 #include "graft/io/tabular.hpp"
 #include "graft/ir/lint.hpp"
@@ -47,10 +48,10 @@ Result<GraphModule> load_linted(const std::string& path) {
   return gm;
 }
 
-int cmd_print(const std::string& path, bool values) {
+int cmd_print(const std::string& path, bool values, bool text) {
   Result<GraphModule> gm = load_linted(path);
   if (!gm) return report(gm.status());
-  fmt::print("{}", tabular(gm->graph, values));
+  fmt::print("{}", text ? to_graph_text(gm->graph) : tabular(gm->graph, values));
   return 0;
 }
 
@@ -110,6 +111,9 @@ static int run_command_line(int argc, char** argv) {
   bool print_values = false;
   print->add_flag("--values", print_values,
                   "add a column with each node's recorded shape and dtype (float32[1, 64, 56, 56])");
+  bool print_text = false;
+  print->add_flag("--text", print_text, "one line per node: name = op target(args, key=value) (docs/FORMAT.md)")
+      ->excludes("--values");
   print->add_flag("--no-lint", g_no_lint, "read the graph even if graft lint rejects it");
 
   CLI::App* stats =
@@ -271,7 +275,7 @@ static int run_command_line(int argc, char** argv) {
   for (const std::string& o : outputs)
     if (Result<OutputPath> checked = check_output_path(o); !checked) return report(checked.status());
 
-  if (*print) return cmd_print(graph, print_values);
+  if (*print) return cmd_print(graph, print_values, print_text);
   if (*stats) return cmd_stats(graph, json);
   if (*lint) return cmd_lint(graph, quiet);
   if (*dot) return cmd_dot(graph, out);

@@ -80,7 +80,7 @@ void print_matches(const SubgraphMatcher& matcher, const Graph& g, const std::ve
     for (std::size_t k = 0; k < m.placeholder_nodes.size(); ++k)
       phs +=
           (phs.empty() ? "" : ", ") + p.name(matcher.placeholders()[k]) + "=" + value_text(g, m.placeholder_nodes[k]);
-    fmt::format_to(std::back_inserter(out), "  {}: returns {}; inputs {}\n", i + 1, ret, phs);
+    out += fmt::format("  {}: returns {}; inputs {}\n", i + 1, ret, phs);
   }
 }
 
@@ -111,17 +111,16 @@ void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, c
     const std::string what = c != nullptr && !c->module_class.empty()
         ? "a module of class " + c->module_classes_text()
         : std::string(op_kind_name(p.op(a))) + " " + p.target(a);
-    fmt::format_to(std::back_inserter(out), "{}no candidate in {}: no node is what the pattern's output is ({})\n",
-                   indent, graph_path, what);
+    out +=
+        fmt::format("{}no candidate in {}: no node is what the pattern's output is ({})\n", indent, graph_path, what);
     return;
   }
   for (const MatchExplanation& e : all) {
-    if (e.failure.kind == MatchFailure::Kind::None)
-      fmt::format_to(std::back_inserter(out), "{}{}: matches\n", indent, g.name(e.candidate));
+    if (e.failure.kind == MatchFailure::Kind::None) out += fmt::format("{}{}: matches\n", indent, g.name(e.candidate));
     else
-      fmt::format_to(std::back_inserter(out), "{}{}: no match (matched {} of {} pattern nodes): {}\n", indent,
-                     g.name(e.candidate), e.failure.matched, matcher.compute_nodes(),
-                     describe_failure(e.failure, e.candidate, g, matcher, &gm.modules));
+      out += fmt::format("{}{}: no match (matched {} of {} pattern nodes): {}\n", indent, g.name(e.candidate),
+                         e.failure.matched, matcher.compute_nodes(),
+                         describe_failure(e.failure, e.candidate, g, matcher, &gm.modules));
   }
 }
 

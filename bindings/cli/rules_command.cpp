@@ -117,9 +117,8 @@ int cmd_match_rules(const RulesCommandOptions& o) {
             list.push_back(std::move(e));
             continue;
           }
-          fmt::format_to(
-              std::back_inserter(out), "rule {}: {} match{}{}\n", r->name, matches.size(),
-              matches.size() == 1 ? "" : "es",
+          out += fmt::format(
+              "rule {}: {} match{}{}\n", r->name, matches.size(), matches.size() == 1 ? "" : "es",
               refused.empty() ? std::string() : fmt::format(" ({} more refused by its filter)", refused.size()));
           print_matches(*r->matcher, gm->graph, matches, out);
           if (!refused.empty() && o.log) {
@@ -162,25 +161,23 @@ int cmd_explain_rules(const RulesCommandOptions& o) {
 }
 
 int cmd_pattern(const RulesCommandOptions& o) {
-  return with_script(o, false,
-                     [&](const std::vector<lua::RuleView>& rules, const GraphModule*, std::string& out) -> Status {
-                       Result<std::vector<const lua::RuleView*>> chosen = select(rules, o, false);
-                       if (!chosen) return chosen.status();
-                       if (o.rule.empty()) {  // every rule, disabled ones too
-                         chosen.value().clear();
-                         for (const lua::RuleView& r : rules) chosen.value().push_back(&r);
-                       }
-                       for (const lua::RuleView* r : chosen.value()) {
-                         const Graph& p = r->matcher->pattern();
-                         fmt::format_to(std::back_inserter(out), "rule {} (priority {}{})\n", r->name, r->priority,
-                                        r->enabled ? "" : ", disabled");
-                         out += tabular(p);
-                         for (const auto& [n, c] : r->matcher->constrained_pattern().constraints)
-                           if (c.any())
-                             fmt::format_to(std::back_inserter(out), "  {}: {}\n", p.name(n), constraint_text(p, n, c));
-                       }
-                       return Status::ok();
-                     });
+  return with_script(
+      o, false, [&](const std::vector<lua::RuleView>& rules, const GraphModule*, std::string& out) -> Status {
+        Result<std::vector<const lua::RuleView*>> chosen = select(rules, o, false);
+        if (!chosen) return chosen.status();
+        if (o.rule.empty()) {  // every rule, disabled ones too
+          chosen.value().clear();
+          for (const lua::RuleView& r : rules) chosen.value().push_back(&r);
+        }
+        for (const lua::RuleView* r : chosen.value()) {
+          const Graph& p = r->matcher->pattern();
+          out += fmt::format("rule {} (priority {}{})\n", r->name, r->priority, r->enabled ? "" : ", disabled");
+          out += tabular(p);
+          for (const auto& [n, c] : r->matcher->constrained_pattern().constraints)
+            if (c.any()) out += fmt::format("  {}: {}\n", p.name(n), constraint_text(p, n, c));
+        }
+        return Status::ok();
+      });
 }
 
 }  // namespace graft::cli

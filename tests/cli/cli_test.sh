@@ -111,6 +111,15 @@ run "$GRAFT" print --values "$EX/vit_b_16.aten.json"
 check "print --values: tuples" grep -qE " \(float32\[1, 197, 768\], float32\[1, 197, 1\], float32\[1, 197, 1\]\)$" "$TMP/out"
 run "$GRAFT" print "$EX/resnet18.fx.json"
 check "print: no value column by default" grep -qE "^opcode .* kwargs$" "$TMP/out"
+# graft print --text: the graph text notation (resnet18's fc reads flatten; the output returns fc)
+run "$GRAFT" print --text "$EX/resnet18.fx.json"
+check "print --text: a module call" grep -qx "fc = call_module fc(flatten)" "$TMP/out"
+check "print --text: a function call with a literal" grep -qx "flatten = call_function torch.flatten(avgpool, 1)" "$TMP/out"
+check "print --text: the output" grep -qx "return fc" "$TMP/out"
+check "print --text: one line per node" test "$(wc -l <"$TMP/out")" -eq "$(grep -c '"op":' "$EX/resnet18.fx.json")"
+run "$GRAFT" print --text --values "$EX/resnet18.fx.json"
+check "print --text --values is refused" test "$rc" -ne 0
+check "print --text --values says why" grep -q "excludes" "$TMP/err"
 
 # A byte order mark: refused at 1:1, in the words the Python reader uses too.
 printf '\xef\xbb\xbf' >"$TMP/bom.json"

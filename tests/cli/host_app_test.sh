@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # examples/host_app: an embedding program picks up an edited script while it runs, and builds
 # against an installed graft through find_package(graft).
-# Usage: host_app_test.sh HOST_APP_BINARY BUILD_DIR REPO_ROOT
+# Usage: host_app_test.sh HOST_APP_BINARY BUILD_DIR REPO_ROOT CXX_COMPILER (the one graft was built with)
 set -u
 HOST_APP=$1
 BUILD=$2
 ROOT=$3
+CXX=$4
 G=$ROOT/examples/graphs/vit_b_16.aten.json
 TMP=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$TMP"' EXIT
@@ -51,7 +52,7 @@ session "$HOST_APP" in_tree
 # Installed: cmake --install, then build examples/host_app on its own with find_package(graft).
 cmake --install "$BUILD" --prefix "$TMP/prefix" >/dev/null
 check "install works" test -f "$TMP/prefix/lib/cmake/graft/graftConfig.cmake"
-cmake -S "$ROOT/examples/host_app" -B "$TMP/host_build" -DCMAKE_PREFIX_PATH="$TMP/prefix" >/dev/null &&
+cmake -S "$ROOT/examples/host_app" -B "$TMP/host_build" -DCMAKE_PREFIX_PATH="$TMP/prefix" -DCMAKE_CXX_COMPILER="$CXX" >/dev/null &&
   cmake --build "$TMP/host_build" >/dev/null
 check "host_app builds against the installed graft" test -x "$TMP/host_build/host_app"
 session "$TMP/host_build/host_app" installed
