@@ -448,7 +448,8 @@ function Graph:tabular() end
 
 ---@class graft.ApplyOptions
 ---@field mode? graft.ApplyMode default "fixpoint"
----@field max_iterations? integer fixpoint sweeps at most (default 10)
+---@field max_sweeps? integer fixpoint sweeps at most (default 10)
+---@field max_iterations? integer the older name of max_sweeps
 ---@field max_rewrites? integer rewrites at most (default 1000000)
 ---@field enable? string[] rule names enabled for this call
 ---@field disable? string[] rule names disabled for this call (wins over enable)
@@ -457,7 +458,7 @@ function Graph:tabular() end
 ---@class graft.RulesPassSpec: graft.ApplyOptions
 ---@field name? string the pass's name (default "rules")
 
----@alias graft.StopKind "converged"|"completed"|"iteration limit"|"rewrite limit"|"cycle"
+---@alias graft.StopKind "converged"|"completed"|"sweep_limit"|"rewrite_limit"|"cycle"
 
 ---@class graft.RuleStats
 ---@field name string
@@ -467,9 +468,10 @@ function Graph:tabular() end
 
 ---@class graft.ApplyReport
 ---@field rewrites integer
----@field iterations integer sweeps run (once: 1)
+---@field sweeps integer sweeps run (once: 1)
+---@field iterations integer the older name of sweeps
 ---@field stop graft.StopKind
----@field reason string "converged", "completed", "iteration limit (10)", "rewrite limit (1000)", "cycle: a -> b -> a (the rules undo each other) at add"
+---@field reason string "converged", "completed", "sweep limit (10)", "rewrite limit (1000)", "cycle: a -> b -> a (the rules undo each other) at add"
 ---@field cycle string[] stop == "cycle": the rules fired since the graph was last in this state, each once
 ---@field rules graft.RuleStats[] one per rule of the set, in its order
 

@@ -236,7 +236,7 @@ TEST_CASE("lua api: checks see a read-only graph") {
     })",
                                  gm);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.stop_reason == "check_failed");
+  CHECK(r.stop_reason == StopReason::CheckFailed);
   CHECK(r.error->message ==
         "check 'test.lua:3' failed before the first pass: test.lua:3: this graph is read-only here (checks may "
         "look, not edit)");

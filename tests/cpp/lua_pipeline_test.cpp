@@ -21,7 +21,7 @@ TEST_CASE("pipeline: a pass that fails leaves the graph exactly as it was, and n
     }})",
                                  gm);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.stop_reason == "pass_failed");
+  CHECK(r.stop_reason == StopReason::PassFailed);
   CHECK(r.error->to_string() == "test.lua:6: pass 'bad': something is wrong");
   REQUIRE(r.passes.size() == 2);
   CHECK(r.passes[0].ok);
@@ -98,7 +98,7 @@ TEST_CASE("pipeline: checks after each pass; a failing check stops and undoes th
     GraphModule gm = parse(small_aten_graph());
     lua::PipelineReport r = run_on(with("false"), gm);
     REQUIRE_FALSE(r.ok());
-    CHECK(r.stop_reason == "check_failed");
+    CHECK(r.stop_reason == StopReason::CheckFailed);
     CHECK(r.error->message == "check 'test.lua:10' failed after pass 'div_to_mul': no mul allowed: add");
     // add_to_div stays; div_to_mul was undone.
     CHECK(gm.graph.target(gm.graph.find("add")) == "torch.ops.aten.div.Tensor");
@@ -107,7 +107,7 @@ TEST_CASE("pipeline: checks after each pass; a failing check stops and undoes th
     GraphModule gm = parse(small_aten_graph());
     lua::PipelineReport r = run_on(with("true"), gm);
     REQUIRE(r.ok());
-    CHECK(r.stop_reason == "completed");
+    CHECK(r.stop_reason == StopReason::Completed);
     REQUIRE(r.passes.size() == 2);
     CHECK(r.passes[0].check_failures.empty());
     REQUIRE(r.passes[1].check_failures.size() == 1);
@@ -133,7 +133,7 @@ TEST_CASE(
     GraphModule gm = parse(chain);
     lua::PipelineReport r = run_on(std::string(peel) + "\nreturn graft.pipeline{passes = {peel}, steps = 10}", gm);
     REQUIRE(r.ok());
-    CHECK(r.stop_reason == "converged");
+    CHECK(r.stop_reason == StopReason::Converged);
     CHECK(r.passes.size() == 4);  // three that removed a node, one that found nothing
     CHECK(r.passes[3].sweep == 4);
     CHECK(gm.graph.size() == 2);
@@ -142,7 +142,7 @@ TEST_CASE(
     GraphModule gm = parse(chain);
     lua::PipelineReport r = run_on(std::string(peel) + "\nreturn graft.pipeline{passes = {peel}, steps = 2}", gm);
     REQUIRE(r.ok());
-    CHECK(r.stop_reason == "max_steps");
+    CHECK(r.stop_reason == StopReason::SweepLimit);
     CHECK(gm.graph.size() == 3);
   }
   SUBCASE("fixpoint converges") {
@@ -154,7 +154,7 @@ TEST_CASE(
     REQUIRE(r.ok());
     REQUIRE(r.passes.size() == 6);  // peel x4, the group, dce
     CHECK(r.passes[4].kind == "fixpoint");
-    CHECK(r.passes[4].stop_reason == "converged");
+    CHECK(r.passes[4].stop_reason == StopReason::Converged);
     CHECK(r.passes[4].iteration == 4);
     CHECK(r.passes[4].nodes_removed == 3);
     CHECK(r.passes[5].name == "dead_code_elimination");
@@ -165,7 +165,7 @@ TEST_CASE(
         std::string(peel) + "\nreturn graft.pipeline{passes = {graft.fixpoint{passes = {peel}, max_iterations = 2}}}",
         gm);
     REQUIRE(r.ok());
-    CHECK(r.passes.back().stop_reason == "max_iterations");
+    CHECK(r.passes.back().stop_reason == StopReason::IterationLimit);
     CHECK(gm.graph.size() == 3);
   }
 }
@@ -225,7 +225,7 @@ TEST_CASE("pipeline: scripts that do not return a pipeline are refused at once")
   auto sb = sandbox_with("return 42");
   lua::PipelineReport r = lua::run_pipeline(*sb, gm);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.stop_reason == "invalid_pipeline");
+  CHECK(r.stop_reason == StopReason::InvalidPipeline);
   CHECK(r.error->message ==
         "the script must return a pipeline (graft.pipeline{...}), a pass or a rule set; it returned number");
   CHECK_FALSE(lua::validate_pipeline(*sb).is_ok());
@@ -404,7 +404,7 @@ TEST_CASE("pipeline: a move and its undo is no change; runs are reproducible; op
     end}})",
                                  gm);
   REQUIRE(r.ok());
-  CHECK(r.stop_reason == "converged");
+  CHECK(r.stop_reason == StopReason::Converged);
   CHECK(r.passes.size() == 1);
 
   auto sb = sandbox_with("return function(g) g:find('add'):set_meta('r', math.random(1000000)) end");

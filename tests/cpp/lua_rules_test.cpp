@@ -101,7 +101,7 @@ TEST_CASE("lua rules: a rule set to a fixed point, with priorities, filters, per
         assert(report.rewrites == 2, report.rewrites)
         assert(report.rules[1].rewrites == 0 and report.rules[2].rewrites == 1)
         -- add_1 (y + ...) matches in both sweeps and is refused both times
-        assert(report.iterations == 2)
+        assert(report.sweeps == 2 and report.iterations == 2)  -- iterations: the older name
         assert(report.rules[3].matches == 3 and report.rules[3].filtered == 2 and report.rules[3].rewrites == 1)
         assert(seen[1] == "relu")
       end)",
@@ -233,6 +233,41 @@ TEST_CASE("lua rules: errors name the rule and leave the graph as it was") {
             .find("mode must be \"once\" or \"fixpoint\"") != std::string::npos);
   CHECK(run_error(R"(return function(g) return graft.any + 1 end)", gm).find("attempt to perform arithmetic") !=
         std::string::npos);
+}
+
+TEST_CASE("lua rules: limits are named as the pipeline names them: sweep_limit, rewrite_limit") {
+  GraphModule gm = parse(chain_graph());
+  lua::PipelineReport r = run_on(R"lua(
+      local torch = graft.ns("torch")
+      local rules = graft.rules{ graft.rule{ name = "relu_to_tanh",
+        pattern = graft.trace(function(a) return torch.relu(a) end),
+        replacement = graft.trace(function(a) return torch.tanh(a) end) } }
+      return function(g)
+        local r = g:apply(rules, { max_sweeps = 1 })
+        assert(r.stop == "sweep_limit" and r.reason == "sweep limit (1)" and r.sweeps == 1, r.reason)
+        r = g:apply(rules, { max_iterations = 1 })  -- the older name: nothing left to rewrite
+        assert(r.stop == "converged" and r.sweeps == 1, r.reason)
+        local ok, err = pcall(g.apply, g, rules, { max_sweeps = 1, max_iterations = 1 })
+        assert(not ok and err:find("give max_sweeps or max_iterations %(its older name%), not both"), err)
+      end)lua",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  GraphModule limited = parse(graph_doc(
+      node_line("x", "placeholder", "x", "[]") + ",\n" +
+      node_line("relu", "call_function", "torch.relu", R"([{"node":"x"}])") + ",\n" +
+      node_line("relu_1", "call_function", "torch.relu", R"([{"node":"relu"}])") + ",\n" +
+      R"({"name":"output","op":"output","target":"output","args":[{"node":"relu_1"}],"kwargs":{},"meta":{}})"));
+  lua::PipelineReport l = run_on(R"lua(
+      local torch = graft.ns("torch")
+      local rules = graft.rules{ graft.rule{ name = "relu_to_tanh",
+        pattern = graft.trace(function(a) return torch.relu(a) end),
+        replacement = graft.trace(function(a) return torch.tanh(a) end) } }
+      return function(g)
+        local r = g:apply(rules, { max_rewrites = 1 })
+        assert(r.stop == "rewrite_limit" and r.reason == "rewrite limit (1)" and r.rewrites == 1, r.reason)
+      end)lua",
+                                 limited);
+  REQUIRE_MESSAGE(l.ok(), l.error->to_string());
 }
 
 TEST_CASE("lua rules: the log shows the matcher's decisions") {

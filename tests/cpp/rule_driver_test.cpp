@@ -73,8 +73,8 @@ TEST_CASE("rules: once finds all matches first (FX); a fixed point keeps going")
   auto r = apply_rules(a.graph, rules, once);
   REQUIRE(r.is_ok());
   CHECK(r->rewrites == 2);  // (r0 r1) and (r2 r3); overlaps removed
-  CHECK(r->stop == DriveReport::Stop::Completed);
-  CHECK(r->stop_reason(once) == "completed");
+  CHECK(r->stop == StopReason::Completed);
+  CHECK(r->stop_text(once) == "completed");
   CHECK(count(a.graph, kRelu) == 3);
   CHECK(lint(a.graph).is_ok());
 
@@ -83,7 +83,7 @@ TEST_CASE("rules: once finds all matches first (FX); a fixed point keeps going")
   REQUIRE(f.is_ok());
   CHECK(count(b.graph, kRelu) == 1);
   CHECK(f->rewrites == 4);
-  CHECK(f->stop == DriveReport::Stop::Converged);
+  CHECK(f->stop == StopReason::Converged);
   CHECK(f->rules[0].rewrites == 4);
   CHECK(lint(b.graph).is_ok());
 }
@@ -110,9 +110,9 @@ TEST_CASE("rules: rules that undo each other stop the run and are named") {
   GraphModule a = relu_chain(1);
   auto r = apply_rules(a.graph, rules);
   REQUIRE(r.is_ok());
-  CHECK(r->stop == DriveReport::Stop::Cycle);
+  CHECK(r->stop == StopReason::Cycle);
   CHECK(r->cycle == std::vector<std::string>{"relu_to_gelu", "gelu_to_relu"});
-  CHECK(r->stop_reason({}).find("cycle: relu_to_gelu -> gelu_to_relu -> relu_to_gelu") == 0);
+  CHECK(r->stop_text({}).find("cycle: relu_to_gelu -> gelu_to_relu -> relu_to_gelu") == 0);
   CHECK(lint(a.graph).is_ok());
 
   // Two separate relus of the same input are two places, not a cycle.
@@ -121,7 +121,7 @@ TEST_CASE("rules: rules that undo each other stop the run and are named") {
   std::vector<Rule> one{rule("relu_to_gelu", unary(kRelu), unary(kGelu))};
   auto s = apply_rules(b.graph, one);
   REQUIRE(s.is_ok());
-  CHECK(s->stop == DriveReport::Stop::Converged);
+  CHECK(s->stop == StopReason::Converged);
   CHECK(count(b.graph, kGelu) == 2);
 }
 
@@ -132,17 +132,17 @@ TEST_CASE("rules: limits on rewrites and sweeps are the reason the run stopped")
   o.max_rewrites = 2;
   auto r = apply_rules(a.graph, rules, o);
   REQUIRE(r.is_ok());
-  CHECK(r->stop == DriveReport::Stop::RewriteLimit);
+  CHECK(r->stop == StopReason::RewriteLimit);
   CHECK(r->rewrites == 2);
   CHECK(count(a.graph, kRelu) == 4);
-  CHECK(r->stop_reason(o) == "rewrite limit (2)");
+  CHECK(r->stop_text(o) == "rewrite limit (2)");
 
   GraphModule b = relu_chain(6);
   DriveOptions one_sweep;
-  one_sweep.max_iterations = 1;
+  one_sweep.max_sweeps = 1;
   auto s = apply_rules(b.graph, rules, one_sweep);
   REQUIRE(s.is_ok());
-  CHECK(s->stop == DriveReport::Stop::IterationLimit);  // the sweep changed the graph; no second one to confirm
+  CHECK(s->stop == StopReason::SweepLimit);  // the sweep changed the graph; no second one to confirm
 }
 
 TEST_CASE("rules: a failing replacement leaves the graph exactly as it was, naming rule and node") {

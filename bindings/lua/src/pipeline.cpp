@@ -155,7 +155,7 @@ class Runner {
           entry.ok = false;
           entry.error = failures.front();
           report_.passes.push_back(entry);
-          stop("check_failed", Diagnostic{.file = report_.script, .message = failures.front()});
+          stop(StopReason::CheckFailed, Diagnostic{.file = report_.script, .message = failures.front()});
           return;
         }
         report_.passes.push_back(entry);
@@ -170,15 +170,15 @@ class Runner {
         modified = modified || step_modified;
       }
       if (!modified) {
-        report_.stop_reason = spec_.sweeps > 1 ? "converged" : "completed";
+        report_.stop_reason = spec_.sweeps > 1 ? StopReason::Converged : StopReason::Completed;
         return;
       }
     }
-    report_.stop_reason = spec_.sweeps > 1 ? "max_steps" : "completed";
+    report_.stop_reason = spec_.sweeps > 1 ? StopReason::SweepLimit : StopReason::Completed;
   }
 
  private:
-  void stop(const char* reason, Diagnostic d) {
+  void stop(StopReason reason, Diagnostic d) {
     report_.stop_reason = reason;
     report_.error = std::move(d);
   }
@@ -192,7 +192,7 @@ class Runner {
     group.name = step.name;
     group.kind = "fixpoint";
     group.sweep = sweep_;
-    group.stop_reason = "max_iterations";
+    group.stop_reason = StopReason::IterationLimit;
     for (int it = 1; it <= step.max_iterations; ++it) {
       group.iteration = it;
       bool any = false;
@@ -203,7 +203,7 @@ class Runner {
       }
       modified = modified || any;
       if (!any) {
-        group.stop_reason = "converged";
+        group.stop_reason = StopReason::Converged;
         break;
       }
     }
@@ -284,7 +284,7 @@ class Runner {
       entry.error = st.message();
       entry.transaction_seconds = seconds_since(t0) - entry.seconds;
       report_.passes.push_back(entry);
-      stop("pass_failed", st.diagnostic());
+      stop(StopReason::PassFailed, st.diagnostic());
       return false;
     }
     Graph previous;  // a Transformer's input, kept until its checks pass
@@ -312,7 +312,7 @@ class Runner {
           entry.nodes_added = entry.nodes_removed = entry.nodes_changed = 0;  // undone
           entry.transaction_seconds = seconds_since(t0) - entry.seconds;
           report_.passes.push_back(entry);
-          stop("check_failed", Diagnostic{.file = s_.script_name(), .message = failures.front()});
+          stop(StopReason::CheckFailed, Diagnostic{.file = s_.script_name(), .message = failures.front()});
           return false;
         }
       }
@@ -468,7 +468,7 @@ std::string PipelineReport::to_json() const {
   j["script"] = script;
   j["script_version"] = script_version;
   j["ok"] = ok();
-  j["stop_reason"] = stop_reason;
+  j["stop_reason"] = stop_reason_name(stop_reason);
   if (error) {
     nlohmann::ordered_json e;
     e["message"] = error->message;
@@ -494,7 +494,7 @@ std::string PipelineReport::to_json() const {
     e["nodes_added"] = p.nodes_added;
     e["nodes_removed"] = p.nodes_removed;
     e["nodes_changed"] = p.nodes_changed;
-    if (!p.stop_reason.empty()) e["stop_reason"] = p.stop_reason;
+    if (p.stop_reason) e["stop_reason"] = stop_reason_name(*p.stop_reason);
     if (!p.error.empty()) e["error"] = p.error;
     if (!p.check_failures.empty()) e["check_failures"] = p.check_failures;
     if (!p.rules.empty()) {
@@ -517,7 +517,8 @@ std::string PipelineReport::to_text() const {
       continue;
     }
     out += fmt::format("  {:<32} {:>9.3f} ms  +{} -{} ~{}{}\n", p.name + where, p.seconds * 1e3, p.nodes_added,
-                       p.nodes_removed, p.nodes_changed, p.stop_reason.empty() ? "" : "  (" + p.stop_reason + ")");
+                       p.nodes_removed, p.nodes_changed,
+                       p.stop_reason ? "  (" + std::string(stop_reason_name(*p.stop_reason)) + ")" : "");
     for (const auto& f : p.check_failures) out += fmt::format("    check failure (suppressed): {}\n", f);
     if (!p.rules.empty()) {
       std::string line;
@@ -528,7 +529,7 @@ std::string PipelineReport::to_text() const {
     }
   }
   out += fmt::format("  {}: {} -> {} nodes in {:.3f} s ({})\n", ok() ? "ok" : "stopped", nodes_before, nodes_after,
-                     seconds, stop_reason);
+                     seconds, stop_reason_name(stop_reason));
   return out;
 }
 
@@ -559,7 +560,7 @@ PipelineReport run_pipeline(Sandbox& sandbox, GraphModule& gm) {
         false);
   }
   if (!st) {
-    report.stop_reason = "invalid_pipeline";
+    report.stop_reason = StopReason::InvalidPipeline;
     report.error = st.diagnostic();
   } else {
     report.pipeline = spec.name;

@@ -6,7 +6,7 @@
 //     graft.rule{ name = "fuse", pattern = q, replacement = function(m) return graft.trace(...) end,
 //                 filter = function(m) return m.inputs[1].meta.tensor_meta ~= nil end },
 //   }
-//   return graft.pipeline{ rules:pass{ mode = "fixpoint", max_iterations = 5 } }
+//   return graft.pipeline{ rules:pass{ mode = "fixpoint", max_sweeps = 5 } }
 #include "rule_api.hpp"
 
 #include <memory>
@@ -345,7 +345,7 @@ DriveOptions read_drive_options(lua_State* L, int index, std::vector<Rule>& rule
   if (lua_isnoneornil(L, index)) return o;
   luaL_checktype(L, index, LUA_TTABLE);
   check_option_names(L, index, "g:apply",
-                     {"mode", "max_iterations", "max_rewrites", "enable", "disable", "log", "name"});
+                     {"mode", "max_sweeps", "max_iterations", "max_rewrites", "enable", "disable", "log", "name"});
   lua_getfield(L, index, "mode");
   if (!lua_isnil(L, -1)) {
     const std::string mode = luaL_checkstring(L, -1);
@@ -362,7 +362,15 @@ DriveOptions read_drive_options(lua_State* L, int index, std::vector<Rule>& rule
     }
     lua_pop(L, 1);
   };
-  count("max_iterations", o.max_iterations);
+  count("max_sweeps", o.max_sweeps);
+  lua_getfield(L, index, "max_sweeps");
+  const bool sweeps_given = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  count("max_iterations", o.max_sweeps);  // the older name of max_sweeps
+  lua_getfield(L, index, "max_iterations");
+  if (sweeps_given && !lua_isnil(L, -1))
+    luaL_error(L, "g:apply: give max_sweeps or max_iterations (its older name), not both");
+  lua_pop(L, 1);
   count("max_rewrites", o.max_rewrites);
   auto names = [&](const char* key, bool value) {
     lua_getfield(L, index, key);
@@ -391,17 +399,6 @@ DriveOptions read_drive_options(lua_State* L, int index, std::vector<Rule>& rule
   else if (!lua_isnil(L, -1)) luaL_error(L, "g:apply: log must be a function(line)");
   else lua_pop(L, 1);
   return o;
-}
-
-const char* stop_name(DriveReport::Stop s) {
-  switch (s) {
-    case DriveReport::Stop::Converged: return "converged";
-    case DriveReport::Stop::Completed: return "completed";
-    case DriveReport::Stop::IterationLimit: return "iteration limit";
-    case DriveReport::Stop::RewriteLimit: return "rewrite limit";
-    case DriveReport::Stop::Cycle: return "cycle";
-  }
-  return "?";
 }
 
 /// g:apply(rules [, options]) with the graph at 1, the rules at 2, the options at 3.
@@ -462,15 +459,18 @@ int apply_rules_here(lua_State* L) {
   if (!done) luaL_error(L, "g:apply: %s", done.status().message().c_str());
   if (!charge(attempts % 64)) s.raise_spent_budget(L);  // what the last polls did not charge yet
   const DriveReport& r = done.value();
-  if (s.on_rules_applied) s.on_rules_applied(r.rules, r.stop_reason(o));
-  lua_createtable(L, 0, 6);
+  const std::string reason = r.stop_text(o);
+  if (s.on_rules_applied) s.on_rules_applied(r.rules, reason);
+  lua_createtable(L, 0, 7);
   lua_pushinteger(L, static_cast<lua_Integer>(r.rewrites));
   lua_setfield(L, -2, "rewrites");
-  lua_pushinteger(L, static_cast<lua_Integer>(r.iterations));
-  lua_setfield(L, -2, "iterations");
-  lua_pushstring(L, stop_name(r.stop));
+  lua_pushinteger(L, static_cast<lua_Integer>(r.sweeps));
+  lua_setfield(L, -2, "sweeps");
+  lua_pushinteger(L, static_cast<lua_Integer>(r.sweeps));
+  lua_setfield(L, -2, "iterations");  // the older name of sweeps
+  const std::string_view stop = stop_reason_name(r.stop);
+  lua_pushlstring(L, stop.data(), stop.size());
   lua_setfield(L, -2, "stop");
-  const std::string reason = r.stop_reason(o);
   lua_pushlstring(L, reason.data(), reason.size());
   lua_setfield(L, -2, "reason");
   lua_createtable(L, static_cast<int>(r.cycle.size()), 0);

@@ -142,7 +142,7 @@ PipelineReport ScriptHost::run(const std::filesystem::path& script, GraphModule&
   if (!v) {
     PipelineReport r;
     r.script = script.string();
-    r.stop_reason = "invalid_pipeline";
+    r.stop_reason = StopReason::InvalidPipeline;
     r.error = Diagnostic{.file = script.string(), .message = "script not loaded"};
     return r;
   }

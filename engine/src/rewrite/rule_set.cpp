@@ -237,8 +237,8 @@ class Driver {
   }
 
   Status once() {
-    report_.iterations = 1;
-    report_.stop = DriveReport::Stop::Completed;
+    report_.sweeps = 1;
+    report_.stop = StopReason::Completed;
     for (std::size_t i : order_) {
       const Rule& r = rules_[i];
       std::vector<SubgraphMatch> matches = r.matcher->match(CandidateIndex(g_, o_.modules));
@@ -246,7 +246,7 @@ class Driver {
       ReplacedValues replaced;
       for (const SubgraphMatch& m : matches) {
         if (report_.rewrites >= o_.max_rewrites) {
-          report_.stop = DriveReport::Stop::RewriteLimit;
+          report_.stop = StopReason::RewriteLimit;
           return Status::ok();
         }
         const NodeId at = m.graph_node(m.anchors.front());
@@ -271,7 +271,7 @@ class Driver {
           report_.cycle.push_back(name);
       }
       report_.cycle_node = g_.name(at);
-      report_.stop = DriveReport::Stop::Cycle;
+      report_.stop = StopReason::Cycle;
       log(fmt::format("rule {} at {}: the graph is back in an earlier state: the rules cycle", rules_[rule_index].name,
                       g_.name(at)));
       return true;
@@ -286,11 +286,11 @@ class Driver {
     const Dispatch dispatch(rules_, order_);
     std::vector<std::size_t> ranks;
     while (true) {
-      if (report_.iterations == o_.max_iterations) {
-        report_.stop = DriveReport::Stop::IterationLimit;
+      if (report_.sweeps == o_.max_sweeps) {
+        report_.stop = StopReason::SweepLimit;
         return Status::ok();
       }
-      ++report_.iterations;
+      ++report_.sweeps;
       bool changed = false;
       // Only multi-output patterns look for their other outputs in an index; build it for them.
       std::optional<CandidateIndex> index;
@@ -331,7 +331,7 @@ class Driver {
             continue;
           }
           if (report_.rewrites >= o_.max_rewrites) {
-            report_.stop = DriveReport::Stop::RewriteLimit;
+            report_.stop = StopReason::RewriteLimit;
             return Status::ok();
           }
           if (cycles(i, *m, n)) return Status::ok();
@@ -365,20 +365,33 @@ class Driver {
 
 }  // namespace
 
-std::string DriveReport::stop_reason(const DriveOptions& o) const {
+std::string_view stop_reason_name(StopReason r) {
+  switch (r) {
+    case StopReason::Completed: return "completed";
+    case StopReason::Converged: return "converged";
+    case StopReason::SweepLimit: return "sweep_limit";
+    case StopReason::IterationLimit: return "iteration_limit";
+    case StopReason::RewriteLimit: return "rewrite_limit";
+    case StopReason::Cycle: return "cycle";
+    case StopReason::PassFailed: return "pass_failed";
+    case StopReason::CheckFailed: return "check_failed";
+    case StopReason::InvalidPipeline: return "invalid_pipeline";
+  }
+  return "?";
+}
+
+std::string DriveReport::stop_text(const DriveOptions& o) const {
   switch (stop) {
-    case Stop::Converged: return "converged";
-    case Stop::Completed: return "completed";
-    case Stop::IterationLimit: return fmt::format("iteration limit ({})", o.max_iterations);
-    case Stop::RewriteLimit: return fmt::format("rewrite limit ({})", o.max_rewrites);
-    case Stop::Cycle: {
+    case StopReason::SweepLimit: return fmt::format("sweep limit ({})", o.max_sweeps);
+    case StopReason::RewriteLimit: return fmt::format("rewrite limit ({})", o.max_rewrites);
+    case StopReason::Cycle: {
       std::string chain;
       for (const std::string& r : cycle) chain += r + " -> ";
       chain += cycle.empty() ? "?" : cycle.front();
       return fmt::format("cycle: {} (the rules undo each other) at {}", chain, cycle_node);
     }
+    default: return std::string(stop_reason_name(stop));
   }
-  return "?";
 }
 
 Status check_rules(const std::vector<Rule>& rules) {

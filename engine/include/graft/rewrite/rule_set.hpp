@@ -23,6 +23,7 @@
 #include "graft/match/subgraph_matcher.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
 #include "graft/rewrite/rewrite_match.hpp"
+#include "graft/rewrite/stop_reason.hpp"
 #include "graft/status.hpp"
 
 namespace graft {
@@ -43,7 +44,7 @@ enum class DriveMode { Once, Fixpoint };
 
 struct DriveOptions {
   DriveMode mode = DriveMode::Fixpoint;
-  std::size_t max_iterations = 10;  ///< sweeps over the whole graph (fixpoint)
+  std::size_t max_sweeps = 10;  ///< sweeps over the whole graph (fixpoint)
   std::size_t max_rewrites = 1000000;  ///< rewrites in the whole run
   const ModuleTable* modules = nullptr;  ///< the graph's, for rules that match modules by class
   /// Polled after every match and rewrite; an error stops the run and undoes it (a script
@@ -67,17 +68,16 @@ struct RuleStats {
 };
 
 struct DriveReport {
-  /// Completed: a `once` run went through every rule. Converged: a fixed point was reached.
-  enum class Stop { Converged, Completed, IterationLimit, RewriteLimit, Cycle };
-  Stop stop = Stop::Converged;
-  std::size_t iterations = 0;
+  /// Completed (a `once` run went through every rule), Converged, SweepLimit, RewriteLimit or Cycle.
+  StopReason stop = StopReason::Converged;
+  std::size_t sweeps = 0;  ///< fixpoint: sweeps run, the last included; once: 1
   std::size_t rewrites = 0;
   std::vector<RuleStats> rules;  ///< one per rule, in the order given
-  std::vector<std::string> cycle{};  ///< Stop::Cycle: the rules that fired in the cycle, each once, in order
-  std::string cycle_node{};  ///< Stop::Cycle: where the cycle was seen (a graph node)
-  /// `converged`, `completed`, `iteration limit (10)`, `rewrite limit (1000)`,
+  std::vector<std::string> cycle{};  ///< StopReason::Cycle: the rules that fired in the cycle, each once, in order
+  std::string cycle_node{};  ///< StopReason::Cycle: where the cycle was seen (a graph node)
+  /// For people: `converged`, `completed`, `sweep limit (10)`, `rewrite limit (1000)`,
   /// `cycle: a -> b -> a (the rules undo each other) at add_3`.
-  std::string stop_reason(const DriveOptions& o) const;
+  std::string stop_text(const DriveOptions& o) const;
 };
 
 /// Checks a rule set: names present and unique, a matcher, a replacement or a builder.

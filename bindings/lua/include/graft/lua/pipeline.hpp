@@ -11,6 +11,7 @@
 
 #include "graft/ir/graph_module.hpp"
 #include "graft/rewrite/rule_set.hpp"
+#include "graft/rewrite/stop_reason.hpp"
 #include "graft/status.hpp"
 
 namespace graft::lua {
@@ -20,7 +21,7 @@ class Sandbox;
 struct PassReport {
   std::string name;  ///< the pass's name, or where it was defined (`fuse.lua:12`)
   std::string kind;  ///< pass, transformer, builtin, fixpoint, check
-  int sweep = 1;  ///< pipeline sweep (1..steps)
+  int sweep = 1;  ///< the pipeline sweep over its passes (1..steps)
   int iteration = 0;  ///< iteration of the enclosing fixpoint group (0: none)
   double seconds = 0;  ///< the pass itself
   double transaction_seconds = 0;  ///< snapshot, validation (lint) and counting the changes
@@ -30,10 +31,10 @@ struct PassReport {
   bool ok = true;
   std::string error{};  ///< why it failed (with script:line)
   std::vector<std::string> check_failures{};  ///< suppressed check failures after this pass
-  std::string stop_reason{};  ///< fixpoint groups: converged | max_iterations
+  std::optional<StopReason> stop_reason{};  ///< fixpoint groups: Converged or IterationLimit
   /// Rule sets the pass applied (g:apply, rules:pass{}): per rule, summed over its calls.
   std::vector<RuleStats> rules{};
-  std::string rules_stop{};  ///< why the last g:apply of the pass stopped (`converged`, `cycle: ...`)
+  std::string rules_stop{};  ///< why the last g:apply of the pass stopped, for people (DriveReport::stop_text)
   bool modified() const { return nodes_added + nodes_removed + nodes_changed > 0; }
 };
 
@@ -42,8 +43,8 @@ struct PipelineReport {
   std::string script;  ///< the script it came from
   std::uint64_t script_version = 0;  ///< set by ScriptHost
   std::vector<PassReport> passes{};
-  /// completed (one sweep) | converged | max_steps | pass_failed | check_failed | invalid_pipeline
-  std::string stop_reason{};
+  /// Completed (steps = 1), Converged, SweepLimit, PassFailed, CheckFailed or InvalidPipeline.
+  StopReason stop_reason = StopReason::Completed;
   std::optional<Diagnostic> error{};  ///< set when the pipeline did not complete
   std::size_t nodes_before = 0;
   std::size_t nodes_after = 0;
