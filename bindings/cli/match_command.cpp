@@ -94,7 +94,7 @@ Json explanations_json(const SubgraphMatcher& matcher, const GraphModule& gm,
     if (e.failure.kind != MatchFailure::Kind::None) {
       x["matched"] = e.failure.matched;  // how far it got
       x["pattern_nodes"] = matcher.compute_nodes();
-      x["reason"] = describe_failure(e.failure, e.candidate, gm.graph, matcher, &gm.modules);
+      x["reason"] = describe_failure(e.failure, e.candidate, gm, matcher);
     }
     j.push_back(std::move(x));
   }
@@ -120,7 +120,7 @@ void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, c
     else
       out += fmt::format("{}{}: no match (matched {} of {} pattern nodes): {}\n", indent, g.name(e.candidate),
                          e.failure.matched, matcher.compute_nodes(),
-                         describe_failure(e.failure, e.candidate, g, matcher, &gm.modules));
+                         describe_failure(e.failure, e.candidate, gm, matcher));
   }
 }
 
@@ -132,14 +132,14 @@ int cmd_match(const MatchCommandOptions& o) {
   }
   const SubgraphMatcher& matcher = in->matcher;
   const GraphModule& gm = in->graph;
-  std::vector<SubgraphMatch> matches = matcher.match(gm.graph, &gm.modules);
+  std::vector<SubgraphMatch> matches = matcher.match(gm);
   if (o.json) {
     Json j;
     j["pattern"] = o.pattern;
     j["graph"] = o.graph;
     j["count"] = matches.size();
     j["matches"] = matches_json(matcher, gm.graph, matches);
-    if (o.log) j["candidates"] = explanations_json(matcher, gm, matcher.explain(gm.graph, kNoNode, &gm.modules));
+    if (o.log) j["candidates"] = explanations_json(matcher, gm, matcher.explain(gm));
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
@@ -148,7 +148,7 @@ int cmd_match(const MatchCommandOptions& o) {
   print_matches(matcher, gm.graph, matches, out);
   if (o.log) {
     out += "candidates:\n";
-    print_explanations(matcher, gm, matcher.explain(gm.graph, kNoNode, &gm.modules), o.graph, "  ", out);
+    print_explanations(matcher, gm, matcher.explain(gm), o.graph, "  ", out);
   }
   fmt::print("{}", out);
   return 0;
@@ -170,7 +170,7 @@ int cmd_explain(const MatchCommandOptions& o, const std::string& node) {
       return 1;
     }
   }
-  std::vector<MatchExplanation> all = matcher.explain(gm.graph, only, &gm.modules);
+  std::vector<MatchExplanation> all = matcher.explain(gm, only);
   if (o.json) {
     fmt::print("{}\n", explanations_json(matcher, gm, all).dump(2));
     return 0;

@@ -89,8 +89,7 @@ int cmd_rewrite(const RewriteCommandOptions& o) {
   }
   Result<SubgraphMatcher> matcher = matcher_from_file(o.pattern, o.match, o.modules_by_class);
   if (!matcher) return fail(matcher.status());
-  Result<std::vector<ReplacedPattern>> done =
-      replace_pattern(gm->graph, matcher.value(), replacement->graph, options, &gm->modules);
+  Result<std::vector<ReplacedPattern>> done = replace_pattern(*gm, matcher.value(), replacement->graph, options);
   if (!done) return fail(done.status());
   // As torch.fx: modules nothing uses any more go, and what the replacement's nodes call or
   // read comes from the replacement's own module table.

@@ -96,7 +96,7 @@ int cmd_match_rules(const RulesCommandOptions& o) {
         j["graph"] = o.script.graph;
         Json& list = j["rules"] = Json::array();
         for (const lua::RuleView* r : chosen.value()) {
-          std::vector<SubgraphMatch> matches = r->matcher->match(gm->graph, &gm->modules);
+          std::vector<SubgraphMatch> matches = r->matcher->match(*gm);
           // The rule's filter decides which matches it would rewrite; refused ones are listed apart.
           std::vector<SubgraphMatch> refused;
           if (r->filter) {
@@ -111,9 +111,7 @@ int cmd_match_rules(const RulesCommandOptions& o) {
             e["count"] = matches.size();
             e["matches"] = matches_json(*r->matcher, gm->graph, matches);
             e["refused_by_filter"] = matches_json(*r->matcher, gm->graph, refused);
-            if (o.log)
-              e["candidates"] =
-                  explanations_json(*r->matcher, *gm, r->matcher->explain(gm->graph, kNoNode, &gm->modules));
+            if (o.log) e["candidates"] = explanations_json(*r->matcher, *gm, r->matcher->explain(*gm));
             list.push_back(std::move(e));
             continue;
           }
@@ -125,9 +123,7 @@ int cmd_match_rules(const RulesCommandOptions& o) {
             out += "  refused by the filter:\n";
             print_matches(*r->matcher, gm->graph, refused, out);
           }
-          if (o.log)
-            print_explanations(*r->matcher, *gm, r->matcher->explain(gm->graph, kNoNode, &gm->modules), o.script.graph,
-                               "    ", out);
+          if (o.log) print_explanations(*r->matcher, *gm, r->matcher->explain(*gm), o.script.graph, "    ", out);
         }
         if (o.json) out += j.dump(2) + "\n";
         return Status::ok();
@@ -146,7 +142,7 @@ int cmd_explain_rules(const RulesCommandOptions& o) {
                          if (only == kNoNode)
                            return Status::error(fmt::format("{}: no node named '{}'", o.script.graph, o.node));
                        }
-                       std::vector<MatchExplanation> all = r.matcher->explain(gm->graph, only, &gm->modules);
+                       std::vector<MatchExplanation> all = r.matcher->explain(*gm, only);
                        if (o.json) {
                          Json j;
                          j["rule"] = r.name;

@@ -200,15 +200,13 @@ TEST_CASE("rules: a module matched by class is reachable from the replacement by
   r.replacement = std::make_shared<const Graph>(graph_of(
       lines({ph("x"), node("get_attr", "w", "l0.weight", "[]"),
              call("y", "torch.nn.functional.linear", R"([{"node":"x"},{"node":"w"}])"), out(R"({"node":"y"})")})));
-  DriveOptions o;
-  o.modules = &gm.modules;
-  auto done = apply_rules(gm.graph, {r}, o);
+  auto done = apply_rules(gm, {r});  // the graph module's table: class matches see its modules
   REQUIRE_MESSAGE(done.is_ok(), done.status().message());
   CHECK(done->rewrites == 1);
   const NodeId w = gm.graph.find("w");
   REQUIRE(w != kNoNode);
   CHECK(gm.graph.target(w) == "layers.0.l0.weight");
-  CHECK(lint(gm.graph, &gm.modules).is_ok());
+  CHECK(lint(gm).is_ok());
 }
 
 TEST_CASE("rules: the log says what the matcher decided") {

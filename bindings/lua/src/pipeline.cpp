@@ -330,7 +330,7 @@ class Runner {
     }
     if (name == "stable_topological_sort") return stable_topological_sort(gm_.graph);
     if (name == "lint") {
-      Status st = lint(gm_.graph, &gm_.modules);
+      Status st = lint(gm_);
       if (!st) return Status::error(Diagnostic{.file = s_.script_name(), .message = "lint: " + st.message()});
       return st;
     }
@@ -342,7 +342,7 @@ class Runner {
     std::vector<std::string> failures;
     for (const Check& check : spec_.checks) {
       if (check.ref == LUA_NOREF) {
-        Status st = lint(gm_.graph, &gm_.modules);
+        Status st = lint(gm_);
         if (!st) failures.push_back(fmt::format("check 'lint' failed {}: {}", when, st.message()));
         continue;
       }

@@ -63,18 +63,6 @@ std::vector<NodeId> Graph::node_list() const {
   return out;
 }
 
-const std::vector<std::uint32_t>& Graph::order_index() const {
-  if (order_valid_.get()) return order_;
-  std::lock_guard lock(cache_mutex_.mutex);
-  if (!order_valid_.get()) {
-    order_.assign(slots_.size(), kNoNode);
-    std::uint32_t i = 0;
-    for (NodeId n : nodes()) order_[n] = i++;
-    order_valid_.set(true);
-  }
-  return order_;
-}
-
 Status Graph::check_refs(const std::vector<Argument>& args, const Kwargs& kwargs) const {
   NodeId bad = kNoNode;
   auto check = [&](NodeId id) {
@@ -102,7 +90,7 @@ NodeId Graph::allocate_slot() {
   if (!free_slots_.empty()) {
     id = free_slots_.back();
     free_slots_.pop_back();
-    touch(id);
+    changing(id);
     slots_[id] = NodeData{};
   } else {
     id = static_cast<NodeId>(slots_.size());
@@ -124,12 +112,12 @@ void Graph::link(NodeId n) {
     case InsertPoint::Where::Before: before = insert_.anchor; break;
     case InsertPoint::Where::After: before = slots_[insert_.anchor].next; break;
   }
-  touch(n);
+  changing(n);
   if (before != kNoNode) {
-    touch(before);
-    if (slots_[before].prev != kNoNode) touch(slots_[before].prev);
+    changing(before);
+    if (slots_[before].prev != kNoNode) changing(slots_[before].prev);
   } else if (tail_ != kNoNode) {
-    touch(tail_);
+    changing(tail_);
   }
   NodeData& d = slots_[n];
   d.next = before;
@@ -141,51 +129,18 @@ void Graph::link(NodeId n) {
   // Inserting "after" moves on to the new node, so a sequence of creates comes out in creation
   // order (FX's inserting_after would put each right after the anchor: reverse order).
   if (insert_.where == InsertPoint::Where::After) insert_ = after(n);
-  bump_order();
-  key_inserted(n);
-}
-
-namespace {
-constexpr std::uint64_t kKeyGap = std::uint64_t{1} << 20;  // room for 20 halvings at one spot
-}
-
-void Graph::renumber_keys() const {
-  std::lock_guard lock(cache_mutex_.mutex);
-  if (keys_valid_.get()) return;  // another reader renumbered first
-  keys_.assign(slots_.size(), 0);
-  std::uint64_t k = 0;
-  for (NodeId n : nodes()) keys_[n] = (k += kKeyGap);
-  keys_valid_.set(true);
-}
-
-void Graph::key_inserted(NodeId n) {
-  if (!keys_valid_.get()) return;  // renumbered when next asked
-  if (keys_.size() < slots_.size()) keys_.resize(slots_.size(), 0);
-  const NodeData& d = slots_[n];
-  const std::uint64_t lo = d.prev == kNoNode ? 0 : keys_[d.prev];
-  if (d.next == kNoNode) {
-    keys_[n] = lo + kKeyGap;
-    return;
-  }
-  const std::uint64_t hi = keys_[d.next];
-  if (hi - lo < 2) {
-    keys_valid_.set(false);  // no room left here
-    return;
-  }
-  keys_[n] = lo + (hi - lo) / 2;
 }
 
 void Graph::unlink(NodeId n) {
-  touch(n);
-  if (slots_[n].prev != kNoNode) touch(slots_[n].prev);
-  if (slots_[n].next != kNoNode) touch(slots_[n].next);
+  changing(n);
+  if (slots_[n].prev != kNoNode) changing(slots_[n].prev);
+  if (slots_[n].next != kNoNode) changing(slots_[n].next);
   NodeData& d = slots_[n];
   if (d.prev != kNoNode) slots_[d.prev].next = d.next;
   else head_ = d.next;
   if (d.next != kNoNode) slots_[d.next].prev = d.prev;
   else tail_ = d.prev;
   d.prev = d.next = kNoNode;
-  bump_order();
 }
 
 NodeIdList Graph::collect_inputs(const NodeData& d) {
@@ -202,17 +157,17 @@ NodeIdList Graph::collect_inputs(const NodeData& d) {
 }
 
 void Graph::attach_inputs(NodeId n) {
-  touch(n);
+  changing(n);
   NodeData& d = slots_[n];
   d.inputs = collect_inputs(d);
-  for (NodeId input : d.inputs) touch(input);
+  for (NodeId input : d.inputs) changing(input);
   for (NodeId input : d.inputs) slots_[input].users.add(n);
 }
 
 void Graph::detach_inputs(NodeId n) {
-  touch(n);
+  changing(n);
   for (NodeId input : slots_[n].inputs) {
-    touch(input);
+    changing(input);
     slots_[input].users.remove(n);
   }
   slots_[n].inputs.clear();
@@ -253,14 +208,15 @@ Result<NodeId> Graph::add_node(OpKind op, Symbol target, std::vector<Argument> a
   d.meta = std::move(meta);
   by_name_.insert(d.name, n);  // only once the slot exists: allocating may throw
   attach_inputs(n);
-  if (!at_end) {
+  if (at_end) {
+    InsertPoint saved = insert_;
+    insert_ = InsertPoint::at_end();
     link(n);
-    return n;
+    insert_ = saved;
+  } else {
+    link(n);
   }
-  InsertPoint saved = insert_;
-  insert_ = InsertPoint::at_end();
-  link(n);
-  insert_ = saved;
+  inserted(n);
   return n;
 }
 
@@ -343,7 +299,7 @@ Status Graph::set_kwarg(NodeId n, std::string_view key, Argument value) {
 }
 
 void Graph::set_target(NodeId n, std::string_view target) {
-  touch(n);
+  changing(n);
   slots_[n].target = symbols_.intern(target);
 }
 
@@ -351,7 +307,7 @@ Status Graph::rename(NodeId n, std::string name) {
   if (name == slots_[n].name) return Status::ok();
   if (name.empty()) return Status::node_error(slots_[n].name, "cannot rename to an empty name");
   if (name_taken(name)) return Status::node_error(slots_[n].name, "cannot rename to '" + name + "': the name is taken");
-  touch(n);
+  changing(n);
   by_name_.erase(slots_[n].name, n);
   slots_[n].name = std::move(name);
   by_name_.insert(slots_[n].name, n);
@@ -365,8 +321,8 @@ std::vector<NodeId> Graph::replace_all_uses_with(NodeId from, NodeId to, const s
   // when `from` has a hundred thousand users (a detach/attach per user would be quadratic).
   UserList kept;
   auto swap = [&](NodeId id) { return id == from ? to : id; };
-  touch(from);
-  touch(to);
+  changing(from);
+  changing(to);
   for (NodeId user : slots_[from].users) {
     // `to` itself may use `from` (insert relu after x, then reroute x's users to the relu):
     // rewriting it would make it use itself, so it is always skipped.
@@ -374,7 +330,7 @@ std::vector<NodeId> Graph::replace_all_uses_with(NodeId from, NodeId to, const s
       kept.add(user);
       continue;
     }
-    touch(user);
+    changing(user);
     NodeData& u = slots_[user];
     for (Argument& a : u.args) map_node_refs(a, swap);
     for (auto& kv : u.kwargs) map_node_refs(kv.second, swap);
@@ -398,8 +354,9 @@ Status Graph::erase_node(NodeId n) {
     // Keep the current insertion point meaningful: after an erased node = after its predecessor.
     insert_ = d.prev != kNoNode ? after(d.prev) : d.next != kNoNode ? before(d.next) : InsertPoint::at_end();
   }
-  const bool kept = journal_.p && keep_for_undo(n);
-  touch(n);
+  erasing(n);
+  const bool kept = journal_.p && journal_.p->last_erase_kept;
+  changing(n);
   detach_inputs(n);
   unlink(n);
   by_name_.erase(d.name, n);
@@ -421,18 +378,17 @@ Status Graph::move(NodeId n, InsertPoint where) {
   if (where.where != InsertPoint::Where::AtEnd && !anchor_live)
     return Status::node_error(slots_[n].name, "cannot move next to a node that is not in the graph");
   if (where.anchor == n) return Status::ok();
-  note_moved(n);
   unlink(n);
   InsertPoint saved = insert_;
   insert_ = where;
   link(n);
   insert_ = saved;
+  moved(n);
   return Status::ok();
 }
 
 void Graph::reorder(const std::vector<NodeId>& sorted) {
-  for (NodeId n : sorted) touch(n);
-  note_reordered();
+  for (NodeId n : sorted) changing(n);
   head_ = tail_ = kNoNode;
   NodeId prev = kNoNode;
   for (NodeId n : sorted) {
@@ -443,7 +399,40 @@ void Graph::reorder(const std::vector<NodeId>& sorted) {
     prev = n;
   }
   tail_ = prev;
-  reorder_all();
+  reordered();
+}
+
+// The events. The journal hears an erase before the order cache, which hears every event before
+// the listeners added.
+
+void Graph::inserted(NodeId n) {
+  order_cache_.node_inserted(*this, n);
+  for (GraphListener* l : listeners_.list) l->node_inserted(*this, n);
+}
+
+void Graph::erasing(NodeId n) {
+  if (journal_.p) journal_.p->node_erasing(*this, n);
+  order_cache_.node_erasing(*this, n);
+  for (GraphListener* l : listeners_.list) l->node_erasing(*this, n);
+}
+
+void Graph::moved(NodeId n) {
+  if (journal_.p) journal_.p->node_moved(*this, n);
+  order_cache_.node_moved(*this, n);
+  for (GraphListener* l : listeners_.list) l->node_moved(*this, n);
+}
+
+void Graph::reordered() {
+  if (journal_.p) journal_.p->graph_reordered(*this);
+  order_cache_.graph_reordered(*this);
+  for (GraphListener* l : listeners_.list) l->graph_reordered(*this);
+}
+
+void Graph::notify_journal_changing(NodeId n) { journal_.p->node_changing(*this, n); }
+
+void Graph::remove_listener(GraphListener* l) {
+  auto& v = listeners_.list;
+  v.erase(std::remove(v.begin(), v.end(), l), v.end());
 }
 
 }  // namespace graft

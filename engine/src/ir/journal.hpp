@@ -1,4 +1,6 @@
-// Graph::Journal: what an open transaction saved (private to the IR's sources).
+// Graph::Journal: what an open transaction saved (private to the IR's sources). It listens to
+// the graph's edits like any GraphListener; the innermost open journal hears them and records for
+// every enclosing one too.
 #pragma once
 
 #include <memory>
@@ -11,7 +13,7 @@
 
 namespace graft {
 
-struct Graph::Journal {
+struct Graph::Journal final : GraphListener {
   std::size_t slot_count = 0;  ///< slots at begin; later slots are new and simply dropped
   NodeId head = kNoNode;
   NodeId tail = kNoNode;
@@ -37,6 +39,21 @@ struct Graph::Journal {
   bool order_changed = false;  ///< a move() or a whole-graph reorder happened
   std::vector<NodeId> order_at_begin;  ///< filled at the first order change
   std::unique_ptr<Journal> outer;  ///< the enclosing transaction, when nested
+  /// The last node_erasing: some journal kept the slot's links, so the tombstone must keep its
+  /// contents until the outermost transaction ends.
+  bool last_erase_kept = false;
+
+  /// Saves slot `n` in every journal of the chain that has not saved it yet.
+  void node_changing(const Graph& g, NodeId n) override;
+  /// Journals that have not saved `n` note its links instead of copying its contents.
+  void node_erasing(const Graph& g, NodeId n) override;
+  void node_moved(const Graph& g, NodeId /*n*/) override { order_changing(g); }
+  void graph_reordered(const Graph& g) override { order_changing(g); }
+
+ private:
+  /// Every journal of the chain keeps the order it began with (once).
+  void order_changing(const Graph& g);
+  void keep_order_at_begin(const Graph& g);
 };
 
 }  // namespace graft

@@ -36,47 +36,44 @@ void Graph::begin_nested_transaction() {
   journal_.p = std::move(j);
 }
 
-void Graph::record(NodeId n) {
+void Graph::Journal::node_changing(const Graph& g, NodeId n) {
   // Every enclosing transaction that has not saved this slot yet needs its state now: nobody
   // changed it since they began.
-  for (Journal* j = journal_.p.get(); j != nullptr; j = j->outer.get()) {
+  for (Journal* j = this; j != nullptr; j = j->outer.get()) {
     if (n >= j->slot_count || j->touched[n]) continue;
     j->touched[n] = true;
-    j->saved.emplace_back(n, slots_[n]);
+    j->saved.emplace_back(n, g.node(n));
   }
 }
 
-bool Graph::keep_for_undo(NodeId n) {
+void Graph::Journal::node_erasing(const Graph& g, NodeId n) {
   // The journals that have not saved `n` are the innermost ones (one that saved it made every
   // enclosing one save it too), so they are counted from the inside out.
   std::uint32_t depth = 0;
-  for (Journal* j = journal_.p.get(); j != nullptr && n < j->slot_count && !j->touched[n]; j = j->outer.get()) ++depth;
+  for (Journal* j = this; j != nullptr && n < j->slot_count && !j->touched[n]; j = j->outer.get()) ++depth;
   std::uint32_t left = depth;
-  for (Journal* j = journal_.p.get(); left > 0; j = j->outer.get(), --left) {
+  for (Journal* j = this; left > 0; j = j->outer.get(), --left) {
     j->touched[n] = true;
-    j->kept.push_back({n, slots_[n].prev, slots_[n].next, left});
+    j->kept.push_back({n, g.prev(n), g.next(n), left});
   }
-  return depth > 0;
+  last_erase_kept = depth > 0;
 }
 
-void Graph::note_moved(NodeId) { note_reordered(); }
-
-void Graph::note_reordered() {
-  for (Journal* j = journal_.p.get(); j != nullptr; j = j->outer.get()) note_reordered(j);
+void Graph::Journal::order_changing(const Graph& g) {
+  for (Journal* j = this; j != nullptr; j = j->outer.get()) j->keep_order_at_begin(g);
 }
 
-void Graph::note_reordered(Journal* jp) {
-  Journal* j = jp;
-  if (j->order_changed) return;
-  // The order as it was at begin, rebuilt from the saved links (the list is about to be
-  // relinked). Untouched nodes kept their links, so walking saved-or-current links from the
-  // old head reproduces the old list. Once per transaction: O(n).
-  j->order_changed = true;
-  std::vector<NodeId> next(slots_.size());
-  for (NodeId n = 0; n < slots_.size(); ++n) next[n] = slots_[n].next;
-  for (const Journal::KeptErase& k : j->kept) next[k.id] = k.next;
-  for (const auto& [id, data] : j->saved) next[id] = data.next;
-  for (NodeId n = j->head; n != kNoNode; n = next[n]) j->order_at_begin.push_back(n);
+void Graph::Journal::keep_order_at_begin(const Graph& g) {
+  if (order_changed) return;
+  // The order as it was at begin, rebuilt from the saved links: every slot whose links changed
+  // was saved (or kept) before the change, and the others kept theirs, so walking saved-or-current
+  // links from the old head reproduces the old list. Once per transaction: O(n).
+  order_changed = true;
+  std::vector<NodeId> next(g.num_slots());
+  for (NodeId n = 0; n < g.num_slots(); ++n) next[n] = g.node(n).next;
+  for (const KeptErase& k : kept) next[k.id] = k.next;
+  for (const auto& [id, data] : saved) next[id] = data.next;
+  for (NodeId n = head; n != kNoNode; n = next[n]) order_at_begin.push_back(n);
 }
 
 void Graph::commit_transaction() {
@@ -127,7 +124,9 @@ void Graph::rollback_transaction() {
   insert_ = j->insert;
   name_counters_ = std::move(j->name_counters);
   retired_names_.truncate(j->retired_names);
-  reorder_all();
+  // The graph is as it was at this journal's begin; enclosing journals' records still hold.
+  order_cache_.graph_reordered(*this);
+  for (GraphListener* l : listeners_.list) l->graph_reordered(*this);
 }
 
 }  // namespace graft

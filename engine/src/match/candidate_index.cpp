@@ -16,7 +16,8 @@ CandidateIndex::CandidateIndex(const Graph& g, const ModuleTable* modules) : g_(
   }
 }
 
-void CandidateIndex::add(NodeId n) {
+void CandidateIndex::node_inserted(const Graph& g, NodeId n) {
+  if (&g != &g_) return;
   all_.push_back(n);
   by_key_[key(g_.op(n), g_.target_symbol(n))].push_back(n);
   if (g_.op(n) == OpKind::GetAttr) get_attrs_.push_back(n);

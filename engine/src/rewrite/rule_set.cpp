@@ -294,8 +294,12 @@ class Driver {
       bool changed = false;
       // Only multi-output patterns look for their other outputs in an index; build it for them.
       std::optional<CandidateIndex> index;
+      std::optional<ListenerScope> index_listens;  // the index hears of the nodes rewrites create
       for (std::size_t i : order_)
-        if (rules_[i].matcher->anchors().size() > 1 && !index) index.emplace(g_, o_.modules);
+        if (rules_[i].matcher->anchors().size() > 1 && !index) {
+          index.emplace(g_, o_.modules);
+          index_listens.emplace(g_, *index);
+        }
       std::deque<NodeId> work;
       std::vector<bool> queued(g_.num_slots(), false);
       for (NodeId n : g_.nodes()) {
@@ -341,10 +345,7 @@ class Driver {
           if (!done) return done.status();
           if (!done.value()) continue;
           changed = true;
-          for (NodeId c : created) {
-            if (index) index->add(c);
-            enqueue(c);
-          }
+          for (NodeId c : created) enqueue(c);
           for (NodeId c : created)
             for (NodeId u : g_.users(c)) enqueue(u);
           break;  // `n` is usually gone; its replacement is queued
@@ -431,6 +432,11 @@ Result<DriveReport> apply_rules(Graph& g, const std::vector<Rule>& rules, const 
   if (Status s = driver.run(); !s) return s;
   transaction.commit();
   return std::move(driver.report());
+}
+
+Result<DriveReport> apply_rules(GraphModule& gm, const std::vector<Rule>& rules, DriveOptions options) {
+  options.modules = &gm.modules;
+  return apply_rules(gm.graph, rules, options);
 }
 
 }  // namespace graft

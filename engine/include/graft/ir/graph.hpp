@@ -18,10 +18,11 @@
 
 #include "graft/ir/argument.hpp"
 #include "graft/ir/graph_diff.hpp"
+#include "graft/ir/graph_listener.hpp"
 #include "graft/ir/ids.hpp"
-#include "graft/ir/lazy_cache.hpp"
 #include "graft/ir/meta.hpp"
 #include "graft/ir/name_index.hpp"
+#include "graft/ir/order_cache.hpp"
 #include "graft/ir/small_vector.hpp"
 #include "graft/ir/symbol_table.hpp"
 #include "graft/ir/user_list.hpp"
@@ -92,7 +93,7 @@ class Graph {
   const NodeMeta& meta(NodeId n) const { return slots_[n].meta; }
   /// Metadata is not part of the use-def structure, so it may be edited freely.
   NodeMeta& meta(NodeId n) {
-    touch(n);
+    changing(n);
     return slots_[n].meta;
   }
   const UserList& users(NodeId n) const { return slots_[n].users; }
@@ -141,15 +142,12 @@ class Graph {
 
   /// Position of every live node in graph order, indexed by NodeId (kNoNode for dead slots).
   /// Recomputed lazily after the order changed (under a lock: readers may share a graph).
-  const std::vector<std::uint32_t>& order_index() const;
+  const std::vector<std::uint32_t>& order_index() const { return order_cache_.positions(*this); }
   /// A number that grows along graph order; not a position: gaps are left between keys, so
   /// inserting or moving a node gives it a key between its neighbours' and leaves every other
   /// key as it was (O(1); an exhausted gap renumbers the graph once). Rewrites that compare
   /// order after every edit stay linear.
-  std::uint64_t order_key(NodeId n) const {
-    if (!keys_valid_.get()) renumber_keys();
-    return keys_[n];
-  }
+  std::uint64_t order_key(NodeId n) const { return order_cache_.key(*this, n); }
   /// True if `a` comes before `b` in graph order.
   bool comes_before(NodeId a, NodeId b) const { return order_key(a) < order_key(b); }
 
@@ -199,7 +197,7 @@ class Graph {
   Status check_refs(const std::vector<Argument>& args, const Kwargs& kwargs) const;
   void set_target(NodeId n, std::string_view target);
   void set_op(NodeId n, OpKind op) {
-    touch(n);
+    changing(n);
     slots_[n].op = op;
   }
   Status rename(NodeId n, std::string name);
@@ -239,6 +237,13 @@ class Graph {
   /// except after a whole-graph reorder (stable_topological_sort), which needs O(n log n).
   GraphDiff transaction_diff() const;
 
+  // --- listeners ------------------------------------------------------------------------------
+  /// `l` hears about every edit from now on, after the graph's own journal and caches, in the
+  /// order listeners were added; until remove_listener (ListenerScope does both). A copy of the
+  /// graph has no listeners.
+  void add_listener(GraphListener* l) { listeners_.list.push_back(l); }
+  void remove_listener(GraphListener* l);
+
  private:
   struct Journal;
   /// Owns the journal; copying a graph copies no journal (the copy has no open transaction).
@@ -251,18 +256,18 @@ class Graph {
     JournalHandle& operator=(JournalHandle&&) noexcept;
     ~JournalHandle();
   };
-  /// Saves slot `n` before its first change in the open transaction (no-op without one).
-  void touch(NodeId n) {
-    if (journal_.p) record(n);
+  // The events, each told to the open journal (if it wants it), the order cache, then the
+  // listeners added.
+  void changing(NodeId n) {
+    if (journal_.p) notify_journal_changing(n);
+    for (GraphListener* l : listeners_.list) l->node_changing(*this, n);
   }
-  void record(NodeId n);
-  /// Before erasing `n`: journals that have not saved it note its links instead, and the
-  /// tombstone keeps its contents for them. True if any did.
-  bool keep_for_undo(NodeId n);
-  void note_moved(NodeId n);
+  void notify_journal_changing(NodeId n);
+  void inserted(NodeId n);
+  void erasing(NodeId n);
+  void moved(NodeId n);
+  void reordered();
   friend class UniqueIdScope;
-  void note_reordered();
-  void note_reordered(Journal* j);
 
   InsertPoint point(InsertPoint::Where where, NodeId n) const {
     if (!is_alive(n)) return {where, kNoNode, 0};
@@ -276,14 +281,6 @@ class Graph {
   void unlink(NodeId n);
   void attach_inputs(NodeId n);
   void detach_inputs(NodeId n);
-  void bump_order() { order_valid_.set(false); }
-  /// The whole order was rebuilt (sort, rollback): order keys start again.
-  void reorder_all() {
-    order_valid_.set(false);
-    keys_valid_.set(false);
-  }
-  void renumber_keys() const;
-  void key_inserted(NodeId n);
   detail::NameIndex::NameOf name_of() const {
     return [this](NodeId id) { return std::string_view(slots_[id].name); };
   }
@@ -310,13 +307,31 @@ class Graph {
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters_;
   /// Names of erased nodes: as in FX, a derived name never repeats one the graph has used.
   detail::NameLog retired_names_;
-  // Order caches, filled by const readers: any number of threads may read one graph at once.
-  mutable std::vector<std::uint32_t> order_;
-  mutable detail::CacheFlag order_valid_;
-  mutable std::vector<std::uint64_t> keys_;
-  mutable detail::CacheFlag keys_valid_;
-  mutable detail::CacheMutex cache_mutex_;
+  detail::OrderCache order_cache_;  ///< filled by const readers: threads may read one graph at once
   JournalHandle journal_;
+  /// Listeners added; a copy of a graph starts with none.
+  struct ListenerList {
+    std::vector<GraphListener*> list;
+    ListenerList() = default;
+    ListenerList(const ListenerList&) {}
+    ListenerList& operator=(const ListenerList&) { return *this; }
+    ListenerList(ListenerList&&) noexcept {}
+    ListenerList& operator=(ListenerList&&) noexcept { return *this; }
+    ~ListenerList() = default;
+  } listeners_;
+};
+
+/// RAII: `l` listens to `g` while the scope is open.
+class ListenerScope {
+ public:
+  ListenerScope(Graph& g, GraphListener& l) : g_(g), l_(l) { g_.add_listener(&l_); }
+  ~ListenerScope() { g_.remove_listener(&l_); }
+  ListenerScope(const ListenerScope&) = delete;
+  ListenerScope& operator=(const ListenerScope&) = delete;
+
+ private:
+  Graph& g_;
+  GraphListener& l_;
 };
 
 /// RAII: no slot of `g` is reused while the scope is open, so a NodeId taken meanwhile names at

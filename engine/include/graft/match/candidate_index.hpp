@@ -1,7 +1,8 @@
 // CandidateIndex: the graph nodes a pattern node could match, without scanning the graph.
 // Nodes are kept by (op, target) in graph order; lists for module classes and target
-// alternatives are derived on demand. A rewrite driver adds the nodes it creates; erased
-// nodes are skipped by the callers (Graph::is_alive).
+// alternatives are derived on demand. While it listens to its graph (ListenerScope), nodes
+// created later are added, last in their lists; erased nodes are skipped by the callers
+// (Graph::is_alive).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "graft/ir/graph.hpp"
+#include "graft/ir/graph_module.hpp"
 #include "graft/ir/lazy_cache.hpp"
 #include "graft/ir/module_table.hpp"
 
@@ -18,12 +20,13 @@ namespace graft {
 
 struct NodeConstraint;
 
-class CandidateIndex {
+class CandidateIndex final : public GraphListener {
  public:
   explicit CandidateIndex(const Graph& g, const ModuleTable* modules = nullptr);
+  explicit CandidateIndex(const GraphModule& gm) : CandidateIndex(gm.graph, &gm.modules) {}
 
-  /// A node created after the index was built (it goes last in its list).
-  void add(NodeId n);
+  /// A node created after the index was built goes last in its list.
+  void node_inserted(const Graph& g, NodeId n) override;
 
   /// Graph nodes that pattern node `p` of `pattern` may match, judged by op, target, module
   /// class and alternatives only. May contain erased nodes when the graph changed.

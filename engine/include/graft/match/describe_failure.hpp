@@ -12,5 +12,9 @@ namespace graft {
 /// `candidate` is the graph node the explanation is about; `modules` is g's module table.
 std::string describe_failure(const MatchFailure& f, NodeId candidate, const Graph& g, const SubgraphMatcher& matcher,
                              const ModuleTable* modules = nullptr);
+inline std::string describe_failure(const MatchFailure& f, NodeId candidate, const GraphModule& gm,
+                                    const SubgraphMatcher& matcher) {
+  return describe_failure(f, candidate, gm.graph, matcher, &gm.modules);
+}
 
 }  // namespace graft

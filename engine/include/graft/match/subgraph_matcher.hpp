@@ -106,6 +106,7 @@ class SubgraphMatcher {
   /// Every match in `g`, in the order of their anchors in `g`, overlaps removed if asked.
   /// `modules` is g's module table, needed by patterns that match modules by class.
   std::vector<SubgraphMatch> match(const Graph& g, const ModuleTable* modules = nullptr) const;
+  std::vector<SubgraphMatch> match(const GraphModule& gm) const { return match(gm.graph, &gm.modules); }
   std::vector<SubgraphMatch> match(const CandidateIndex& index) const;
 
   /// The match whose first anchor is graph node `node`, if there is one (overlaps are not
@@ -120,6 +121,9 @@ class SubgraphMatcher {
   /// Overlaps with other matches are not considered.
   std::vector<MatchExplanation> explain(const Graph& g, NodeId node = kNoNode,
                                         const ModuleTable* modules = nullptr) const;
+  std::vector<MatchExplanation> explain(const GraphModule& gm, NodeId node = kNoNode) const {
+    return explain(gm.graph, node, &gm.modules);
+  }
 
   const Graph& pattern() const { return pattern_.graph; }
   const Pattern& constrained_pattern() const { return pattern_; }

@@ -39,5 +39,11 @@ Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const Graph& patt
 Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const SubgraphMatcher& matcher, const Graph& replacement,
                                                      const ReplaceOptions& options = {},
                                                      const ModuleTable* modules = nullptr);
+/// The same on a graph module: its module table is the one patterns match classes in.
+inline Result<std::vector<ReplacedPattern>> replace_pattern(GraphModule& gm, const SubgraphMatcher& matcher,
+                                                            const Graph& replacement,
+                                                            const ReplaceOptions& options = {}) {
+  return replace_pattern(gm.graph, matcher, replacement, options, &gm.modules);
+}
 
 }  // namespace graft

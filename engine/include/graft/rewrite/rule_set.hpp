@@ -85,5 +85,7 @@ Status check_rules(const std::vector<Rule>& rules);
 
 /// Applies the enabled rules to `g`.
 Result<DriveReport> apply_rules(Graph& g, const std::vector<Rule>& rules, const DriveOptions& options = {});
+/// The same on a graph module: `options.modules` becomes its module table.
+Result<DriveReport> apply_rules(GraphModule& gm, const std::vector<Rule>& rules, DriveOptions options = {});
 
 }  // namespace graft
