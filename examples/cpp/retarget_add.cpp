@@ -4,8 +4,7 @@
 // Usage: retarget_add IN.json OUT.json
 #include <cstdio>
 
-#include "graft/io/graph_json.hpp"
-#include "graft/ir/lint.hpp"
+#include "graft/engine.hpp"  // every layer
 
 int main(int argc, char** argv) {
   if (argc != 3) {

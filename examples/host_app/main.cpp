@@ -14,8 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "graft/io/graph_json.hpp"
-#include "graft/lua/script_host.hpp"
+#include "graft/lua.hpp"  // the Lua layer and the engine
 
 int main(int argc, char** argv) {
   std::vector<std::string> graphs;

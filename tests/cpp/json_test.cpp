@@ -13,6 +13,7 @@
 #include "graft/ir/lint.hpp"
 #include "graft/passes/topological_sort.hpp"
 #include "io/canonical_reader.hpp"
+#include "io/load_hooks.hpp"
 
 using namespace graft;
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graft/ir/op_schema.hpp"
+#include "ir/builtin_schemas.hpp"
 
 using namespace graft;
 

@@ -11,6 +11,7 @@
 #include "fuzz_support.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/ir/lint.hpp"
+#include "io/load_hooks.hpp"
 
 namespace {
 

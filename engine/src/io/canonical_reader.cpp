@@ -17,9 +17,10 @@
 #include <thread>
 
 #include "graft/io/graph_json.hpp"
-#include "graft/ir/memory.hpp"
 #include "io/dom_reader.hpp"
 #include "io/file_buffer.hpp"
+#include "io/load_hooks.hpp"
+#include "ir/memory.hpp"
 
 namespace graft::detail {
 

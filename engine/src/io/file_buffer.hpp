@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "graft/ir/memory.hpp"
 #include "graft/status.hpp"
+#include "ir/memory.hpp"
 
 namespace graft::detail {
 

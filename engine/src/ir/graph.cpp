@@ -5,8 +5,8 @@
 #include <array>
 #include <cctype>
 
-#include "graft/ir/memory.hpp"
 #include "graft/ir/target_name.hpp"
+#include "ir/memory.hpp"
 #include "journal.hpp"
 
 namespace graft {

@@ -1,5 +1,5 @@
 // Huge-page advice (Linux); harmless where unsupported.
-#include "graft/ir/memory.hpp"
+#include "ir/memory.hpp"
 
 #include <sys/mman.h>
 #include <cstdint>

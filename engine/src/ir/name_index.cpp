@@ -1,7 +1,7 @@
 // NameIndex: linear probing with backward-shift deletion (no tombstones to clean up).
-#include "graft/ir/name_index.hpp"
+#include "graft/ir/detail/name_index.hpp"
 
-#include "graft/ir/memory.hpp"
+#include "ir/memory.hpp"
 
 namespace graft::detail {
 

@@ -1,6 +1,7 @@
 // TorchScript schema parsing (the subset of c10's SchemaParser grammar torch prints), printing
 // in torch's spelling, and the registry of torch's schemas.
 #include "graft/ir/op_schema.hpp"
+#include "ir/builtin_schemas.hpp"
 
 #include <cstdio>
 #include <cstdlib>

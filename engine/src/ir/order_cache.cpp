@@ -1,4 +1,4 @@
-#include "graft/ir/order_cache.hpp"
+#include "graft/ir/detail/order_cache.hpp"
 
 #include "graft/ir/graph.hpp"
 

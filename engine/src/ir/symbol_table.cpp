@@ -1,7 +1,7 @@
 // Interned strings: an open-addressing table of symbols.
 #include "graft/ir/symbol_table.hpp"
 
-#include "graft/ir/memory.hpp"
+#include "ir/memory.hpp"
 
 namespace graft {
 

@@ -17,12 +17,12 @@
 #include <vector>
 
 #include "graft/ir/argument.hpp"
+#include "graft/ir/detail/name_index.hpp"
+#include "graft/ir/detail/order_cache.hpp"
 #include "graft/ir/graph_diff.hpp"
 #include "graft/ir/graph_listener.hpp"
 #include "graft/ir/ids.hpp"
 #include "graft/ir/meta.hpp"
-#include "graft/ir/name_index.hpp"
-#include "graft/ir/order_cache.hpp"
 #include "graft/ir/small_vector.hpp"
 #include "graft/ir/symbol_table.hpp"
 #include "graft/ir/user_list.hpp"

@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "graft/ir/detail/name_index.hpp"
 #include "graft/ir/meta.hpp"
-#include "graft/ir/name_index.hpp"
 #include "graft/ir/symbol_table.hpp"
 #include "graft/status.hpp"
 

@@ -101,10 +101,4 @@ class OpSchemaRegistry {
   std::unordered_map<std::string, std::size_t, StringHash, std::equal_to<>> by_target_;
 };
 
-namespace detail {
-/// The bytes of engine/data/aten_schemas.txt, compiled into the library by
-/// engine/cmake/embed_text.cmake.
-std::string_view builtin_schema_text();
-}  // namespace detail
-
 }  // namespace graft

@@ -11,9 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "graft/ir/detail/lazy_cache.hpp"
 #include "graft/ir/graph.hpp"
 #include "graft/ir/graph_module.hpp"
-#include "graft/ir/lazy_cache.hpp"
 #include "graft/ir/module_table.hpp"
 
 namespace graft {

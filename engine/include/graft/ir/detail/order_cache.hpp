@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "graft/ir/detail/lazy_cache.hpp"
 #include "graft/ir/graph_listener.hpp"
-#include "graft/ir/lazy_cache.hpp"
 
 namespace graft::detail {
 

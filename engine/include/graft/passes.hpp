@@ -1,0 +1,6 @@
+// The pass layer (graft::passes): whole-graph passes over the IR, one per header.
+#pragma once
+
+#include "graft/ir.hpp"
+#include "graft/passes/dead_code.hpp"
+#include "graft/passes/topological_sort.hpp"
