@@ -81,10 +81,9 @@ def engine_files():
             if os.path.isfile(path):
                 yield os.path.relpath(path, ROOT), TOP_LEVEL_HEADERS.get(folder, "unknown")
                 continue
-            for sub, dirs, names in sorted(os.walk(path)):
-                dirs.sort()
-                for name in sorted(names):
-                    yield os.path.relpath(os.path.join(sub, name), ROOT), FOLDER_LIBRARY.get(folder, "unknown")
+            found = [os.path.join(sub, name) for sub, _, names in os.walk(path) for name in names]
+            for file in sorted(found):
+                yield os.path.relpath(file, ROOT), FOLDER_LIBRARY.get(folder, "unknown")
 
 
 def main():

@@ -5,5 +5,5 @@
 # reports, and much less compile time than -O2 -g.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DGRAFT_FUZZ=ON \
+cmake -S . -B build-asan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DGRAFT_FUZZ=ON \
   -DGRAFT_WERROR=ON -DGRAFT_BUILD_BENCH=OFF >/dev/null

@@ -2,7 +2,7 @@
 # Set up and run every test: install what is missing, check the C++ format, lint the shipped Lua, build,
 # run clang-tidy, run ctest (doctest, the graft command, the Python bridge against real PyTorch), then the
 # C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests under
-# ThreadSanitizer, then each libFuzzer target (built in the ASan tree) for 20 s. Prints how long each stage took.
+# ThreadSanitizer, then each libFuzzer target (built in the ASan tree) for 15 s. Prints how long each stage took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stages=()
@@ -27,6 +27,6 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir bu
 stage asan
 tests/tsan/run.sh
 stage tsan
-tests/fuzz/run.sh 20
+tests/fuzz/run.sh 15
 stage fuzz
 printf '%s\n' "${stages[@]}"

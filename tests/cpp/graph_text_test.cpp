@@ -148,7 +148,25 @@ TEST_CASE("graph text: errors name the source, line and column") {
   CHECK(error_of("y = call_function f(slice(1, 2))\n") ==
         "t.txt:1:21: slice takes three values: slice(start, stop, step)");
   CHECK(error_of("y = call_function\n") == "t.txt:1:18: expected a target after the op");
-  CHECK(error_of("x = placeholder\nreturn x\nreturn x\n") == "t.txt:3:1: a second return");
+  CHECK(error_of("x = placeholder\nreturn x\nreturn x\n") == "t.txt:3:1: nothing may follow the output (return)");
+  CHECK(error_of("x = placeholder\nreturn x\ny = placeholder\n") ==
+        "t.txt:3:1: nothing may follow the output (return)");
+  CHECK(error_of("inf = placeholder\n") == "t.txt:1:1: 'inf' is a value in this notation, not a node name");
+  CHECK(error_of("x = placeholder\ny = call_function f(x, a=1, a=2)\n") == "t.txt:2:29: keyword 'a' given twice");
+  CHECK(error_of("y = call_function f(device('cpu'))\n") ==
+        "t.txt:1:21: a device is written device(type='cuda', index=0)");
+  // Found by graph_text_fuzz: a type holding ':' or a quote printed back as text that did not parse.
+  CHECK(error_of("y = call_function f(device(type='cud:a', index=1))\n") ==
+        "t.txt:1:21: a device is written device(type='cuda', index=0)");
+  CHECK(error_of("y = call_function f(device(type='c\\'u'))\n") ==
+        "t.txt:1:21: a device is written device(type='cuda', index=0)");
+  CHECK(error_of("y = call_function f(device(type='cuda', index=-1))\n") ==
+        "t.txt:1:21: a device is written device(type='cuda', index=0)");
+  CHECK(error_of("y = call_function f('\\ud800')\n") == "t.txt:1:22: \\u escape: U+D800 is not a Unicode scalar value");
+  CHECK(error_of("y = call_function f(" + std::string(300, '[') + ")\n") ==
+        "t.txt:1:221: values nested deeper than 200");
+  CHECK(error_of("output = placeholder\nreturn output\n") ==
+        "t.txt:2:1: return makes a node named 'output', and one exists already");
   CHECK(error_of("x = placeholder extra stuff\n") == "t.txt:1:23: unexpected text after the node");
 }
 

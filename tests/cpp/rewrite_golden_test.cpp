@@ -6,10 +6,13 @@
 //   pattern:      with replacement: replace_pattern(graph, pattern, replacement)
 //   replacement:
 //   options:      (on the same line) for replace_pattern: match_output, match_placeholder,
-//                 keep_overlapping, ignore_literals, meta_outputs
+//                 keep_overlapping, ignore_literals
 //   script:       or a Lua pass or pipeline run on the graph (lua::run_pipeline)
 //   expect:       the whole resulting graph, or
 //   error:        the error message, in full; the graph must then be exactly the input
+//
+// The input graph must lint. Metadata is not part of the notation: tests/cpp/rewrite_test.cpp
+// covers what rewrites do to it.
 //
 // Lines starting with `#` at column 0 describe the case. The expected graph is written by hand
 // from what torch.fx does (or what graft's documented rule is); the runner never writes it.
@@ -66,6 +69,7 @@ GoldenCase read_case(const fs::path& path) {
     }
     REQUIRE_MESSAGE(line.rfind("  ", 0) == 0, path << ": section lines are indented by two spaces: " << line);
     REQUIRE_MESSAGE(!current.empty(), path << ": a line before the first section");
+    REQUIRE_MESSAGE(current != "options", path << ": options go on the 'options:' line itself");
     c.sections[current] += line.substr(2) + "\n";
   }
   return c;
@@ -85,7 +89,6 @@ ReplaceOptions replace_options(const std::string& words, const fs::path& path) {
     else if (w == "match_placeholder") o.match.match_placeholder = true;
     else if (w == "keep_overlapping") o.match.remove_overlapping_matches = false;
     else if (w == "ignore_literals") o.match.ignore_literals = true;
-    else if (w == "meta_outputs") o.meta = MetaPolicy::Outputs;
     else FAIL(path << ": unknown option '" << w << "'");
   }
   return o;
@@ -133,9 +136,12 @@ TEST_CASE("rewrite goldens: graph + rewrite => the expected graph or error (test
                     path << ": give exactly one of 'expect:' and 'error:'");
     GraphModule gm;
     gm.graph = graph_from(c, "graph", path);
+    const Status input_valid = lint(gm);
+    REQUIRE_MESSAGE(input_valid.is_ok(), path.filename() << ": the input graph: " << input_valid.message());
     const std::string before = to_graph_text(gm.graph);
     const std::optional<std::string> error = run(c, gm, path);
     const std::string after = to_graph_text(gm.graph);
+    CHECK_FALSE(gm.graph.in_transaction());
     if (c.sections.count("error")) {
       std::string expected = c.sections.at("error");
       while (!expected.empty() && expected.back() == '\n') expected.pop_back();

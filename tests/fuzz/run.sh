@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-20}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(graph_reader pattern_reader lua_api)
+((${#targets[@]})) || targets=(graph_reader graph_text pattern_reader lua_api)
 tools/configure-asan.sh
 cmake --build build-asan -j2 --target "${targets[@]/%/_fuzz}"
 for t in "${targets[@]}"; do

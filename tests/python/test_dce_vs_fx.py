@@ -7,8 +7,8 @@ in the test's process; graft runs its built-in pass through `graft run`. The sur
 name and in order, must be the same. A failing case is shrunk to the shortest prefix of its
 nodes that still fails and reported with its seed.
 
-In-place operators are left out of the generated graphs: torch 1.13 removes an unused `add_`,
-torch main (and graft, docs/FX_DIFFERENCES.md) keeps it because its schema writes to an input;
+In-place operators are left out of the generated graphs: torch removes an unused `x.add_(1)`,
+graft keeps it because it writes to its input (docs/FX_DIFFERENCES.md);
 test_inplace_ops_are_kept checks graft's side of that."""
 import json
 import operator

@@ -23,8 +23,8 @@ Graphs (classes):
                           traced with make_fx here;
   RemoveDetachCNNs        the bundled resnet18 / mobilenet_v3_small ATen graphs (detach nodes);
   ScalarToTensorSmall     small modules with every kind of scalar argument;
-  HelperNodeNames         a graph on which the transformer examples hit a known graft bug
-                          (expected failures, see there);
+  HelperNodeNames         a graph whose later nodes already have the names graft would give
+                          the helper nodes a transformer creates (mul, mul_1);
   GuideCodeAsWritten      the guide's code as written failing on torch 1.13.
 Debian's torch uses the reference BLAS, where one ViT-B/16 forward takes about 10 s, so on
 ViT-B/16 the outputs (b) are compared for three examples only (VitB16.NUMERIC); (a) and (c)

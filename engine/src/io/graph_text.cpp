@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -15,12 +16,23 @@ namespace graft {
 namespace {
 
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
-bool is_target_char(char c) { return c > ' ' && c != '(' && c != '#' && c != 0x7f; }
+bool is_target_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u > ' ' && u != '(' && u != '#' && u != 0x7f;
+}
+
+// Words the notation reads as values, so no node may be called so.
+bool is_value_word(std::string_view w) {
+  return w == "None" || w == "True" || w == "False" || w == "inf" || w == "nan" || w == "torch" || w == "slice" ||
+      w == "device" || w == "return";
+}
+
+constexpr int kMaxNesting = 200;  // lists, tuples and dicts inside each other
 
 // torch's enums other than dtypes, by the name after `torch.`.
 bool is_layout(std::string_view s) {
   return s == "strided" || s == "sparse_coo" || s == "sparse_csr" || s == "sparse_csc" || s == "sparse_bsr" ||
-      s == "sparse_bsc" || s == "_mkldnn";
+      s == "sparse_bsc" || s == "_mkldnn" || s == "jagged";
 }
 bool is_memory_format(std::string_view s) {
   return s == "contiguous_format" || s == "channels_last" || s == "channels_last_3d" || s == "preserve_format";
@@ -104,10 +116,13 @@ class LineParser {
       const std::size_t start = pos_;
       const std::string_view key = word();
       if (!key.empty() && eat('=')) {
+        for (const auto& kv : kwargs)
+          if (kv.first == key) {
+            pos_ = start;
+            return error(fmt::format("keyword '{}' given twice", key));
+          }
         Result<Argument> v = value();
         if (!v) return v.status();
-        for (const auto& kv : kwargs)
-          if (kv.first == key) return error(fmt::format("keyword '{}' given twice", key));
         kwargs.emplace_back(std::string(key), std::move(v).value());
       } else {
         pos_ = start;
@@ -126,8 +141,13 @@ class LineParser {
     if (pos_ >= s_.size()) return error("expected a value");
     const char c = s_[pos_];
     if (c == '\'' || c == '"') return string_value();
-    if (c == '[' || c == '(') return sequence(c == '[' ? ']' : ')');
-    if (c == '{') return dict();
+    if (c == '[' || c == '(' || c == '{') {
+      if (depth_ == kMaxNesting) return error(fmt::format("values nested deeper than {}", kMaxNesting));
+      ++depth_;
+      Result<Argument> v = c == '{' ? dict() : sequence(c == '[' ? ']' : ')');
+      --depth_;
+      return v;
+    }
     if (c == '-' || c == '+' || std::isdigit(static_cast<unsigned char>(c)) != 0) return number();
     const std::size_t start = pos_;
     const std::string_view w = word();
@@ -157,6 +177,10 @@ class LineParser {
         }
         return Argument(Slice{std::move(args)});
       }
+      if (!args.empty()) {
+        pos_ = start;
+        return error("a device is written device(type='cuda', index=0)");
+      }
       return device(std::move(kwargs), start);
     }
     const NodeId n = g_.find(w);
@@ -177,6 +201,9 @@ class LineParser {
       else if (key == "index" && v.kind() == ArgKind::Int) index = v.get<std::int64_t>();
       else well_formed = false;
     }
+    // torch's device types are plain words (cpu, cuda, mps, ...): `cuda:0` is type and index.
+    if (std::any_of(type.begin(), type.end(), [](char c) { return !is_name_char(c); })) well_formed = false;
+    if (index && *index < 0) well_formed = false;
     if (!well_formed || type.empty()) {
       pos_ = start;
       return error("a device is written device(type='cuda', index=0)");
@@ -255,10 +282,15 @@ class LineParser {
             pos_ -= 2;
             return error(fmt::format("\\{} needs {} hex digits", c, digits));
           }
+          if (c == 'x') {
+            out += static_cast<char>(v);  // a byte, as graft's repr writes one
+          } else if (v > 0x10ffff || (v >= 0xd800 && v < 0xe000)) {
+            pos_ -= 2;
+            return error(fmt::format("\\{} escape: U+{:X} is not a Unicode scalar value", c, v));
+          } else {
+            append_utf8(out, v);
+          }
           pos_ += digits;
-          if (c == 'x') out += static_cast<char>(v);  // a byte, as graft's repr writes one
-          else if (v > 0x10ffff || (v >= 0xd800 && v < 0xe000)) return error("not a Unicode code point");
-          else append_utf8(out, v);
           break;
         }
         default: pos_ -= 2; return error(fmt::format("unknown escape '\\{}'", c));
@@ -313,6 +345,7 @@ class LineParser {
   int line_no_;
   std::string_view source_;
   const Graph& g_;
+  int depth_ = 0;
 };
 
 Status parse_line(std::string_view line, int line_no, std::string_view source, Graph& g) {
@@ -322,19 +355,27 @@ Status parse_line(std::string_view line, int line_no, std::string_view source, G
   Kwargs kwargs;
   const std::size_t start = p.pos();
   const std::string_view first = p.word();
+  if (g.output_node() != kNoNode) {
+    p.set_pos(start);
+    return p.error("nothing may follow the output (return)");
+  }
   if (first == "return" && !p.next_is('=')) {
     Result<Argument> v = p.value();
     if (!v) return v.status();
     if (!p.at_end()) return p.error("unexpected text after the returned value");
     args.push_back(std::move(v).value());
     p.set_pos(start);
-    if (g.output_node() != kNoNode) return p.error("a second return");
+    if (g.find("output") != kNoNode) return p.error("return makes a node named 'output', and one exists already");
     Result<NodeId> n = g.create_node_named(OpKind::Output, "output", std::move(args), {}, "output");
     if (!n) return p.error(n.status().diagnostic().message);
     return Status::ok();
   }
   if (first.empty()) return p.error("expected a node name");
   const std::string name(first);
+  if (is_value_word(name)) {
+    p.set_pos(start);
+    return p.error(fmt::format("'{}' is a value in this notation, not a node name", name));
+  }
   if (Status s = p.expect('=', "after the node name"); !s) return s;
   const std::size_t op_at = p.pos();
   const std::string_view op_text = p.word();
@@ -355,9 +396,8 @@ Status parse_line(std::string_view line, int line_no, std::string_view source, G
   if (!p.at_end()) return p.error("unexpected text after the node");
   p.set_pos(start);
   if (g.find(name) != kNoNode) return p.error(fmt::format("a node named '{}' already exists", name));
-  if (op == OpKind::Output && g.output_node() != kNoNode) return p.error("a second output node");
   Result<NodeId> n = g.create_node_named(op, target, std::move(args), std::move(kwargs), name);
-  if (!n) return p.error(n.status().diagnostic().message);
+  if (!n) return p.error(fmt::format("node '{}': {}", name, n.status().diagnostic().message));
   return Status::ok();
 }
 

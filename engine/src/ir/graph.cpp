@@ -359,6 +359,7 @@ Status Graph::erase_node(NodeId n) {
   changing(n);
   detach_inputs(n);
   unlink(n);
+  order_cache_.node_erasing(*this, n);  // once `n` is out of the order, so positions read now are right
   by_name_.erase(d.name, n);
   if (kept) {
     retired_names_.insert(d.name);
@@ -402,8 +403,7 @@ void Graph::reorder(const std::vector<NodeId>& sorted) {
   reordered();
 }
 
-// The events. The journal hears an erase before the order cache, which hears every event before
-// the listeners added.
+// The events. The order cache hears an erase once the node is unlinked (the others before it).
 
 void Graph::inserted(NodeId n) {
   order_cache_.node_inserted(*this, n);
@@ -412,7 +412,6 @@ void Graph::inserted(NodeId n) {
 
 void Graph::erasing(NodeId n) {
   if (journal_.p) journal_.p->node_erasing(*this, n);
-  order_cache_.node_erasing(*this, n);
   for (GraphListener* l : listeners_.list) l->node_erasing(*this, n);
 }
 

@@ -256,8 +256,8 @@ class Graph {
     JournalHandle& operator=(JournalHandle&&) noexcept;
     ~JournalHandle();
   };
-  // The events, each told to the open journal (if it wants it), the order cache, then the
-  // listeners added.
+  // The events (GraphListener's), each told to the open journal, the order cache and then the
+  // listeners added, as far as each listens to it: node_changing matters to the journal only.
   void changing(NodeId n) {
     if (journal_.p) notify_journal_changing(n);
     for (GraphListener* l : listeners_.list) l->node_changing(*this, n);

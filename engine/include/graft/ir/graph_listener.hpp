@@ -1,7 +1,13 @@
 // GraphListener: what hears about a graph's edits, as MLIR's rewriter listeners do. Every
 // structure kept beside a graph listens through it: the undo journal of an open transaction,
-// the order caches, a rewrite driver's candidate index (see CandidateIndex::listen). Node
-// handles held elsewhere (Lua's, StampedId) need no notice: they carry the slot's generation.
+// the order caches, a rewrite driver's candidate index (ListenerScope(g, index)). Node handles
+// held elsewhere (Lua's, StampedId) need no notice: they carry the slot's generation.
+//
+// A callback runs in the middle of an edit: it may read the node it is told about (and, in
+// node_changing, what is stored there before the change), but must not edit the graph or ask for
+// order positions (order_index, order_key, comes_before), which are settled only when the edit
+// returns. A rollback restores nodes wholesale and sends only graph_reordered: a listener that
+// keeps per-node state rechecks it then. Assigning a whole graph to another sends nothing.
 #pragma once
 
 #include "graft/ir/ids.hpp"

@@ -2,7 +2,9 @@
 // Nodes are kept by (op, target) in graph order; lists for module classes and target
 // alternatives are derived on demand. While it listens to its graph (ListenerScope), nodes
 // created later are added, last in their lists; erased nodes are skipped by the callers
-// (Graph::is_alive).
+// (Graph::is_alive). A node whose op or target is edited while the index exists stays listed
+// under the old one only (harmless: the matcher checks every candidate again) and is missing
+// from the new one's list; the rewrite driver never retargets nodes, it replaces them.
 #pragma once
 
 #include <cstdint>
@@ -46,7 +48,7 @@ class CandidateIndex final : public GraphListener {
   std::vector<NodeId> get_attrs_;
   std::vector<NodeId> call_modules_;
   /// By class or alternatives, filled on first use under derived_mutex_ (threads may share an
-  /// index); cleared by add().
+  /// index); cleared when a node is added.
   mutable std::map<std::string, std::vector<NodeId>> derived_;
   mutable detail::CacheMutex derived_mutex_;
 };
