@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "graft/lua/sandbox.hpp"
+#include "lua_test_support.hpp"
 
 using namespace graft;
 using namespace std::chrono_literals;
@@ -134,13 +135,7 @@ Attack parse_attack(const fs::path& path) {
   return a;
 }
 
-std::vector<fs::path> escape_files() {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(kEscapes))
-    if (e.path().extension() == ".lua") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
+std::vector<fs::path> escape_files() { return graft::test::corpus_files(kEscapes, ".lua"); }
 
 /// A directory that removes itself.
 struct TempDir {

@@ -4,9 +4,11 @@
 #include <doctest/doctest.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "graft/io/graph_json.hpp"
 #include "graft/lua/pipeline.hpp"
@@ -55,6 +57,15 @@ inline std::unique_ptr<lua::Sandbox> sandbox_with(const std::string& script, lua
 inline lua::PipelineReport run_on(const std::string& script, GraphModule& gm, lua::SandboxOptions options = {}) {
   auto sb = sandbox_with(script, std::move(options));
   return lua::run_pipeline(*sb, gm);
+}
+
+/// The files of `dir` whose names end in `extension` (".lua"), sorted: a test corpus.
+inline std::vector<std::filesystem::path> corpus_files(const std::filesystem::path& dir, const std::string& extension) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == extension) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 inline void write_text(const std::filesystem::path& p, const std::string& text) {

@@ -31,6 +31,7 @@
 #include "graft/lua/pipeline.hpp"
 #include "graft/lua/sandbox.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
+#include "lua_test_support.hpp"
 
 using namespace graft;
 namespace fs = std::filesystem;
@@ -115,18 +116,10 @@ std::optional<std::string> run(const GoldenCase& c, GraphModule& gm, const fs::p
   return std::nullopt;
 }
 
-std::vector<fs::path> case_files() {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(kCases))
-    if (e.path().extension() == ".txt") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 }  // namespace
 
 TEST_CASE("rewrite goldens: graph + rewrite => the expected graph or error (tests/golden/rewrite)") {
-  const std::vector<fs::path> files = case_files();
+  const std::vector<fs::path> files = graft::test::corpus_files(kCases, ".txt");
   REQUIRE(files.size() >= 20);
   for (const fs::path& path : files) {
     CAPTURE(path.filename().string());
