@@ -26,6 +26,7 @@ FOLDER_LIBRARY = {
 }
 # engine/include/graft/<file>: status.hpp and the umbrella headers, one per layer and one for all.
 TOP_LEVEL_HEADERS = {"status.hpp": "graft_ir", "ir.hpp": "graft_ir", "io.hpp": "graft_io", "match.hpp": "graft_match",
+                     "analysis.hpp": "graft_analysis",
                      "passes.hpp": "graft_passes", "engine.hpp": "graft_engine"}
 
 

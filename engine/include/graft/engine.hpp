@@ -2,7 +2,7 @@
 // left out: include it where you run BGL algorithms yourself.
 #pragma once
 
-#include "graft/analysis/analysis.hpp"
+#include "graft/analysis.hpp"
 #include "graft/io.hpp"
 #include "graft/ir.hpp"
 #include "graft/match.hpp"

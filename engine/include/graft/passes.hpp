@@ -1,6 +1,8 @@
 // The pass layer (graft::passes): whole-graph passes over the IR, one per header.
 #pragma once
 
+#include "graft/analysis.hpp"
 #include "graft/ir.hpp"
 #include "graft/passes/dead_code.hpp"
+#include "graft/passes/fuse_partitions.hpp"
 #include "graft/passes/topological_sort.hpp"

@@ -3,6 +3,7 @@
 #include "graft/passes/topological_sort.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <queue>
 
@@ -38,6 +39,36 @@ Status stable_topological_sort(Graph& g) {
   }
   if (sorted != by_pos) g.reorder(sorted);
   return Status::ok();
+}
+
+Result<std::vector<NodeId>> topological_sort_nodes(const Graph& g, const std::vector<NodeId>& nodes) {
+  constexpr std::uint32_t kOutside = ~0u;
+  std::vector<std::uint32_t> waiting(g.num_slots(), kOutside);  // inputs among `nodes` not yet placed
+  for (NodeId n : nodes) {
+    if (!g.is_alive(n)) return Status::error("topological sort: a listed node is not in the graph");
+    if (waiting[n] != kOutside) return Status::node_error(g.name(n), "is listed twice");
+    waiting[n] = 0;
+  }
+  for (NodeId n : nodes) {
+    NodeIdList distinct = g.inputs(n);
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (NodeId input : distinct)
+      if (waiting[input] != kOutside) ++waiting[n];
+  }
+  std::deque<NodeId> ready;
+  for (NodeId n : nodes)
+    if (waiting[n] == 0) ready.push_back(n);
+  std::vector<NodeId> sorted;
+  sorted.reserve(nodes.size());
+  while (!ready.empty()) {
+    NodeId n = ready.front();
+    ready.pop_front();
+    sorted.push_back(n);
+    for (NodeId user : g.users(n))
+      if (waiting[user] != kOutside && --waiting[user] == 0) ready.push_back(user);
+  }
+  return sorted;  // the graph is acyclic, so every node was placed
 }
 
 }  // namespace graft

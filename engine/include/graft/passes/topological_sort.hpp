@@ -1,6 +1,8 @@
 // Stable topological sort of a graph's nodes.
 #pragma once
 
+#include <vector>
+
 #include "graft/ir/graph.hpp"
 #include "graft/status.hpp"
 
@@ -9,5 +11,10 @@ namespace graft {
 /// Reorders nodes into a topological order that keeps the current order wherever it is
 /// already valid. Fails (changing nothing) if the graph has a cycle, naming a node on it.
 Status stable_topological_sort(Graph& g);
+
+/// torch.fx's topo_sort of a node list: Kahn's algorithm over the dependencies among `nodes`,
+/// ready nodes taken first come first served starting from the list's order, so independent
+/// nodes keep their relative order. Fails naming a node listed twice or not in the graph.
+Result<std::vector<NodeId>> topological_sort_nodes(const Graph& g, const std::vector<NodeId>& nodes);
 
 }  // namespace graft

@@ -1,0 +1,33 @@
+// Fusing partitions into submodules, as torch.fx's fuse_by_partitions does.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graft/ir/graph_module.hpp"
+#include "graft/status.hpp"
+
+namespace graft {
+
+/// What fusing made: per partition, the submodule's path and its call_module node.
+struct FusedPartition {
+  std::string module;  ///< `fused_0`, ...
+  NodeId call = kNoNode;
+  std::size_t inputs = 0;  ///< the submodule's placeholders
+  std::size_t outputs = 0;  ///< values it returns (getitem nodes when more than one)
+};
+
+/// torch.fx's fuse_by_partitions: partition i becomes the submodule `<prefix>i` with its own
+/// graph (the nodes in topological order, a placeholder per outside value read, named after it,
+/// and an output per value used outside: alone, or a tuple read back with getitem nodes), called
+/// by one call_module node; the graph is then put back in topological order, keeping the
+/// existing order wherever it is valid. Modules and tensors the fused nodes use are copied into
+/// the submodule under the same paths, as torch.fx's GraphModule does. Checked first
+/// (check_partitions): a node listed twice or a fusion that would make a cycle fails, naming it,
+/// and nothing changes; so does a prefix that would overwrite an existing module.
+Result<std::vector<FusedPartition>> fuse_by_partitions(GraphModule& gm,
+                                                       const std::vector<std::vector<NodeId>>& partitions,
+                                                       std::string_view prefix = "fused_");
+
+}  // namespace graft

@@ -1,0 +1,197 @@
+// fuse_by_partitions: copy each partition into a submodule graph, call it, erase the originals.
+#include "graft/passes/fuse_partitions.hpp"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "graft/analysis/partition_check.hpp"
+#include "graft/ir/transaction.hpp"
+#include "graft/passes/topological_sort.hpp"
+
+namespace graft {
+namespace {
+
+constexpr std::string_view kGraphModuleClass = "torch.fx.graph_module.GraphModule";
+constexpr std::string_view kPlainModuleClass = "torch.nn.modules.module.Module";
+
+std::string join(std::string_view a, std::string_view b) {
+  return a.empty() ? std::string(b) : std::string(a) + "." + std::string(b);
+}
+
+/// Module table entries the submodule `entry` needs for the call_module and get_attr targets of
+/// its graph `g`: copies of the modules (with their descendants) and tensors under the same
+/// paths, and plain modules for the levels in between (what torch.fx's GraphModule constructor
+/// makes). A tensor of the root lands on `entry` itself.
+std::vector<ModuleInfo> attribute_copies(const ModuleTable& table, ModuleInfo& entry, const Graph& g) {
+  const std::string& sub = entry.path;
+  std::vector<ModuleInfo> out;
+  std::set<std::string> made;  // paths relative to `sub`
+  auto ensure_parents = [&](const std::string& path) {
+    for (std::size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', dot + 1)) {
+      std::string parent = path.substr(0, dot);
+      if (!made.insert(parent).second) continue;
+      ModuleInfo holder;
+      holder.path = join(sub, parent);
+      holder.class_name = kPlainModuleClass;
+      out.push_back(std::move(holder));
+    }
+  };
+  auto copy_module = [&](const std::string& path) {
+    ensure_parents(path);
+    for (const ModuleInfo& m : table.entries()) {
+      if (m.path != path &&
+          !(m.path.size() > path.size() && m.path.compare(0, path.size(), path) == 0 && m.path[path.size()] == '.'))
+        continue;
+      if (!made.insert(m.path).second) continue;
+      ModuleInfo copy(m);
+      copy.path = join(sub, m.path);
+      out.push_back(std::move(copy));
+    }
+  };
+  std::vector<std::string> tensors;
+  for (NodeId n : g.nodes()) {  // modules first, so that a tensor never makes a holder in their place
+    if (g.op(n) != OpKind::CallModule && g.op(n) != OpKind::GetAttr) continue;
+    if (table.find(g.target(n))) copy_module(g.target(n));
+    else tensors.push_back(g.target(n));
+  }
+  for (const std::string& target : tensors) {
+    const TensorSpec* tensor = table.find_tensor(target);
+    if (!tensor) continue;  // a table without this entry: nothing to copy
+    std::size_t dot = target.rfind('.');
+    std::string owner = dot == std::string::npos ? std::string() : target.substr(0, dot);
+    const ModuleInfo* from = table.find(owner);
+    bool is_parameter = from && std::any_of(from->parameters.begin(), from->parameters.end(), [&](const TensorSpec& t) {
+                          return t.name == tensor->name;
+                        });
+    ModuleInfo* holder = &entry;
+    if (!owner.empty()) {
+      ensure_parents(target);
+      auto it = std::find_if(out.begin(), out.end(), [&](const ModuleInfo& m) { return m.path == join(sub, owner); });
+      if (it == out.end()) {
+        made.insert(owner);
+        out.emplace_back();
+        out.back().path = join(sub, owner);
+        out.back().class_name = kPlainModuleClass;
+        it = std::prev(out.end());
+      }
+      holder = &*it;
+    }
+    auto& list = is_parameter ? holder->parameters : holder->buffers;
+    if (std::none_of(list.begin(), list.end(), [&](const TensorSpec& t) { return t.name == tensor->name; }))
+      list.push_back(*tensor);
+  }
+  return out;
+}
+
+struct Fuser {
+  GraphModule& gm;
+  Graph& g;
+
+  Result<FusedPartition> fuse(const std::vector<NodeId>& nodes, const std::string& module) {
+    Result<std::vector<NodeId>> sorted = topological_sort_nodes(g, nodes);
+    if (!sorted) return sorted.status();
+    std::unordered_map<NodeId, NodeId> inside;  // original -> copy
+    for (NodeId n : sorted.value()) inside.emplace(n, kNoNode);
+
+    auto sub = std::make_unique<Graph>();
+    std::vector<NodeId> inputs;  // outside values, in the order the copies first read them
+    std::unordered_map<NodeId, NodeId> placeholder_of;
+    auto map_ref = [&](NodeId x) -> NodeId {
+      if (auto it = inside.find(x); it != inside.end()) return it->second;
+      auto [it, fresh] = placeholder_of.emplace(x, kNoNode);
+      if (fresh) {
+        Result<NodeId> p = sub->create_node_named(OpKind::Placeholder, g.name(x), {}, {}, g.name(x));
+        it->second = p.value();
+        sub->meta(it->second) = g.meta(x);
+        inputs.push_back(x);
+      }
+      return it->second;
+    };
+    for (NodeId n : sorted.value()) {
+      std::vector<Argument> args = g.args(n);
+      Kwargs kwargs = g.kwargs(n);
+      // Placeholders are made as references are met, args first, as torch.fx's node_copy does.
+      for (Argument& a : args) map_node_refs(a, map_ref);
+      for (auto& kv : kwargs) map_node_refs(kv.second, map_ref);
+      Result<NodeId> copy = sub->create_node_named(g.op(n), g.target(n), std::move(args), std::move(kwargs), g.name(n));
+      if (!copy) return copy.status();
+      sub->meta(copy.value()) = g.meta(n);
+      inside[n] = copy.value();
+    }
+    std::vector<NodeId> outputs;  // originals used outside, in topological order
+    for (NodeId n : sorted.value()) {
+      const UserList& users = g.users(n);
+      if (std::any_of(users.begin(), users.end(), [&](NodeId u) { return !inside.count(u); })) outputs.push_back(n);
+    }
+    std::vector<Argument> returned;
+    for (NodeId n : outputs) returned.push_back(Argument::node(inside[n]));
+    sub->output(returned.size() == 1 ? returned.front() : Argument::tuple(std::move(returned)));
+
+    // The call, where the partition's last node was; the final sort moves what must move.
+    std::vector<Argument> call_args;
+    for (NodeId x : inputs) call_args.push_back(Argument::node(x));
+    NodeId call;
+    {
+      InsertionScope at(g, g.after(sorted.value().back()));
+      call = g.create_node(OpKind::CallModule, module, std::move(call_args), {}, module);
+      if (outputs.size() == 1) {
+        g.meta(call) = g.meta(outputs.front());
+        g.replace_all_uses_with(outputs.front(), call, [&](NodeId u) { return !inside.count(u); });
+      } else {
+        for (std::size_t i = 0; i < outputs.size(); ++i) {
+          NodeId item = g.create_node(OpKind::CallFunction, "_operator.getitem",
+                                      {Argument::node(call), Argument(static_cast<std::int64_t>(i))}, {}, "getitem");
+          g.meta(item) = g.meta(outputs[i]);
+          g.replace_all_uses_with(outputs[i], item, [&](NodeId u) { return !inside.count(u); });
+        }
+      }
+    }
+    for (auto it = sorted.value().rbegin(); it != sorted.value().rend(); ++it)
+      if (Status s = g.erase_node(*it); !s) return s;
+
+    ModuleInfo entry;
+    entry.path = module;
+    entry.class_name = kGraphModuleClass;
+    std::vector<ModuleInfo> copies = attribute_copies(gm.modules, entry, *sub);
+    entry.graph = std::move(sub);
+    if (Status s = gm.modules.add(std::move(entry)); !s) return s;
+    for (ModuleInfo& c : copies)
+      if (Status s = gm.modules.add(std::move(c)); !s) return s;
+    return FusedPartition{module, call, inputs.size(), outputs.size()};
+  }
+};
+
+}  // namespace
+
+Result<std::vector<FusedPartition>> fuse_by_partitions(GraphModule& gm,
+                                                       const std::vector<std::vector<NodeId>>& partitions,
+                                                       std::string_view prefix) {
+  if (Status s = check_partitions(gm.graph, partitions); !s) return s;
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    std::string name = std::string(prefix) + std::to_string(i);
+    if (gm.modules.find(name))
+      return Status::error("fusing would overwrite the module '" + name + "'; pick another prefix");
+    if (partitions[i].empty()) return Status::error("partition " + std::to_string(i) + " is empty");
+  }
+  const ModuleTable saved_modules = gm.modules;
+  Transaction transaction(gm.graph);
+  Fuser fuser{gm, gm.graph};
+  std::vector<FusedPartition> out;
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    Result<FusedPartition> fused = fuser.fuse(partitions[i], std::string(prefix) + std::to_string(i));
+    if (!fused) {
+      gm.modules = saved_modules;
+      return fused.status();
+    }
+    out.push_back(std::move(fused).value());
+  }
+  if (Status s = stable_topological_sort(gm.graph); !s) {
+    gm.modules = saved_modules;
+    return s;
+  }
+  transaction.commit();
+  return out;
+}
+
+}  // namespace graft

@@ -1,0 +1,269 @@
+// The capability partitioner, the fusability check and fusing into submodules.
+#include <doctest/doctest.h>
+
+#include "graft/analysis.hpp"
+#include "graft/io/graph_text.hpp"
+#include "graft/ir/lint.hpp"
+#include "graft/passes.hpp"
+
+namespace graft {
+namespace {
+
+GraphModule parse(std::string_view text) {
+  Result<Graph> g = parse_graph_text(text);
+  REQUIRE_MESSAGE(g.is_ok(), g.status().message());
+  GraphModule gm;
+  gm.graph = std::move(g).value();
+  return gm;
+}
+
+using Names = std::vector<std::vector<std::string>>;
+
+Names names_of(const Graph& g, const std::vector<std::vector<NodeId>>& parts) {
+  Names out;
+  for (const auto& p : parts) {
+    out.emplace_back();
+    for (NodeId n : p) out.back().push_back(g.name(n));
+  }
+  return out;
+}
+
+const OperatorSupport kAddMul = OperatorSupport::targets("add_mul", {"torch.add", "torch.mul", "_operator.getitem"});
+
+Names partition(const GraphModule& gm, const PartitionOptions& o = {}, const OperatorSupport& s = kAddMul) {
+  Result<Partitioning> p = propose_partitions(gm, s, o);
+  REQUIRE_MESSAGE(p.is_ok(), p.status().message());
+  CHECK(check_partitions(gm.graph, p->partitions).is_ok());
+  return names_of(gm.graph, p->partitions);
+}
+
+// a -> relu -> b, and c beside them: b and c fuse (horizontally), a cannot join them.
+constexpr std::string_view kBlockedByRelu = R"(
+  x = placeholder
+  a = call_function torch.add(x, 1)
+  u = call_function torch.relu(a)
+  b = call_function torch.add(u, 1)
+  c = call_function torch.add(x, 2)
+  return (b, c)
+)";
+
+TEST_CASE("partitions grow from the end; a path through an unsupported node splits them") {
+  GraphModule gm = parse(kBlockedByRelu);
+  CHECK(partition(gm) == Names{{"b", "c"}});
+  PartitionOptions single;
+  single.allows_single_node_partition = true;
+  CHECK(partition(gm, single) == Names{{"b", "c"}, {"a"}});
+}
+
+TEST_CASE("skip_horizontal_fusion merges only along data edges") {
+  GraphModule gm = parse(kBlockedByRelu);
+  PartitionOptions o;
+  o.skip_horizontal_fusion = true;
+  CHECK(partition(gm, o).empty());
+  o.allows_single_node_partition = true;
+  CHECK(partition(gm, o) == Names{{"c"}, {"b"}, {"a"}});
+}
+
+TEST_CASE("skip_horizontal_fusion keeps a vertical pair that horizontal fusion splits") {
+  // u feeds v and, through relu, w. Horizontally v joins w (both last), leaving u alone;
+  // vertically u joins v.
+  GraphModule gm = parse(R"(
+    x = placeholder
+    u = call_function torch.add(x, 1)
+    v = call_function torch.mul(u, 2)
+    r = call_function torch.relu(u)
+    w = call_function torch.add(r, 3)
+    return (v, w)
+  )");
+  CHECK(partition(gm) == Names{{"v", "w"}});
+  PartitionOptions o;
+  o.skip_horizontal_fusion = true;
+  CHECK(partition(gm, o) == Names{{"u", "v"}});
+}
+
+TEST_CASE("a diamond with one unsupported side cannot fuse around it") {
+  GraphModule gm = parse(R"(
+    x = placeholder
+    a = call_function torch.add(x, 1)
+    r = call_function torch.relu(a)
+    m = call_function torch.mul(a, 2)
+    b = call_function torch.add(r, m)
+    return b
+  )");
+  PartitionOptions single;
+  single.allows_single_node_partition = true;
+  Names p = partition(gm, single);
+  CHECK(p == Names{{"m", "b"}, {"a"}});
+  Result<Partitioning> r = propose_partitions(gm, kAddMul, {});
+  REQUIRE(r.is_ok());
+  CHECK(names_of(gm.graph, r->partitions) == Names{{"m", "b"}});
+  REQUIRE(r->left_out.size() == 2);
+  CHECK(gm.graph.name(r->left_out[0].node) == "a");
+  CHECK(r->left_out[0].reason == LeftOutReason::SingleNode);
+  CHECK(gm.graph.name(r->left_out[0].blocked_by) == "r");
+  CHECK(gm.graph.name(r->left_out[1].node) == "r");
+  CHECK(r->left_out[1].reason == LeftOutReason::Unsupported);
+  CHECK(r->left_out[1].rule == "add_mul");
+}
+
+TEST_CASE("getitems join their producer's partition, or leave with it") {
+  GraphModule gm = parse(R"(
+    x = placeholder
+    s = call_function torch.split(x, 2)
+    g0 = call_function _operator.getitem(s, 0)
+    g1 = call_function _operator.getitem(s, 1)
+    a = call_function torch.add(g0, g1)
+    m = call_function torch.mul(a, 2)
+    return m
+  )");
+  Result<Partitioning> r = propose_partitions(gm, kAddMul, {});
+  REQUIRE(r.is_ok());
+  CHECK(names_of(gm.graph, r->partitions) == Names{{"a", "m"}});
+  REQUIRE(r->left_out.size() == 3);
+  CHECK(r->left_out[1].reason == LeftOutReason::GetitemOfOutside);
+
+  OperatorSupport with_split =
+      OperatorSupport::any_chain("any", {kAddMul, OperatorSupport::targets("split", {"torch.split"})});
+  CHECK(partition(gm, {}, with_split) == Names{{"s", "g0", "g1", "a", "m"}});
+}
+
+TEST_CASE("non-compute ops, allowed single-node ops, minimum and maximum sizes") {
+  GraphModule gm = parse(R"(
+    x = placeholder
+    a = call_function torch.add(x, 1)
+    v = call_function torch.reshape(a, [2, 2])
+    r = call_function torch.relu(v)
+    b = call_function torch.mul(r, 2)
+    c = call_function torch.add(b, 1)
+    d = call_function torch.mul(c, 3)
+    return d
+  )");
+  OperatorSupport s = OperatorSupport::targets("s", {"torch.add", "torch.mul", "torch.reshape"});
+  PartitionOptions o;
+  CHECK(partition(gm, o, s) == Names{{"b", "c", "d"}, {"a", "v"}});
+  o.non_compute_ops = {"torch.reshape"};
+  CHECK(partition(gm, o, s) == Names{{"b", "c", "d"}});
+  o.allowed_single_node_partition_ops = {"torch.add"};
+  CHECK(partition(gm, o, s) == Names{{"b", "c", "d"}, {"a", "v"}});
+  o.remove_bookend_non_compute_ops = true;
+  CHECK(partition(gm, o, s) == Names{{"b", "c", "d"}, {"a"}});
+  PartitionOptions sizes;
+  sizes.min_partition_size = 3;
+  CHECK(partition(gm, sizes, s) == Names{{"b", "c", "d"}});
+  sizes.max_partition_size = 2;
+  sizes.min_partition_size = 0;
+  sizes.allows_single_node_partition = true;
+  CHECK(partition(gm, sizes, s) == Names{{"b", "c"}, {"d"}, {"a", "v"}});
+}
+
+TEST_CASE("support combinators: chain, any_chain, negate, excluded names, predicates") {
+  GraphModule gm = parse(kBlockedByRelu);
+  OperatorSupport no_c = OperatorSupport::chain("no_c", {kAddMul, OperatorSupport::decline_names("names", {"c"})});
+  CHECK_FALSE(no_c.is_supported(gm, gm.graph.find("c")));
+  CHECK(no_c.decide(gm, gm.graph.find("c")).rule == "names");
+  CHECK(no_c.is_supported(gm, gm.graph.find("b")));
+  OperatorSupport not_add = OperatorSupport::negate("not_add", OperatorSupport::targets("adds", {"torch.add"}));
+  CHECK(not_add.is_supported(gm, gm.graph.find("u")));
+  CHECK(not_add.decide(gm, gm.graph.find("a")).rule == "not_add");
+  OperatorSupport literal_one = OperatorSupport::predicate("adds_one", [](const GraphModule& m, NodeId n) {
+    const auto& args = m.graph.args(n);
+    return args.size() == 2 && args[1] == Argument(std::int64_t{1});
+  });
+  CHECK(literal_one.is_supported(gm, gm.graph.find("a")));
+  CHECK_FALSE(literal_one.is_supported(gm, gm.graph.find("c")));
+  CHECK_FALSE(literal_one.depends_only_on_target());
+  CHECK(kAddMul.depends_only_on_target());
+
+  PartitionOptions o;
+  o.exclude_nodes = {"b"};
+  o.allows_single_node_partition = true;
+  CHECK(partition(gm, o) == Names{{"a", "c"}});
+  o.exclude_nodes = {"nope"};
+  CHECK_FALSE(propose_partitions(gm, kAddMul, o).is_ok());
+}
+
+TEST_CASE("check_partitions names a cycle and a node listed twice") {
+  GraphModule gm = parse(kBlockedByRelu);
+  const Graph& g = gm.graph;
+  Status cyclic = check_partitions(g, {{g.find("a"), g.find("b")}});
+  REQUIRE_FALSE(cyclic.is_ok());
+  CHECK(cyclic.message() == "fusing would create a cycle: partition 0 {a, b} -> 'u' -> partition 0 {a, b}");
+  Status twice = check_partitions(g, {{g.find("a")}, {g.find("a"), g.find("c")}});
+  REQUIRE_FALSE(twice.is_ok());
+  CHECK(twice.message().find("is in partition 0 and in partition 1") != std::string::npos);
+  CHECK_FALSE(check_partitions(g, {{g.find("x")}}).is_ok());
+}
+
+TEST_CASE("fuse_by_partitions makes a submodule per partition, with getitems for several outputs") {
+  GraphModule gm = parse(kBlockedByRelu);
+  Graph& g = gm.graph;
+  Result<std::vector<FusedPartition>> fused = fuse_by_partitions(gm, {{g.find("b"), g.find("c")}});
+  REQUIRE_MESSAGE(fused.is_ok(), fused.status().message());
+  CHECK(fused->front().module == "fused_0");
+  CHECK(fused->front().outputs == 2);
+  CHECK(to_graph_text(g) ==
+        "x = placeholder\n"
+        "a = call_function torch.add(x, 1)\n"
+        "u = call_function torch.relu(a)\n"
+        "fused_0 = call_module fused_0(u, x)\n"
+        "getitem = call_function _operator.getitem(fused_0, 0)\n"
+        "getitem_1 = call_function _operator.getitem(fused_0, 1)\n"
+        "return (getitem, getitem_1)\n");
+  const ModuleInfo* sub = gm.modules.find("fused_0");
+  REQUIRE(sub != nullptr);
+  REQUIRE(sub->graph != nullptr);
+  CHECK(sub->class_name == "torch.fx.graph_module.GraphModule");
+  CHECK(to_graph_text(*sub->graph) ==
+        "u = placeholder\n"
+        "b = call_function torch.add(u, 1)\n"
+        "x = placeholder\n"
+        "c = call_function torch.add(x, 2)\n"
+        "return (b, c)\n");
+  CHECK(lint(gm).is_ok());
+}
+
+TEST_CASE("fuse_by_partitions refuses a cycle and changes nothing") {
+  GraphModule gm = parse(kBlockedByRelu);
+  Graph& g = gm.graph;
+  const std::string before = to_graph_text(g);
+  Result<std::vector<FusedPartition>> fused = fuse_by_partitions(gm, {{g.find("a"), g.find("b")}});
+  REQUIRE_FALSE(fused.is_ok());
+  CHECK(fused.status().message().find("'u'") != std::string::npos);
+  CHECK(to_graph_text(g) == before);
+  CHECK(gm.modules.empty());
+}
+
+TEST_CASE("fusing keeps the order topological when a user sits between partition nodes") {
+  // b and d fuse horizontally; c uses b and comes before d, so it must move after the call.
+  GraphModule gm = parse(R"(
+    x = placeholder
+    b = call_function torch.add(x, 1)
+    c = call_function torch.relu(b)
+    d = call_function torch.mul(x, 2)
+    return (c, d)
+  )");
+  Graph& g = gm.graph;
+  REQUIRE(fuse_by_partitions(gm, {{g.find("b"), g.find("d")}}).is_ok());
+  CHECK(to_graph_text(g) ==
+        "x = placeholder\n"
+        "fused_0 = call_module fused_0(x)\n"
+        "getitem = call_function _operator.getitem(fused_0, 0)\n"
+        "c = call_function torch.relu(getitem)\n"
+        "getitem_1 = call_function _operator.getitem(fused_0, 1)\n"
+        "return (c, getitem_1)\n");
+  CHECK(lint(gm).is_ok());
+}
+
+TEST_CASE("topological_sort_nodes keeps independent nodes in the given order") {
+  GraphModule gm = parse(kBlockedByRelu);
+  const Graph& g = gm.graph;
+  Result<std::vector<NodeId>> sorted = topological_sort_nodes(g, {g.find("c"), g.find("b"), g.find("a"), g.find("u")});
+  REQUIRE(sorted.is_ok());
+  std::vector<std::string> names;
+  for (NodeId n : sorted.value()) names.push_back(g.name(n));
+  CHECK(names == std::vector<std::string>{"c", "a", "u", "b"});
+  CHECK_FALSE(topological_sort_nodes(g, {g.find("a"), g.find("a")}).is_ok());
+}
+
+}  // namespace
+}  // namespace graft
