@@ -165,8 +165,8 @@ TEST_CASE("support combinators: chain, any_chain, negate, excluded names, predic
   OperatorSupport not_add = OperatorSupport::negate("not_add", OperatorSupport::targets("adds", {"torch.add"}));
   CHECK(not_add.is_supported(gm, gm.graph.find("u")));
   CHECK(not_add.decide(gm, gm.graph.find("a")).rule == "not_add");
-  OperatorSupport literal_one = OperatorSupport::predicate("adds_one", [](const GraphModule& m, NodeId n) {
-    const auto& args = m.graph.args(n);
+  OperatorSupport literal_one = OperatorSupport::predicate("adds_one", [](const Graph& g, const ModuleTable*, NodeId n) {
+    const auto& args = g.args(n);
     return args.size() == 2 && args[1] == Argument(std::int64_t{1});
   });
   CHECK(literal_one.is_supported(gm, gm.graph.find("a")));

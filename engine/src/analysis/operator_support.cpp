@@ -24,10 +24,9 @@ bool contains(const std::unordered_set<std::string>& set, std::string_view key) 
 
 }  // namespace
 
-std::string_view support_name(const GraphModule& gm, NodeId n) {
-  const Graph& g = gm.graph;
-  if (g.op(n) == OpKind::CallModule) {
-    if (const ModuleInfo* m = gm.modules.find(g.target(n)); m && !m->class_name.empty()) return m->class_name;
+std::string_view support_name(const Graph& g, const ModuleTable* modules, NodeId n) {
+  if (g.op(n) == OpKind::CallModule && modules != nullptr) {
+    if (const ModuleInfo* m = modules->find(g.target(n)); m && !m->class_name.empty()) return m->class_name;
   }
   return g.target(n);
 }
@@ -77,31 +76,30 @@ bool OperatorSupport::depends_only_on_target() const {
   }
 }
 
-SupportVerdict OperatorSupport::decide(const GraphModule& gm, NodeId n) const {
+SupportVerdict OperatorSupport::decide(const Graph& g, const ModuleTable* modules, NodeId n) const {
   const Rule& r = *rule_;
-  const Graph& g = gm.graph;
   switch (r.kind) {
     case Rule::Kind::Targets: {
-      bool ok = g.op(n) == OpKind::GetAttr || contains(r.strings, support_name(gm, n)) ||
+      bool ok = g.op(n) == OpKind::GetAttr || contains(r.strings, support_name(g, modules, n)) ||
           (g.op(n) == OpKind::CallModule && contains(r.strings, g.target(n)));
       return {ok, r.name};
     }
     case Rule::Kind::DeclineNames: return {!contains(r.strings, g.name(n)), r.name};
-    case Rule::Kind::Predicate: return {r.predicate(gm, n), r.name};
+    case Rule::Kind::Predicate: return {r.predicate(g, modules, n), r.name};
     case Rule::Kind::Chain:
       for (const OperatorSupport& c : r.children) {
-        SupportVerdict v = c.decide(gm, n);
+        SupportVerdict v = c.decide(g, modules, n);
         if (!v.supported) return v;
       }
       return {true, r.name};
     case Rule::Kind::AnyChain:
       for (const OperatorSupport& c : r.children) {
-        SupportVerdict v = c.decide(gm, n);
+        SupportVerdict v = c.decide(g, modules, n);
         if (v.supported) return v;
       }
       return {false, r.name};
     case Rule::Kind::Negate: {
-      SupportVerdict v = r.children.front().decide(gm, n);
+      SupportVerdict v = r.children.front().decide(g, modules, n);
       return {!v.supported, v.supported ? r.name : v.rule};
     }
   }

@@ -16,8 +16,8 @@ bool is_getitem(const Graph& g, NodeId n) {
 
 class Partitioner {
  public:
-  Partitioner(const GraphModule& gm, const OperatorSupport& support, const PartitionOptions& o)
-      : gm_(gm), g_(gm.graph), support_(support), o_(o) {}
+  Partitioner(const Graph& g, const ModuleTable* modules, const OperatorSupport& support, const PartitionOptions& o)
+      : g_(g), modules_(modules), support_(support), o_(o) {}
 
   Result<Partitioning> run() {
     order_ = g_.node_list();
@@ -57,10 +57,10 @@ class Partitioner {
       if (by_target) {
         std::uint64_t key = (std::uint64_t(g_.target_symbol(n)) << 3) | std::uint64_t(op);
         auto it = memo.find(key);
-        if (it == memo.end()) it = memo.emplace(key, support_.decide(gm_, n)).first;
+        if (it == memo.end()) it = memo.emplace(key, support_.decide(g_, modules_, n)).first;
         v = it->second;
       } else {
-        v = support_.decide(gm_, n);
+        v = support_.decide(g_, modules_, n);
       }
       if (v.supported) candidate_[n] = 1;
       else reason_[n] = {n, LeftOutReason::Unsupported, std::move(v.rule), kNoNode, 0};
@@ -341,8 +341,8 @@ class Partitioner {
     return out;
   }
 
-  const GraphModule& gm_;
   const Graph& g_;
+  const ModuleTable* modules_;
   const OperatorSupport& support_;
   const PartitionOptions& o_;
   std::vector<NodeId> order_;
@@ -372,9 +372,9 @@ std::string_view left_out_reason_name(LeftOutReason r) {
   return "?";
 }
 
-Result<Partitioning> propose_partitions(const GraphModule& gm, const OperatorSupport& support,
+Result<Partitioning> propose_partitions(const Graph& g, const ModuleTable* modules, const OperatorSupport& support,
                                         const PartitionOptions& options) {
-  return Partitioner(gm, support, options).run();
+  return Partitioner(g, modules, support, options).run();
 }
 
 }  // namespace graft

@@ -85,8 +85,8 @@ std::vector<ModuleInfo> attribute_copies(const ModuleTable& table, ModuleInfo& e
 }
 
 struct Fuser {
-  GraphModule& gm;
   Graph& g;
+  ModuleTable& modules;
 
   Result<FusedPartition> fuse(const std::vector<NodeId>& nodes, const std::string& module) {
     Result<std::vector<NodeId>> sorted = topological_sort_nodes(g, nodes);
@@ -153,41 +153,40 @@ struct Fuser {
     ModuleInfo entry;
     entry.path = module;
     entry.class_name = kGraphModuleClass;
-    std::vector<ModuleInfo> copies = attribute_copies(gm.modules, entry, *sub);
+    std::vector<ModuleInfo> copies = attribute_copies(modules, entry, *sub);
     entry.graph = std::move(sub);
-    if (Status s = gm.modules.add(std::move(entry)); !s) return s;
+    if (Status s = modules.add(std::move(entry)); !s) return s;
     for (ModuleInfo& c : copies)
-      if (Status s = gm.modules.add(std::move(c)); !s) return s;
+      if (Status s = modules.add(std::move(c)); !s) return s;
     return FusedPartition{module, call, inputs.size(), outputs.size()};
   }
 };
 
 }  // namespace
 
-Result<std::vector<FusedPartition>> fuse_by_partitions(GraphModule& gm,
+Result<std::vector<FusedPartition>> fuse_by_partitions(Graph& g, ModuleTable& modules,
                                                        const std::vector<std::vector<NodeId>>& partitions,
                                                        std::string_view prefix) {
-  if (Status s = check_partitions(gm.graph, partitions); !s) return s;
+  if (Status s = check_partitions(g, partitions); !s) return s;
   for (std::size_t i = 0; i < partitions.size(); ++i) {
     std::string name = std::string(prefix) + std::to_string(i);
-    if (gm.modules.find(name))
-      return Status::error("fusing would overwrite the module '" + name + "'; pick another prefix");
+    if (modules.find(name)) return Status::error("fusing would overwrite the module '" + name + "'; pick another prefix");
     if (partitions[i].empty()) return Status::error("partition " + std::to_string(i) + " is empty");
   }
-  const ModuleTable saved_modules = gm.modules;
-  Transaction transaction(gm.graph);
-  Fuser fuser{gm, gm.graph};
+  const ModuleTable saved_modules = modules;
+  Transaction transaction(g);
+  Fuser fuser{g, modules};
   std::vector<FusedPartition> out;
   for (std::size_t i = 0; i < partitions.size(); ++i) {
     Result<FusedPartition> fused = fuser.fuse(partitions[i], std::string(prefix) + std::to_string(i));
     if (!fused) {
-      gm.modules = saved_modules;
+      modules = saved_modules;
       return fused.status();
     }
     out.push_back(std::move(fused).value());
   }
-  if (Status s = stable_topological_sort(gm.graph); !s) {
-    gm.modules = saved_modules;
+  if (Status s = stable_topological_sort(g); !s) {
+    modules = saved_modules;
     return s;
   }
   transaction.commit();

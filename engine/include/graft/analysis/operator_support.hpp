@@ -28,7 +28,8 @@ struct SupportVerdict {
 
 class OperatorSupport {
  public:
-  using Predicate = std::function<bool(const GraphModule&, NodeId)>;
+  /// Asked with the graph and its module table (null when the graph has none).
+  using Predicate = std::function<bool(const Graph&, const ModuleTable*, NodeId)>;
 
   /// Accepts nodes whose support name (or, for call_module, path) is in `targets`, and get_attr.
   static OperatorSupport targets(std::string name, std::vector<std::string> targets);
@@ -41,7 +42,8 @@ class OperatorSupport {
   static OperatorSupport any_chain(std::string name, std::vector<OperatorSupport> rules);
   static OperatorSupport negate(std::string name, OperatorSupport rule);
 
-  SupportVerdict decide(const GraphModule& gm, NodeId n) const;
+  SupportVerdict decide(const Graph& g, const ModuleTable* modules, NodeId n) const;
+  SupportVerdict decide(const GraphModule& gm, NodeId n) const { return decide(gm.graph, &gm.modules, n); }
   bool is_supported(const GraphModule& gm, NodeId n) const { return decide(gm, n).supported; }
   const std::string& name() const;
   /// True if every rule's answer depends only on the node's op and target.
@@ -55,6 +57,6 @@ class OperatorSupport {
 };
 
 /// torch.fx's `get_node_target`: what a support rule matches a node by (see above).
-std::string_view support_name(const GraphModule& gm, NodeId n);
+std::string_view support_name(const Graph& g, const ModuleTable* modules, NodeId n);
 
 }  // namespace graft

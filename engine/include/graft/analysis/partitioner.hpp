@@ -77,9 +77,13 @@ struct Partitioning {
   std::vector<std::uint32_t> partition_of;
 };
 
-/// Proposes partitions of `gm.graph`. Fails only when a support rule raises (a Lua predicate),
-/// naming the node.
-Result<Partitioning> propose_partitions(const GraphModule& gm, const OperatorSupport& support,
+/// Proposes partitions of `g` (`modules`: its module table, or null). Fails on an excluded
+/// name that names no node.
+Result<Partitioning> propose_partitions(const Graph& g, const ModuleTable* modules, const OperatorSupport& support,
                                         const PartitionOptions& options = {});
+inline Result<Partitioning> propose_partitions(const GraphModule& gm, const OperatorSupport& support,
+                                               const PartitionOptions& options = {}) {
+  return propose_partitions(gm.graph, &gm.modules, support, options);
+}
 
 }  // namespace graft

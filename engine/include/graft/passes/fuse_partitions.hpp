@@ -26,8 +26,13 @@ struct FusedPartition {
 /// the submodule under the same paths, as torch.fx's GraphModule does. Checked first
 /// (check_partitions): a node listed twice or a fusion that would make a cycle fails, naming it,
 /// and nothing changes; so does a prefix that would overwrite an existing module.
-Result<std::vector<FusedPartition>> fuse_by_partitions(GraphModule& gm,
+Result<std::vector<FusedPartition>> fuse_by_partitions(Graph& g, ModuleTable& modules,
                                                        const std::vector<std::vector<NodeId>>& partitions,
                                                        std::string_view prefix = "fused_");
+inline Result<std::vector<FusedPartition>> fuse_by_partitions(GraphModule& gm,
+                                                              const std::vector<std::vector<NodeId>>& partitions,
+                                                              std::string_view prefix = "fused_") {
+  return fuse_by_partitions(gm.graph, gm.modules, partitions, prefix);
+}
 
 }  // namespace graft
