@@ -12,6 +12,7 @@
 #include "lua_values.hpp"
 #include "pattern_api.hpp"
 #include "rule_api.hpp"
+#include "support_api.hpp"
 #include "sandbox_state.hpp"
 #include "trampoline.hpp"
 
@@ -248,6 +249,7 @@ void push_graft_module(lua_State* L) {
   lua_setfield(L, module, "limits");
   register_pattern_api(L, module);
   register_rule_api(L, module);
+  register_support_api(L, module);
 
   // The prelude runs with the real (not yet emptied) globals: it is our code, not a script's.
   if (luaL_loadbufferx(L, kPrelude, std::char_traits<char>::length(kPrelude), "=graft", "t") != LUA_OK) lua_error(L);

@@ -21,6 +21,7 @@
 #include "pattern_api.hpp"
 #include "rule_api.hpp"
 #include "sandbox_state.hpp"
+#include "support_api.hpp"
 #include "trampoline.hpp"
 
 namespace graft::lua::detail {
@@ -430,6 +431,14 @@ int node_index(lua_State* L) {
     return 1;
   }
   if (k == "schema") return node_schema(L);
+  if (k == "module_class") {  // a call_module's class from the module table, else nil
+    const ModuleInfo* m = g.op(n.id) == OpKind::CallModule && n.session->modules != nullptr
+        ? n.session->modules->find(g.target(n.id))
+        : nullptr;
+    if (m == nullptr) return 0;
+    lua_pushstring(L, m->class_name.c_str());
+    return 1;
+  }
   if (n.session->tracing) {  // x:transpose(-2, -1) while tracing a pattern: a call_method
     push_traced_method(L, key);
     return 1;
@@ -697,8 +706,20 @@ int graph_find(lua_State* L) {
   return 1;
 }
 
+/// g:output(): the output node (nil if none); g:output(value): creates it (FX's graph.output).
 int graph_output(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
+  if (lua_gettop(L) >= 2) {
+    lua_settop(L, 2);  // g, value -> g, "output", "output", {value}
+    lua_createtable(L, 1, 0);
+    lua_insert(L, 2);
+    lua_rawseti(L, 2, 1);
+    lua_pushliteral(L, "output");
+    lua_insert(L, 2);
+    lua_pushliteral(L, "output");
+    lua_insert(L, 2);
+    return graph_create_node(L);
+  }
   const NodeId id = cg.session->graph->output_node();
   if (id == kNoNode) return 0;
   push_node(L, cg.session_id, id);
@@ -975,6 +996,10 @@ void install_graph_metamethods(lua_State* L, int metatable) {
                               {"explain", cfunction<graph_explain>},
                               {"apply", cfunction<graph_apply>},
                               {"replace_pattern", cfunction<graph_replace_pattern>},
+                              {"partition", cfunction<graph_partition>},
+                              {"fuse_partitions", cfunction<graph_fuse_partitions>},
+                              {"topo_sort", cfunction<graph_topo_sort>},
+                              {"add_submodule", cfunction<graph_add_submodule>},
                               {nullptr, nullptr}};
   lua_newtable(L);
   luaL_setfuncs(L, methods, 0);

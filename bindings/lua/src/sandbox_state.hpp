@@ -71,6 +71,10 @@ struct GraphSession {
   int handle_cache_ref = LUA_NOREF;  ///< registry ref: table NodeId+1 -> node handle
   bool read_only = false;
   bool tracing = false;  ///< a pattern being traced: arithmetic and method calls record nodes
+  /// The module table, when scripts may change it here (a pipeline pass); else null.
+  ModuleTable* editable_modules = nullptr;
+  /// Called once before the first change to editable_modules (the pipeline saves the table).
+  std::function<void()> before_module_edit{};
 };
 
 class SandboxState {

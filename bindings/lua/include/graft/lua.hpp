@@ -8,3 +8,4 @@
 #include "graft/lua/rules.hpp"
 #include "graft/lua/sandbox.hpp"
 #include "graft/lua/script_host.hpp"
+#include "graft/lua/support.hpp"
