@@ -13,6 +13,7 @@
 #include "graft/ir/lint.hpp"
 #include "graphviz.hpp"
 #include "match_command.hpp"
+#include "partition_command.hpp"
 #include "rewrite_command.hpp"
 #include "rules_command.hpp"
 #include "run_command.hpp"
@@ -238,6 +239,13 @@ static int run_command_line(int argc, char** argv) {
       "--modules-by-class", rewrite_opts.modules_by_class,
       "the pattern's module calls match modules of the same class, wherever they are; the replacement reaches them by the pattern's module names");
 
+  cli::PartitionCommandOptions partition_opts;
+  CLI::App* partition = app.add_subcommand(
+      "partition",
+      "Cut a graph into the partitions a backend supports (torch.fx CapabilityBasedPartitioner semantics); "
+      "say why each other node is left out; optionally fuse them into submodules");
+  cli::add_partition_options(*partition, partition_opts);
+
   // An unknown command is named as such (CLI11 would say "A subcommand is required", and
   // `graft frobnicate --help` would print the main help and exit 0).
   if (argc > 1 && argv[1][0] != '-') {
@@ -267,6 +275,8 @@ static int run_command_line(int argc, char** argv) {
   if (*run || *watch) outputs.push_back(run_opts.output);
   if ((*run || *watch) && !run_opts.report.empty()) outputs.push_back(run_opts.report);
   if (*rewrite) outputs.push_back(rewrite_opts.output);
+  if (*partition && !partition_opts.output.empty()) outputs.push_back(partition_opts.output);
+  if (*partition && !partition_opts.dot.empty()) outputs.push_back(partition_opts.dot);
   const bool json_to_stdout = (*run && run_opts.json) || (*rewrite && rewrite_opts.json);
   if (std::count(outputs.begin(), outputs.end(), "-") + (json_to_stdout ? 1 : 0) > 1) {
     fmt::print(stderr, "graft: error: only one output can go to stdout ('-')\n");
@@ -282,6 +292,7 @@ static int run_command_line(int argc, char** argv) {
   if (*save) return cmd_save(graph, out);
   if (*run) return cli::cmd_run(run_opts);
   if (*rewrite) return cli::cmd_rewrite(rewrite_opts);
+  if (*partition) return cli::cmd_partition(partition_opts);
   if (*pattern) return cli::cmd_pattern(rules_opts);
   if (*match || *explain) {
     const bool is_match = match->parsed();

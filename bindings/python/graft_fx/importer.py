@@ -170,9 +170,67 @@ def _rebuild_module(by_path, path):
     return module
 
 
-def _rebuild(doc, target, op):
+def _describes_same(a, b):
+    """Two module entries of one file that describe the same module: class and tensors alike
+    (values aside). Fusing copies what a submodule graph uses under the submodule's path."""
+    def tensors(e):
+        return [(kind, t["name"], t["shape"], t["dtype"]) for kind in ("parameters", "buffers") for t in e[kind]]
+    return a["class"] == b["class"] and tensors(a) == tensors(b)
+
+
+def _entry_and_tensor(by_path, path):
+    """The module entry at `path`, or (owner entry, tensor spec) for a parameter or buffer."""
+    if path in by_path:
+        return by_path[path], None
+    owner, _, name = path.rpartition(".")
+    entry = by_path.get(owner)
+    for kind in ("parameters", "buffers"):
+        for spec in entry[kind] if entry else []:
+            if spec["name"] == name:
+                return entry, spec
+    return None, None
+
+
+def _rebuild_graph_module(doc, by_path, path, root_module):
+    """A submodule with its own graph (a fused partition): a GraphModule over its graph, whose
+    call_module and get_attr targets are relative to it. A target that the file describes
+    exactly as the root's module or tensor at the same relative path is that object of the
+    model (torch.fx's fusion shares them); others are rebuilt from the file."""
+    entry = by_path[path]
+    nodes = entry["graph"]["nodes"]
+    attrs = {}
+    for i, n in enumerate(nodes):
+        if n["op"] not in ("call_module", "get_attr") or n["target"] in attrs:
+            continue
+        target = n["target"]
+        inner, inner_spec = _entry_and_tensor(by_path, f"{path}.{target}")
+        outer, outer_spec = _entry_and_tensor(by_path, target)
+        same = (inner is not None and outer is not None and
+                (inner_spec == outer_spec if inner_spec is not None or outer_spec is not None
+                 else _describes_same(inner, outer)))
+        if same and _has_path(root_module, target):
+            attrs[target] = resolve_attr(root_module, target)
+        elif f"{path}.{target}" in by_path and "graph" in by_path[f"{path}.{target}"]:
+            attrs[target] = _rebuild_graph_module(doc, by_path, f"{path}.{target}", root_module)
+        else:
+            try:
+                attrs[target] = _rebuild(doc, f"{path}.{target}", n["op"])
+            except GraftImportError as e:
+                raise GraftImportError(f"module {path!r}, node {n['name']!r}: {e}") from None
+    graph = build_graph(nodes, root_module, where=f"module {path!r} nodes", rebuilt=attrs)
+    try:
+        gm = torch.fx.GraphModule(attrs, graph, class_name=path.rpartition(".")[2])
+        gm.graph.lint()
+    except (RuntimeError, ValueError, AttributeError) as e:
+        raise GraftImportError(f"module {path!r}: its graph is not valid FX: {e}") from None
+    return gm
+
+
+def _rebuild(doc, target, op, root_module=None):
     """A call_module or get_attr target the model lacks, made from what the file carries."""
     by_path = {e["path"]: e for e in doc["modules"]}
+    if target in by_path and "graph" in by_path[target] and root_module is not None:
+        return _rebuild_graph_module(doc, by_path, target, root_module)
     if op == "call_module" or target in by_path:
         return _rebuild_module(by_path, target)
     owner, _, name = target.rpartition(".")
@@ -234,7 +292,7 @@ def import_graph(doc_or_path, root_module):
     for i, n in attribute_nodes:
         if n["target"] not in rebuilt and not _has_path(root_module, n["target"]):
             try:
-                rebuilt[n["target"]] = _rebuild(doc, n["target"], n["op"])
+                rebuilt[n["target"]] = _rebuild(doc, n["target"], n["op"], root_module)
             except GraftImportError as e:
                 raise GraftImportError(f"$.nodes[{i}] (node {n['name']!r}): {e}") from None
     graph = build_graph(doc["nodes"], root_module, rebuilt=rebuilt)

@@ -80,7 +80,7 @@ SupportVerdict OperatorSupport::decide(const Graph& g, const ModuleTable* module
   const Rule& r = *rule_;
   switch (r.kind) {
     case Rule::Kind::Targets: {
-      bool ok = g.op(n) == OpKind::GetAttr || contains(r.strings, support_name(g, modules, n)) ||
+      bool ok = contains(r.strings, support_name(g, modules, n)) ||
           (g.op(n) == OpKind::CallModule && contains(r.strings, g.target(n)));
       return {ok, r.name};
     }

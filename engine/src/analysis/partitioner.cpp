@@ -10,6 +10,8 @@ namespace {
 
 constexpr std::uint32_t kNone = kNoNode;
 
+bool is_call(OpKind op) { return op == OpKind::CallFunction || op == OpKind::CallMethod || op == OpKind::CallModule; }
+
 bool is_getitem(const Graph& g, NodeId n) {
   return g.op(n) == OpKind::CallFunction && g.target(n) == "_operator.getitem";
 }
@@ -48,7 +50,7 @@ class Partitioner {
     std::unordered_map<std::uint64_t, SupportVerdict> memo;
     for (NodeId n : order_) {
       OpKind op = g_.op(n);
-      if (op == OpKind::Placeholder || op == OpKind::Output) continue;
+      if (!is_call(op)) continue;
       if (excluded.count(g_.name(n))) {
         reason_[n] = {n, LeftOutReason::Excluded, {}, kNoNode, 0};
         continue;
@@ -330,8 +332,7 @@ class Partitioner {
       out.partitions.push_back(std::move(part));
     }
     for (NodeId n : order_) {
-      OpKind op = g_.op(n);
-      if (op == OpKind::Placeholder || op == OpKind::Output || out.partition_of[n] != kNone) continue;
+      if (!is_call(g_.op(n)) || out.partition_of[n] != kNone) continue;
       LeftOutNode r = reason_[n];
       r.node = n;
       if (candidate_[n] && r.blocked_by == kNoNode) r.blocked_by = via_[n];

@@ -5,9 +5,8 @@
 // A node's support name is what torch.fx's `get_node_target` gives: a call_function's
 // qualified target (`torch.ops.aten.add.Tensor`, `_operator.getitem`), a call_method's method
 // name, a call_module's class (`torch.nn.modules.linear.Linear`); a call_module also answers to
-// its path. Placeholders and the output node are never partitioned, whatever the rules say;
-// get_attr nodes are decided by the rules, and target lists accept them (as torch's
-// OperatorSupport accepts every node that is not a call).
+// its path. The partitioner asks only about calls: placeholders, get_attr nodes and the output
+// stay outside every partition (a fused submodule reads parameters through its inputs).
 #pragma once
 
 #include <functional>
@@ -31,7 +30,7 @@ class OperatorSupport {
   /// Asked with the graph and its module table (null when the graph has none).
   using Predicate = std::function<bool(const Graph&, const ModuleTable*, NodeId)>;
 
-  /// Accepts nodes whose support name (or, for call_module, path) is in `targets`, and get_attr.
+  /// Accepts nodes whose support name (or, for call_module, path) is in `targets`.
   static OperatorSupport targets(std::string name, std::vector<std::string> targets);
   /// Declines nodes whose name is in `names`; accepts every other.
   static OperatorSupport decline_names(std::string name, std::vector<std::string> names);

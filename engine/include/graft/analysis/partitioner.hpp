@@ -70,8 +70,7 @@ struct Partitioning {
   /// Partitions in torch's order (the one grown first, nearest the graph's end, is first);
   /// each lists its nodes in graph order.
   std::vector<std::vector<NodeId>> partitions;
-  /// Every node that could be partitioned but is not (neither placeholder nor output), in
-  /// graph order.
+  /// Every call (call_function, call_method, call_module) in no partition, in graph order.
   std::vector<LeftOutNode> left_out;
   /// Per slot: the index of the node's partition, or kNoNode.
   std::vector<std::uint32_t> partition_of;
