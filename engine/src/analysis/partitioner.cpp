@@ -26,6 +26,7 @@ class Partitioner {
     pos_.assign(g_.num_slots(), kNone);
     for (std::uint32_t i = 0; i < order_.size(); ++i) pos_[order_[i]] = i;
     if (Status s = decide_support(); !s) return s;
+    if (!o_.skip_horizontal_fusion) follow_producers();
     compute_levels();
     group();
     reassign_getitems();
@@ -68,6 +69,23 @@ class Partitioner {
       else reason_[n] = {n, LeftOutReason::Unsupported, std::move(v.rule), kNoNode, 0};
     }
     return Status::ok();
+  }
+
+  // A getitem goes where its producer goes. torch moves getitems after growing partitions;
+  // with levels that would let a getitem that leaves raise its neighbours' levels and split a
+  // partition for nothing, so it is decided up front (graph order: nested getitems follow).
+  // Merging along edges (skip_horizontal_fusion) keeps torch's order, and its results.
+  void follow_producers() {
+    for (NodeId n : order_) {
+      const UserList& users = g_.users(n);
+      if (users.empty() || !std::all_of(users.begin(), users.end(), [&](NodeId u) { return is_getitem(g_, u); }))
+        continue;
+      for (NodeId u : users) {
+        if (reason_[u].reason == LeftOutReason::Excluded && reason_[u].node != kNoNode) continue;
+        candidate_[u] = candidate_[n];
+        reason_[u] = candidate_[n] ? LeftOutNode{} : LeftOutNode{u, LeftOutReason::GetitemOfOutside, {}, kNoNode, 0};
+      }
+    }
   }
 
   // --- levels ---------------------------------------------------------------------------------
@@ -130,45 +148,38 @@ class Partitioner {
   }
 
   // Would groups a and b together depend on themselves? Search forward from their outside
-  // users, a group met on the way counting as one node (its users are all reachable), and only
-  // through nodes before the union's last node: later ones cannot lead back into it.
+  // users; a group met on the way counts as one node (after fusion, whatever any of its nodes
+  // feeds depends on all of its inputs). Worst case linear per merge.
   bool union_has_cycle(const std::vector<std::vector<NodeId>>& members, std::uint32_t a, std::uint32_t b) {
     if (stamp_.size() != g_.num_slots()) stamp_.assign(g_.num_slots(), 0);
     if (group_stamp_.size() < members.size()) group_stamp_.resize(members.size() * 2 + 1, 0);
     ++epoch_;
-    std::uint32_t last = 0;
-    for (std::uint32_t grp : {a, b})
-      for (NodeId m : members[grp]) last = std::max(last, pos_[m]);
     std::vector<NodeId> stack;
     bool back_in = false;
-    auto push_users = [&](NodeId m) {
+    auto push_users = [&](NodeId m, bool from_union) {
       for (NodeId u : g_.users(m)) {
-        if (group_[u] == a || group_[u] == b) {
+        const bool inside = group_[u] == a || group_[u] == b;
+        if (inside && !from_union) {
           back_in = true;
           return;
         }
-        if (stamp_[u] != epoch_ && pos_[u] < last) {
+        if (!inside && stamp_[u] != epoch_) {
           stamp_[u] = epoch_;
           stack.push_back(u);
         }
       }
     };
     for (std::uint32_t grp : {a, b})
-      for (NodeId m : members[grp])
-        for (NodeId u : g_.users(m))
-          if (group_[u] != a && group_[u] != b && stamp_[u] != epoch_ && pos_[u] < last) {
-            stamp_[u] = epoch_;
-            stack.push_back(u);
-          }
+      for (NodeId m : members[grp]) push_users(m, true);
     while (!stack.empty() && !back_in) {
       NodeId x = stack.back();
       stack.pop_back();
       std::uint32_t grp = group_[x];
       if (grp == kNone) {
-        push_users(x);
+        push_users(x, false);
       } else if (group_stamp_[grp] != epoch_) {
         group_stamp_[grp] = epoch_;
-        for (NodeId m : members[grp]) push_users(m);
+        for (NodeId m : members[grp]) push_users(m, false);
       }
     }
     return back_in;
@@ -336,7 +347,6 @@ class Partitioner {
       LeftOutNode r = reason_[n];
       r.node = n;
       if (candidate_[n] && r.blocked_by == kNoNode) r.blocked_by = via_[n];
-      if (!candidate_[n] && r.reason != LeftOutReason::Excluded) r.reason = LeftOutReason::Unsupported;
       out.left_out.push_back(std::move(r));
     }
     return out;
