@@ -1,7 +1,9 @@
 // Synthetic transformer stacks: realistic op mix, names, meta and dotted parameter paths.
 #include "synthetic_graph.hpp"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace graft::bench {
 
@@ -118,6 +120,33 @@ GraphModule add_relu_chain(std::size_t nodes) {
     cur = g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(a)});
   }
   g.output(Argument::node(cur));
+  return gm;
+}
+
+GraphModule scattered_chain(std::size_t nodes, unsigned unsupported_per_mille, std::uint64_t seed) {
+  GraphModule gm;
+  Graph& g = gm.graph;
+  g.reserve(nodes + 2);
+  std::uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto next = [&state] {  // splitmix64: the same graph on every platform
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  std::vector<NodeId> made{g.placeholder("x")};
+  for (std::size_t i = 0; i < nodes; ++i) {
+    const NodeId prev = made.back();
+    if (next() % 1000 < unsupported_per_mille) {
+      made.push_back(g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(prev)}));
+      continue;
+    }
+    NodeId other = prev;
+    if (next() % 5 == 0) other = made[made.size() - 1 - next() % std::min<std::size_t>(made.size(), 64)];
+    made.push_back(g.create_node(OpKind::CallFunction, next() % 2 ? "torch.add" : "torch.mul",
+                                 {Argument::node(prev), Argument::node(other)}));
+  }
+  g.output(Argument::node(made.back()));
   return gm;
 }
 

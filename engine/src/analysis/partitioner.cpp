@@ -1,6 +1,8 @@
 // propose_partitions: levels in one reverse sweep, then torch's post-processing.
 #include "graft/analysis/partitioner.hpp"
 
+#include "edge_merge.hpp"
+
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -115,74 +117,12 @@ class Partitioner {
   // Group candidates: one group per level, numbered from the end of the graph.
   void group() {
     group_.assign(g_.num_slots(), kNone);
-    if (o_.skip_horizontal_fusion) return merge_vertically();
+    if (o_.skip_horizontal_fusion) {
+      group_ = detail::merge_along_edges(g_, order_, candidate_);
+      return;
+    }
     for (NodeId n : order_)
       if (candidate_[n]) group_[n] = level_[n];
-  }
-
-  // skip_horizontal_fusion: torch's merging along data edges only. From the end of the graph,
-  // each candidate starts a group and merges with its users' groups, one at a time, unless the
-  // union would depend on itself through the rest of the graph; the smaller group moves into
-  // the larger (a tie keeps the newer), and groups keep the number they were created with.
-  void merge_vertically() {
-    std::uint32_t next_id = 0;
-    std::vector<std::vector<NodeId>> members;
-    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
-      NodeId n = *it;
-      if (!candidate_[n]) continue;
-      std::uint32_t current = next_id++;
-      members.push_back({n});
-      group_[n] = current;
-      for (NodeId u : g_.users(n)) {
-        std::uint32_t other = group_[u];
-        if (other == kNone || other == current) continue;
-        if (union_has_cycle(members, current, other)) continue;
-        std::uint32_t into = members[current].size() < members[other].size() ? other : current;
-        std::uint32_t from = into == current ? other : current;
-        for (NodeId m : members[from]) group_[m] = into;
-        members[into].insert(members[into].end(), members[from].begin(), members[from].end());
-        members[from].clear();
-        current = into;
-      }
-    }
-  }
-
-  // Would groups a and b together depend on themselves? Search forward from their outside
-  // users; a group met on the way counts as one node (after fusion, whatever any of its nodes
-  // feeds depends on all of its inputs). Worst case linear per merge.
-  bool union_has_cycle(const std::vector<std::vector<NodeId>>& members, std::uint32_t a, std::uint32_t b) {
-    if (stamp_.size() != g_.num_slots()) stamp_.assign(g_.num_slots(), 0);
-    if (group_stamp_.size() < members.size()) group_stamp_.resize(members.size() * 2 + 1, 0);
-    ++epoch_;
-    std::vector<NodeId> stack;
-    bool back_in = false;
-    auto push_users = [&](NodeId m, bool from_union) {
-      for (NodeId u : g_.users(m)) {
-        const bool inside = group_[u] == a || group_[u] == b;
-        if (inside && !from_union) {
-          back_in = true;
-          return;
-        }
-        if (!inside && stamp_[u] != epoch_) {
-          stamp_[u] = epoch_;
-          stack.push_back(u);
-        }
-      }
-    };
-    for (std::uint32_t grp : {a, b})
-      for (NodeId m : members[grp]) push_users(m, true);
-    while (!stack.empty() && !back_in) {
-      NodeId x = stack.back();
-      stack.pop_back();
-      std::uint32_t grp = group_[x];
-      if (grp == kNone) {
-        push_users(x, false);
-      } else if (group_stamp_[grp] != epoch_) {
-        group_stamp_[grp] = epoch_;
-        for (NodeId m : members[grp]) push_users(m, false);
-      }
-    }
-    return back_in;
   }
 
   // A node whose users are all getitems hands them its group, in graph order so that nested
@@ -364,8 +304,6 @@ class Partitioner {
   std::vector<NodeId> via_;
   std::vector<std::uint32_t> group_;
   std::vector<std::vector<NodeId>> parts_;
-  std::vector<std::uint32_t> stamp_, group_stamp_;  // union_has_cycle's visited marks
-  std::uint32_t epoch_ = 0;
 };
 
 }  // namespace
