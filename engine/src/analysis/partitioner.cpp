@@ -4,8 +4,7 @@
 #include "edge_merge.hpp"
 
 #include <algorithm>
-#include <unordered_map>
-#include <unordered_set>
+#include <map>
 
 namespace graft {
 namespace {
@@ -14,9 +13,15 @@ constexpr std::uint32_t kNone = kNoNode;
 
 bool is_call(OpKind op) { return op == OpKind::CallFunction || op == OpKind::CallMethod || op == OpKind::CallModule; }
 
-bool is_getitem(const Graph& g, NodeId n) {
-  return g.op(n) == OpKind::CallFunction && g.target(n) == "_operator.getitem";
-}
+// What a call_function's target is, decided once per target.
+enum TargetFlag : std::uint8_t {
+  kGetitem = 1,
+  kNonCompute = 2,  // view, getitem and non_compute_ops: not counted by the single-node filter
+  kCountsTwice = 4,  // allowed_single_node_partition_ops
+  kBookendable = 8,  // non_compute_ops only: what remove_bookend_non_compute_ops may drop
+  kCallFunction = 16,
+  kCall = 32,  // call_function, call_method or call_module: what the partitioner decides on
+};
 
 class Partitioner {
  public:
@@ -25,8 +30,7 @@ class Partitioner {
 
   Result<Partitioning> run() {
     order_ = g_.node_list();
-    pos_.assign(g_.num_slots(), kNone);
-    for (std::uint32_t i = 0; i < order_.size(); ++i) pos_[order_[i]] = i;
+    flag_targets();
     if (Status s = decide_support(); !s) return s;
     if (!o_.skip_horizontal_fusion) follow_producers();
     compute_levels();
@@ -41,34 +45,71 @@ class Partitioner {
 
  private:
   // --- support --------------------------------------------------------------------------------
+  void flag_targets() {
+    const SymbolTable& symbols = g_.symbols();
+    auto listed = [](const std::vector<std::string>& list, const std::string& t) {
+      return std::find(list.begin(), list.end(), t) != list.end();
+    };
+    flags_.assign(symbols.size(), 0);
+    for (Symbol s = 0; s < symbols.size(); ++s) {
+      const std::string& t = symbols.text(s);
+      std::uint8_t f = 0;
+      if (t == "_operator.getitem") f |= kGetitem | kNonCompute;
+      if (t == "torch.ops.aten.view") f |= kNonCompute;
+      if (listed(o_.non_compute_ops, t)) f |= kNonCompute | kBookendable;
+      if (listed(o_.allowed_single_node_partition_ops, t)) f |= kCountsTwice;
+      flags_[s] = f;
+    }
+  }
+
+  // A node's target flags, copied per slot while deciding support: later passes read these
+  // bytes instead of the nodes (on big graphs every node read is a cache miss).
+  bool has(NodeId n, TargetFlag f) const { return (kind_[n] & f) != 0; }
+
+  void leave_out(NodeId n, LeftOutReason why, std::uint32_t detail = 0) {
+    why_[n] = static_cast<std::uint8_t>(why) + 1;
+    detail_[n] = detail;
+  }
+
   Status decide_support() {
     candidate_.assign(g_.num_slots(), 0);
-    reason_.assign(g_.num_slots(), {});
-    std::unordered_set<std::string_view> excluded;
+    kind_.assign(g_.num_slots(), 0);
+    why_.assign(g_.num_slots(), 0);
+    detail_.assign(g_.num_slots(), 0);
     for (const std::string& name : o_.exclude_nodes) {
-      if (g_.find(name) == kNoNode) return Status::error("exclude_nodes: the graph has no node named '" + name + "'");
-      excluded.insert(name);
+      NodeId n = g_.find(name);
+      if (n == kNoNode) return Status::error("exclude_nodes: the graph has no node named '" + name + "'");
+      leave_out(n, LeftOutReason::Excluded);
     }
+    // A verdict per (target, op) when the rules promise to look at nothing else: 0 supported,
+    // r + 1 declined by rule r.
     const bool by_target = support_.depends_only_on_target();
-    std::unordered_map<std::uint64_t, SupportVerdict> memo;
+    constexpr std::uint32_t kUnknown = ~0u;
+    std::vector<std::uint32_t> memo(by_target ? g_.symbols().size() * 8 : 0, kUnknown);
+    std::map<std::string, std::uint32_t> rule_index;
+    auto decide = [&](NodeId n) -> std::uint32_t {
+      SupportVerdict v = support_.decide(g_, modules_, n);
+      if (v.supported) return 0;
+      auto [it, fresh] = rule_index.emplace(v.rule, static_cast<std::uint32_t>(rules_.size()));
+      if (fresh) rules_.push_back(std::move(v.rule));
+      return it->second + 1;
+    };
     for (NodeId n : order_) {
-      OpKind op = g_.op(n);
+      const OpKind op = g_.op(n);
       if (!is_call(op)) continue;
-      if (excluded.count(g_.name(n))) {
-        reason_[n] = {n, LeftOutReason::Excluded, {}, kNoNode, 0};
-        continue;
-      }
-      SupportVerdict v;
+      kind_[n] = static_cast<std::uint8_t>(
+          kCall | (op == OpKind::CallFunction ? kCallFunction | flags_[g_.target_symbol(n)] : 0));
+      if (why_[n] != 0) continue;
+      std::uint32_t verdict;
       if (by_target) {
-        std::uint64_t key = (std::uint64_t(g_.target_symbol(n)) << 3) | std::uint64_t(op);
-        auto it = memo.find(key);
-        if (it == memo.end()) it = memo.emplace(key, support_.decide(g_, modules_, n)).first;
-        v = it->second;
+        std::uint32_t& slot = memo[std::size_t(g_.target_symbol(n)) * 8 + std::size_t(op)];
+        if (slot == kUnknown) slot = decide(n);
+        verdict = slot;
       } else {
-        v = support_.decide(g_, modules_, n);
+        verdict = decide(n);
       }
-      if (v.supported) candidate_[n] = 1;
-      else reason_[n] = {n, LeftOutReason::Unsupported, std::move(v.rule), kNoNode, 0};
+      if (verdict == 0) candidate_[n] = 1;
+      else leave_out(n, LeftOutReason::Unsupported, verdict - 1);
     }
     return Status::ok();
   }
@@ -80,12 +121,13 @@ class Partitioner {
   void follow_producers() {
     for (NodeId n : order_) {
       const UserList& users = g_.users(n);
-      if (users.empty() || !std::all_of(users.begin(), users.end(), [&](NodeId u) { return is_getitem(g_, u); }))
+      if (users.empty() || !std::all_of(users.begin(), users.end(), [&](NodeId u) { return has(u, kGetitem); }))
         continue;
       for (NodeId u : users) {
-        if (reason_[u].reason == LeftOutReason::Excluded && reason_[u].node != kNoNode) continue;
+        if (why_[u] == static_cast<std::uint8_t>(LeftOutReason::Excluded) + 1) continue;
         candidate_[u] = candidate_[n];
-        reason_[u] = candidate_[n] ? LeftOutNode{} : LeftOutNode{u, LeftOutReason::GetitemOfOutside, {}, kNoNode, 0};
+        if (candidate_[n]) why_[u] = 0;
+        else leave_out(u, LeftOutReason::GetitemOfOutside);
       }
     }
   }
@@ -131,11 +173,11 @@ class Partitioner {
     for (NodeId n : order_) {
       const UserList& users = g_.users(n);
       if (users.empty()) continue;
-      bool all = std::all_of(users.begin(), users.end(), [&](NodeId u) { return is_getitem(g_, u); });
+      bool all = std::all_of(users.begin(), users.end(), [&](NodeId u) { return has(u, kGetitem); });
       if (!all) continue;
       for (NodeId u : users) {
         group_[u] = group_[n];
-        if (group_[n] == kNone && candidate_[u]) reason_[u] = {u, LeftOutReason::GetitemOfOutside, {}, kNoNode, 0};
+        if (group_[n] == kNone && candidate_[u]) leave_out(u, LeftOutReason::GetitemOfOutside);
       }
     }
   }
@@ -143,53 +185,44 @@ class Partitioner {
   // Groups become partitions in the order of their numbers: the group grown first, nearest the
   // end of the graph, first (torch returns partitions by id).
   void collect() {
-    std::vector<std::uint32_t> ids;
+    std::uint32_t top = 0;
     for (NodeId n : order_)
-      if (group_[n] != kNone) ids.push_back(group_[n]);
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    std::unordered_map<std::uint32_t, std::uint32_t> index;
-    for (std::uint32_t i = 0; i < ids.size(); ++i) index[ids[i]] = i;
-    parts_.resize(ids.size());
+      if (group_[n] != kNone) top = std::max(top, group_[n] + 1);
+    std::vector<std::uint32_t> index(top, kNone);
+    for (NodeId n : order_)
+      if (group_[n] != kNone) index[group_[n]] = 0;
+    std::uint32_t count = 0;
+    for (std::uint32_t& i : index)
+      if (i == 0) i = count++;
+    parts_.resize(count);
     for (NodeId n : order_)
       if (group_[n] != kNone) parts_[index[group_[n]]].push_back(n);
   }
 
   // --- post-processing ------------------------------------------------------------------------
-  bool is_non_compute(NodeId n) const {
-    if (g_.op(n) != OpKind::CallFunction) return false;
-    const std::string& t = g_.target(n);
-    return t == "torch.ops.aten.view" || t == "_operator.getitem" ||
-        std::find(o_.non_compute_ops.begin(), o_.non_compute_ops.end(), t) != o_.non_compute_ops.end();
-  }
-
+  // torch counts call_function nodes only; allowed single-node ops count twice when `doubled`.
   std::size_t compute_count(const std::vector<NodeId>& part, bool doubled) const {
     std::size_t count = 0;
     for (NodeId n : part) {
-      if (g_.op(n) != OpKind::CallFunction) continue;  // torch counts call_function nodes only
-      if (!is_non_compute(n)) ++count;
-      if (doubled &&
-          std::find(o_.allowed_single_node_partition_ops.begin(), o_.allowed_single_node_partition_ops.end(),
-                    g_.target(n)) != o_.allowed_single_node_partition_ops.end())
-        ++count;
+      const std::uint8_t f = kind_[n];
+      if (!(f & kCallFunction)) continue;
+      count += (f & kNonCompute) ? 0 : 1;
+      count += doubled && (f & kCountsTwice) ? 1 : 0;
     }
     return count;
   }
 
   void drop(std::vector<NodeId>& part, LeftOutReason why, std::size_t count) {
-    for (NodeId n : part) reason_[n] = {n, why, {}, via_[n], count};
+    for (NodeId n : part) leave_out(n, why, static_cast<std::uint32_t>(count));
     part.clear();
   }
 
   void filter_small() {
     for (auto& part : parts_) {
-      if (!o_.allows_single_node_partition) {
-        std::size_t count = compute_count(part, true);
-        if (count <= 1) {
-          drop(part, compute_count(part, false) == 0 ? LeftOutReason::NonComputeOnly : LeftOutReason::SingleNode,
-               compute_count(part, false));
-          continue;
-        }
+      if (!o_.allows_single_node_partition && compute_count(part, true) <= 1) {
+        const std::size_t count = compute_count(part, false);
+        drop(part, count == 0 ? LeftOutReason::NonComputeOnly : LeftOutReason::SingleNode, count);
+        continue;
       }
       if (o_.min_partition_size > 0) {
         std::size_t count = compute_count(part, false);
@@ -207,11 +240,11 @@ class Partitioner {
       for (NodeId n : part) in_part[n] = 1;
       std::vector<NodeId> kept;
       for (NodeId n : part) {
-        if (is_non_compute(n) &&
+        if (has(n, kBookendable) &&
             (transparent(n, true, in_part, removed, input_side) ||
              transparent(n, false, in_part, removed, output_side))) {
           removed[n] = 1;
-          reason_[n] = {n, LeftOutReason::Bookend, {}, kNoNode, 0};
+          leave_out(n, LeftOutReason::Bookend);
         } else {
           kept.push_back(n);
         }
@@ -232,7 +265,7 @@ class Partitioner {
     };
     if (trivially(start)) return true;
     if (memo[start] >= 0) return memo[start] == 1;
-    if (!is_non_compute(start)) return (memo[start] = 0) == 1;
+    if (!has(start, kBookendable)) return (memo[start] = 0) == 1;
     struct Frame {
       NodeId node;
       std::vector<NodeId> next;
@@ -249,7 +282,7 @@ class Partitioner {
       }
       NodeId m = f.next[f.i++];
       if (trivially(m) || memo[m] == 1) continue;
-      if (memo[m] == 0 || !is_non_compute(m)) {
+      if (memo[m] == 0 || !has(m, kBookendable)) {
         memo[m] = 0;
         for (const Frame& open : stack) memo[open.node] = 0;
         return false;
@@ -283,10 +316,13 @@ class Partitioner {
       out.partitions.push_back(std::move(part));
     }
     for (NodeId n : order_) {
-      if (!is_call(g_.op(n)) || out.partition_of[n] != kNone) continue;
-      LeftOutNode r = reason_[n];
+      if (!has(n, kCall) || out.partition_of[n] != kNone) continue;
+      LeftOutNode r;
       r.node = n;
-      if (candidate_[n] && r.blocked_by == kNoNode) r.blocked_by = via_[n];
+      r.reason = static_cast<LeftOutReason>(why_[n] - 1);
+      if (r.reason == LeftOutReason::Unsupported) r.rule = rules_[detail_[n]];
+      else r.compute_nodes = detail_[n];
+      if (candidate_[n]) r.blocked_by = via_[n];
       out.left_out.push_back(std::move(r));
     }
     return out;
@@ -297,9 +333,12 @@ class Partitioner {
   const OperatorSupport& support_;
   const PartitionOptions& o_;
   std::vector<NodeId> order_;
-  std::vector<std::uint32_t> pos_;
+  std::vector<std::uint8_t> flags_;  // per target symbol: TargetFlag bits
   std::vector<std::uint8_t> candidate_;
-  std::vector<LeftOutNode> reason_;
+  std::vector<std::uint8_t> kind_;  // per slot: TargetFlag bits
+  std::vector<std::uint8_t> why_;  // per slot: 0, or 1 + the LeftOutReason
+  std::vector<std::uint32_t> detail_;  // Unsupported: index into rules_; dropped: the compute count
+  std::vector<std::string> rules_;  // the rules that declined nodes
   std::vector<std::uint32_t> level_;
   std::vector<NodeId> via_;
   std::vector<std::uint32_t> group_;
