@@ -132,6 +132,9 @@ static int run_command_line(int argc, char** argv) {
   dot->add_option("GRAPH", graph, "graph file")->required();
   dot->add_option("-o,--output", out, "output file (.dot or .svg; '-': DOT on stdout)")->required();
   dot->add_flag("--no-lint", g_no_lint, "read the graph even if graft lint rejects it");
+  std::string dot_support;
+  dot->add_option("--partition", dot_support,
+                  "colour the partitions of this support script (as graft partition finds them), with a legend");
 
   CLI::App* save = app.add_subcommand("save", "Load a graph file and write it back in canonical form");
   save->add_option("GRAPH", graph, "graph file")->required();
@@ -288,6 +291,13 @@ static int run_command_line(int argc, char** argv) {
   if (*print) return cmd_print(graph, print_values, print_text);
   if (*stats) return cmd_stats(graph, json);
   if (*lint) return cmd_lint(graph, quiet);
+  if (*dot && !dot_support.empty()) {
+    partition_opts.script.pipeline = dot_support;
+    partition_opts.script.graph = graph;
+    partition_opts.dot = out;
+    partition_opts.quiet = true;
+    return cli::cmd_partition(partition_opts);
+  }
   if (*dot) return cmd_dot(graph, out);
   if (*save) return cmd_save(graph, out);
   if (*run) return cli::cmd_run(run_opts);

@@ -81,8 +81,8 @@ Json result_json(const PartitionCommandOptions& o, const Graph& g, const Partiti
 std::string result_text(const PartitionCommandOptions& o, const Graph& g, const Partitioning& p) {
   std::size_t partitioned = 0;
   for (const auto& part : p.partitions) partitioned += part.size();
-  std::string out = fmt::format("{}: {} partition{}, {} of {} nodes partitioned\n", o.script.graph,
-                                p.partitions.size(), p.partitions.size() == 1 ? "" : "s", partitioned, g.size());
+  std::string out = fmt::format("{}: {} partition{}, {} of {} nodes partitioned\n", o.script.graph, p.partitions.size(),
+                                p.partitions.size() == 1 ? "" : "s", partitioned, g.size());
   for (std::size_t i = 0; i < p.partitions.size(); ++i) {
     const auto& part = p.partitions[i];
     std::string names;
@@ -93,7 +93,8 @@ std::string result_text(const PartitionCommandOptions& o, const Graph& g, const 
   std::map<std::string_view, std::size_t> counts;  // ordered: the same text every run
   for (const LeftOutNode& l : p.left_out) ++counts[left_out_reason_name(l.reason)];
   std::string summary;
-  for (const auto& [reason, count] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", count, reason);
+  for (const auto& [reason, count] : counts)
+    summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", count, reason);
   out += fmt::format("left out: {} node{}{}\n", p.left_out.size(), p.left_out.size() == 1 ? "" : "s",
                      summary.empty() ? "" : " (" + summary + ")");
   if (o.explain)
@@ -118,10 +119,12 @@ void add_partition_options(CLI::App& cmd, PartitionCommandOptions& o) {
                  "Lua script returning a support rule (graft.support.*) or {support = rule, options...}")
       ->required();
   cmd.add_option("GRAPH", o.script.graph, "graph file")->required();
-  cmd.add_option("-o,--output", o.output, "also fuse the partitions into submodules and write the graph here ('-': stdout)");
+  cmd.add_option("-o,--output", o.output,
+                 "also fuse the partitions into submodules and write the graph here ('-': stdout)");
   cmd.add_option("--dot", o.dot, "draw the partitions, one colour each with a legend (.dot, or .svg with Graphviz)");
   cmd.add_flag("--json", o.json, "print the partitions and the left-out nodes as JSON");
-  cmd.add_flag("--explain", o.explain, "say for every node left out why: unsupported by which rule, a cycle, too small");
+  cmd.add_flag("--explain", o.explain,
+               "say for every node left out why: unsupported by which rule, a cycle, too small");
   cmd.add_option("--prefix", o.prefix, "name of the fused submodules: PREFIX0, PREFIX1, ...")->capture_default_str();
   cmd.add_flag("--allow-single-node", o.set_single, "keep partitions with a single compute node");
   cmd.add_flag("--skip-horizontal-fusion", o.set_skip, "merge only along data edges (no horizontal fusion)");
@@ -149,23 +152,24 @@ int cmd_partition(const PartitionCommandOptions& o) {
   if (!sandbox) return fail(sandbox.status().message());
   if (Status s = sandbox.value()->load_file(o.script.pipeline); !s) return fail(s.message());
   Partitioning result;
-  Status s = lua::with_support(*sandbox.value(), gm, [&](const OperatorSupport& support, const PartitionOptions& from_script) {
-    PartitionOptions options = from_script;
-    const PartitionOptions& cli = o.options;
-    if (o.set_single) options.allows_single_node_partition = true;
-    if (o.set_skip) options.skip_horizontal_fusion = true;
-    if (o.set_bookends) options.remove_bookend_non_compute_ops = true;
-    if (!cli.non_compute_ops.empty()) options.non_compute_ops = cli.non_compute_ops;
-    if (!cli.allowed_single_node_partition_ops.empty())
-      options.allowed_single_node_partition_ops = cli.allowed_single_node_partition_ops;
-    if (cli.min_partition_size > 0) options.min_partition_size = cli.min_partition_size;
-    if (cli.max_partition_size > 0) options.max_partition_size = cli.max_partition_size;
-    options.exclude_nodes.insert(options.exclude_nodes.end(), cli.exclude_nodes.begin(), cli.exclude_nodes.end());
-    Result<Partitioning> p = propose_partitions(gm, support, options);
-    if (!p) return p.status();
-    result = std::move(p).value();
-    return Status::ok();
-  });
+  Status s =
+      lua::with_support(*sandbox.value(), gm, [&](const OperatorSupport& support, const PartitionOptions& from_script) {
+        PartitionOptions options = from_script;
+        const PartitionOptions& cli = o.options;
+        if (o.set_single) options.allows_single_node_partition = true;
+        if (o.set_skip) options.skip_horizontal_fusion = true;
+        if (o.set_bookends) options.remove_bookend_non_compute_ops = true;
+        if (!cli.non_compute_ops.empty()) options.non_compute_ops = cli.non_compute_ops;
+        if (!cli.allowed_single_node_partition_ops.empty())
+          options.allowed_single_node_partition_ops = cli.allowed_single_node_partition_ops;
+        if (cli.min_partition_size > 0) options.min_partition_size = cli.min_partition_size;
+        if (cli.max_partition_size > 0) options.max_partition_size = cli.max_partition_size;
+        options.exclude_nodes.insert(options.exclude_nodes.end(), cli.exclude_nodes.begin(), cli.exclude_nodes.end());
+        Result<Partitioning> p = propose_partitions(gm, support, options);
+        if (!p) return p.status();
+        result = std::move(p).value();
+        return Status::ok();
+      });
   if (!s) return fail(s.message());
 
   std::string printed = o.json ? result_json(o, gm.graph, result).dump(2) + "\n" : result_text(o, gm.graph, result);
@@ -177,6 +181,7 @@ int cmd_partition(const PartitionCommandOptions& o) {
     if (Status l = lint(gm); !l) return fail("the fused graph is not valid: " + l.message());
     if (Status w = save_graph_file(gm, o.output); !w) return fail(w.message());
   }
+  if (o.quiet) return 0;
   if (o.output != "-") fmt::print("{}", printed);
   else fmt::print(stderr, "{}", printed);
   return 0;

@@ -18,6 +18,7 @@ struct PartitionCommandOptions {
   std::string prefix = "fused_";
   bool json = false;
   bool explain = false;
+  bool quiet = false;  ///< print nothing (graft dot --partition)
   /// Options given on the command line; they override the script's table.
   PartitionOptions options{};
   bool set_single = false, set_skip = false, set_bookends = false;

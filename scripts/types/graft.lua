@@ -117,6 +117,7 @@
 ---@field prev graft.Node? the previous node in graph order
 ---@field graph graft.Graph the graph (a new handle each time: do not compare with ==)
 ---@field schema graft.Schema? the operator schema of a call_function's target, or nil
+---@field module_class string? a call_module's class from the module table, or nil
 ---@field alive boolean false once erased (the only field an erased node still answers)
 local Node = {}
 
@@ -195,9 +196,10 @@ function Graph:node_list(filter) end
 ---@return graft.Node?
 function Graph:find(name) end
 
---- The output node, or nil.
+--- The output node, or nil; with a value, creates the output node returning it.
+---@param value? graft.Value
 ---@return graft.Node?
-function Graph:output() end
+function Graph:output(value) end
 
 --- Creates a node at the insertion point. `name` is a hint made unique by FX's rules.
 ---@param op graft.OpKind
@@ -355,6 +357,52 @@ function Graph:apply(rules, options) end
 --- The graph as FX's print_tabular prints it.
 ---@return string
 function Graph:tabular() end
+
+---@class graft.PartitionOptions
+---@field support graft.Support the rule saying which calls the backend takes
+---@field allows_single_node_partition? boolean keep partitions with one compute node (false)
+---@field non_compute_ops? string[] targets that are not compute, besides view and getitem
+---@field allowed_single_node_partition_ops? string[] targets that count twice
+---@field skip_horizontal_fusion? boolean merge only along data edges (false)
+---@field remove_bookend_non_compute_ops? boolean drop non_compute_ops at partition boundaries (false)
+---@field min_partition_size? integer fewer compute nodes fall back (0: off)
+---@field max_partition_size? integer cut bigger partitions into pieces this big (0: off)
+---@field exclude_nodes? string[] never partitioned
+---@field fuse? boolean also fuse the partitions (false)
+---@field prefix? string submodule names when fusing ("fused_")
+
+---@class graft.LeftOut
+---@field node graft.Node
+---@field reason "unsupported"|"excluded"|"single_node"|"non_compute_only"|"below_minimum"|"bookend"|"getitem_of_outside"
+---@field rule string? the declining support rule
+---@field blocked_by graft.Node? the unsupported node through which joining the next partition would make a cycle
+
+---@class graft.Partitioning
+---@field partitions graft.Node[][] nearest the graph's end first, each in graph order
+---@field left_out graft.LeftOut[] every call in no partition, in graph order
+---@field calls graft.Node[]? the call_module nodes, with fuse = true
+
+--- torch.fx's capability partitioner.
+---@param options graft.PartitionOptions
+---@return graft.Partitioning
+function Graph:partition(options) end
+
+--- torch.fx's fuse_by_partitions: each node list becomes the submodule `<prefix>i`.
+---@param partitions graft.Node[][]
+---@param prefix? string
+---@return graft.Node[] calls
+function Graph:fuse_partitions(partitions, prefix) end
+
+--- torch.fx's topo_sort of a node list: dependencies first, the given order kept where free.
+---@param nodes graft.Node[]
+---@return graft.Node[]
+function Graph:topo_sort(nodes) end
+
+--- A new submodule whose graph `build(sub)` makes; call it with g:call_module(path, args).
+---@param path string
+---@param build fun(sub: graft.Graph)
+---@param class? string default torch.fx.graph_module.GraphModule
+function Graph:add_submodule(path, build, class) end
 
 -- }====================================================================================
 
@@ -598,6 +646,44 @@ function graft.constrain(value, constraints) end
 ---@param path string
 ---@return graft.Node
 function graft.get_attr(path) end
+
+---@class graft.Support
+
+--- Support rules (torch.fx's operator support), for g:partition and `graft partition`.
+graft.support = {}
+
+--- Accepts calls whose target (call_function), method name (call_method) or class (call_module) is listed.
+---@param targets string[]|{name: string?}
+---@return graft.Support
+function graft.support.targets(targets) end
+
+--- Accepts every call except the named nodes.
+---@param names string[]|{name: string?}
+---@return graft.Support
+function graft.support.decline_names(names) end
+
+--- Accepts calls the function returns true for.
+---@param fn fun(node: graft.Node): boolean
+---@param name? string
+---@return graft.Support
+function graft.support.predicate(fn, name) end
+graft.support.create_op_support = graft.support.predicate
+
+--- Accepts what every rule accepts.
+---@param ... graft.Support
+---@return graft.Support
+function graft.support.chain(...) end
+
+--- Accepts what one rule accepts.
+---@param ... graft.Support
+---@return graft.Support
+function graft.support.any_chain(...) end
+
+--- Accepts what the rule declines.
+---@param rule graft.Support
+---@param name? string
+---@return graft.Support
+function graft.support.negate(rule, name) end
 
 ---@class graft.Limits
 ---@field instructions integer Lua instructions per call (top level, pass, check)

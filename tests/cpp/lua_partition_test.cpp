@@ -1,6 +1,7 @@
 // graft.support, g:partition, g:fuse_partitions, g:topo_sort and g:add_submodule.
 #include "graft/io/graph_text.hpp"
 #include "graft/ir/lint.hpp"
+#include "graft/lua/script_host.hpp"
 #include "graft/lua/support.hpp"
 #include "lua_test_support.hpp"
 
@@ -145,6 +146,37 @@ TEST_CASE("lua partition: a support script seen from the host, and a predicate t
       lua::with_support(*wrong, gm, [](const OperatorSupport&, const PartitionOptions&) { return Status::ok(); });
   REQUIRE_FALSE(w.is_ok());
   CHECK(w.message().find("must return a support rule") != std::string::npos);
+}
+
+TEST_CASE("lua partition: a support module is reloaded with the pipeline that requires it") {
+  test::TempDir dir("graft_support_reload");
+  const auto pipeline = dir.path / "pipeline.lua";
+  test::write_text(pipeline, R"lua(
+      local support = require("backend_support")
+      return graft.pass{ name = "fuse", run = function(g)
+        g:partition{ support = support, allows_single_node_partition = true, fuse = true }
+      end })lua");
+  test::write_text(dir.path / "backend_support.lua", "return graft.support.targets{ \"torch.add\" }\n");
+  lua::ScriptHostOptions options;
+  options.use_inotify = false;
+  lua::ScriptHost host(options);
+  REQUIRE(host.load(pipeline).is_ok());
+  auto fused_nodes = [&] {
+    GraphModule gm = text_module(kGraph);
+    lua::PipelineReport r = host.run(pipeline, gm);
+    REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+    std::size_t inside = 0;
+    for (const ModuleInfo& m : gm.modules.entries())
+      if (m.graph) inside += m.graph->size();
+    return inside;
+  };
+  // add only: {b} and {a}, three nodes each (placeholder, add, output)
+  CHECK(fused_nodes() == 6);
+  test::write_text(dir.path / "backend_support.lua", "return graft.support.targets{ \"torch.add\", \"torch.mul\" }\n");
+  std::vector<lua::ReloadEvent> events = host.poll();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].ok);
+  CHECK(fused_nodes() == 8);  // mul too: {b, c} takes u, b, x, c and the output
 }
 
 }  // namespace

@@ -125,11 +125,13 @@ struct Fuser {
       if (std::any_of(users.begin(), users.end(), [&](NodeId u) { return !inside.count(u); })) outputs.push_back(n);
     }
     std::vector<Argument> returned;
+    returned.reserve(outputs.size());
     for (NodeId n : outputs) returned.push_back(Argument::node(inside[n]));
     sub->output(returned.size() == 1 ? returned.front() : Argument::tuple(std::move(returned)));
 
     // The call, where the partition's last node was; the final sort moves what must move.
     std::vector<Argument> call_args;
+    call_args.reserve(inputs.size());
     for (NodeId x : inputs) call_args.push_back(Argument::node(x));
     NodeId call;
     {
@@ -170,7 +172,8 @@ Result<std::vector<FusedPartition>> fuse_by_partitions(Graph& g, ModuleTable& mo
   if (Status s = check_partitions(g, partitions); !s) return s;
   for (std::size_t i = 0; i < partitions.size(); ++i) {
     std::string name = std::string(prefix) + std::to_string(i);
-    if (modules.find(name)) return Status::error("fusing would overwrite the module '" + name + "'; pick another prefix");
+    if (modules.find(name))
+      return Status::error("fusing would overwrite the module '" + name + "'; pick another prefix");
     if (partitions[i].empty()) return Status::error("partition " + std::to_string(i) + " is empty");
   }
   const ModuleTable saved_modules = modules;
