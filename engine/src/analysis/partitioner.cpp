@@ -29,7 +29,6 @@ class Partitioner {
       : g_(g), modules_(modules), support_(support), o_(o) {}
 
   Result<Partitioning> run() {
-    order_ = g_.node_list();
     flag_targets();
     if (Status s = decide_support(); !s) return s;
     if (!o_.skip_horizontal_fusion) follow_producers();
@@ -94,11 +93,25 @@ class Partitioner {
       if (fresh) rules_.push_back(std::move(v.rule));
       return it->second + 1;
     };
-    for (NodeId n : order_) {
+    // One walk of the node list both records the order and decides (each node read once).
+    order_.clear();
+    order_.reserve(g_.size());
+    std::vector<std::uint8_t> producer_listed(g_.num_slots(), 0);
+    for (NodeId n = g_.first(); n != kNoNode; n = g_.next(n)) {
+      order_.push_back(n);
       const OpKind op = g_.op(n);
       if (!is_call(op)) continue;
       kind_[n] = static_cast<std::uint8_t>(
           kCall | (op == OpKind::CallFunction ? kCallFunction | flags_[g_.target_symbol(n)] : 0));
+      if ((kind_[n] & kGetitem) && !g_.inputs(n).empty()) {
+        // getitem producers, in the order of their first getitem: a producer comes before the
+        // getitems it feeds, so nested getitems are visited after their producer.
+        const NodeId producer = g_.inputs(n).front();
+        if (!producer_listed[producer]) {
+          producer_listed[producer] = 1;
+          getitem_producers_.push_back(producer);
+        }
+      }
       if (why_[n] != 0) continue;
       std::uint32_t verdict;
       if (by_target) {
@@ -119,7 +132,7 @@ class Partitioner {
   // partition for nothing, so it is decided up front (graph order: nested getitems follow).
   // Merging along edges (skip_horizontal_fusion) keeps torch's order, and its results.
   void follow_producers() {
-    for (NodeId n : order_) {
+    for (NodeId n : getitem_producers_) {
       const UserList& users = g_.users(n);
       if (users.empty() || !std::all_of(users.begin(), users.end(), [&](NodeId u) { return has(u, kGetitem); }))
         continue;
@@ -170,7 +183,7 @@ class Partitioner {
   // A node whose users are all getitems hands them its group, in graph order so that nested
   // getitems follow their producer's new group.
   void reassign_getitems() {
-    for (NodeId n : order_) {
+    for (NodeId n : getitem_producers_) {
       const UserList& users = g_.users(n);
       if (users.empty()) continue;
       bool all = std::all_of(users.begin(), users.end(), [&](NodeId u) { return has(u, kGetitem); });
@@ -333,6 +346,7 @@ class Partitioner {
   const OperatorSupport& support_;
   const PartitionOptions& o_;
   std::vector<NodeId> order_;
+  std::vector<NodeId> getitem_producers_;  // nodes some getitem reads, producers first
   std::vector<std::uint8_t> flags_;  // per target symbol: TargetFlag bits
   std::vector<std::uint8_t> candidate_;
   std::vector<std::uint8_t> kind_;  // per slot: TargetFlag bits
