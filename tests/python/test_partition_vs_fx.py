@@ -45,6 +45,12 @@ class Root(torch.nn.Module):
     pass
 
 
+@torch.fx.wrap
+def nested_pairs(x):
+    """A call returning a tuple inside a tuple: read through a chain of getitems."""
+    return (x + 1, x * 2), x - 1
+
+
 def make_graph(seed, size):
     """The first `size` generated calls of case `seed`, plus an output of the last values."""
     rng = random.Random(f"partition:{seed}")
@@ -229,6 +235,31 @@ class HandMade(GraftPartition):
             s, m = pair[0], pair[1]
             return torch.add(torch.mul(s, b), torch.mul(m, c))
         self.compare(getitems, [{"mul", "mul_1", "add"}])
+
+    def test_nested_getitem_chain(self):
+        def chain(a, b, c):
+            t = nested_pairs(a)
+            inner = t[0]
+            return torch.add(torch.mul(inner[0], inner[1]), t[1])
+        # The producer unsupported: its getitems, nested ones too, leave with it (torch main
+        # repeats the reassignment to a fixed point). torch 1.13 reassigns once, so the inner
+        # getitems stay behind in the partition.
+        gm = self.trace(chain)
+        graft, doc = self.graft(gm, "--skip-horizontal-fusion", fuse=True)
+        self.assertEqual(set(graft), {frozenset({"mul", "add"})})
+        self.assertEqual(set(torch_partitions(self.trace(chain), False)),
+                         {frozenset({"getitem_1", "getitem_2", "mul", "add"})})
+        self.check_fused_runs(gm, doc, "nested getitems")
+        # Supported: the getitems follow it into its partition.
+        with open(self.support, "w") as f:
+            f.write(SUPPORT_LUA.replace('"_operator.getitem",', '"_operator.getitem", "test_partition_vs_fx.nested_pairs",'))
+        SUPPORTED.add(nested_pairs)
+        try:
+            self.compare(chain, [{"nested_pairs", "getitem", "getitem_1", "getitem_2", "getitem_3", "mul", "add"}])
+        finally:
+            SUPPORTED.discard(nested_pairs)
+            with open(self.support, "w") as f:
+                f.write(SUPPORT_LUA)
 
     def test_crossing_branches_torch_1_13_gets_wrong(self):
         def cross(a, b, c):
