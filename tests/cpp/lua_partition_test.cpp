@@ -4,19 +4,12 @@
 #include "graft/lua/script_host.hpp"
 #include "graft/lua/support.hpp"
 #include "lua_test_support.hpp"
+#include "test_graphs.hpp"
 
 namespace graft {
 namespace {
 
 using test::run_on;
-
-GraphModule text_module(std::string_view text) {
-  Result<Graph> g = parse_graph_text(text);
-  REQUIRE_MESSAGE(g.is_ok(), g.status().message());
-  GraphModule gm;
-  gm.graph = std::move(g).value();
-  return gm;
-}
 
 constexpr std::string_view kGraph = R"(
   x = placeholder
@@ -28,7 +21,7 @@ constexpr std::string_view kGraph = R"(
 )";
 
 TEST_CASE("lua partition: support rules, reasons, and fusing from a pass") {
-  GraphModule gm = text_module(kGraph);
+  GraphModule gm = test::module_of_text(kGraph);
   lua::PipelineReport r = run_on(R"lua(
       local S = graft.support
       local adds = S.targets{ "torch.add", "torch.mul", name = "add_mul" }
@@ -71,7 +64,7 @@ TEST_CASE("lua partition: support rules, reasons, and fusing from a pass") {
 }
 
 TEST_CASE("lua partition: a submodule built in Lua, called, and undone with a failing pass") {
-  GraphModule gm = text_module(kGraph);
+  GraphModule gm = test::module_of_text(kGraph);
   lua::PipelineReport r = run_on(R"lua(
       return function(g)
         g:add_submodule("double", function(sub)
@@ -119,7 +112,7 @@ TEST_CASE("lua partition: a submodule built in Lua, called, and undone with a fa
 }
 
 TEST_CASE("lua partition: a support script seen from the host, and a predicate that raises") {
-  GraphModule gm = text_module(kGraph);
+  GraphModule gm = test::module_of_text(kGraph);
   auto sb = test::sandbox_with(R"lua(
       return { support = graft.support.targets{ "torch.add" }, allows_single_node_partition = true,
                exclude_nodes = { "b" } })lua");
@@ -162,7 +155,7 @@ TEST_CASE("lua partition: a support module is reloaded with the pipeline that re
   lua::ScriptHost host(options);
   REQUIRE(host.load(pipeline).is_ok());
   auto fused_nodes = [&] {
-    GraphModule gm = text_module(kGraph);
+    GraphModule gm = test::module_of_text(kGraph);
     lua::PipelineReport r = host.run(pipeline, gm);
     REQUIRE_MESSAGE(r.ok(), r.error->to_string());
     std::size_t inside = 0;

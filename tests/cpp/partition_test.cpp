@@ -5,17 +5,12 @@
 #include "graft/io/graph_text.hpp"
 #include "graft/ir/lint.hpp"
 #include "graft/passes.hpp"
+#include "test_graphs.hpp"
 
 namespace graft {
 namespace {
 
-GraphModule parse(std::string_view text) {
-  Result<Graph> g = parse_graph_text(text);
-  REQUIRE_MESSAGE(g.is_ok(), g.status().message());
-  GraphModule gm;
-  gm.graph = std::move(g).value();
-  return gm;
-}
+using test::module_of_text;
 
 using Names = std::vector<std::vector<std::string>>;
 
@@ -48,7 +43,7 @@ constexpr std::string_view kBlockedByRelu = R"(
 )";
 
 TEST_CASE("partitions grow from the end; a path through an unsupported node splits them") {
-  GraphModule gm = parse(kBlockedByRelu);
+  GraphModule gm = module_of_text(kBlockedByRelu);
   CHECK(partition(gm) == Names{{"b", "c"}});
   PartitionOptions single;
   single.allows_single_node_partition = true;
@@ -56,7 +51,7 @@ TEST_CASE("partitions grow from the end; a path through an unsupported node spli
 }
 
 TEST_CASE("skip_horizontal_fusion merges only along data edges") {
-  GraphModule gm = parse(kBlockedByRelu);
+  GraphModule gm = module_of_text(kBlockedByRelu);
   PartitionOptions o;
   o.skip_horizontal_fusion = true;
   CHECK(partition(gm, o).empty());
@@ -67,7 +62,7 @@ TEST_CASE("skip_horizontal_fusion merges only along data edges") {
 TEST_CASE("skip_horizontal_fusion keeps a vertical pair that horizontal fusion splits") {
   // u feeds v and, through relu, w. Horizontally v joins w (both last), leaving u alone;
   // vertically u joins v.
-  GraphModule gm = parse(R"(
+  GraphModule gm = module_of_text(R"(
     x = placeholder
     u = call_function torch.add(x, 1)
     v = call_function torch.mul(u, 2)
@@ -82,7 +77,7 @@ TEST_CASE("skip_horizontal_fusion keeps a vertical pair that horizontal fusion s
 }
 
 TEST_CASE("a diamond with one unsupported side cannot fuse around it") {
-  GraphModule gm = parse(R"(
+  GraphModule gm = module_of_text(R"(
     x = placeholder
     a = call_function torch.add(x, 1)
     r = call_function torch.relu(a)
@@ -107,7 +102,7 @@ TEST_CASE("a diamond with one unsupported side cannot fuse around it") {
 }
 
 TEST_CASE("getitems join their producer's partition, or leave with it") {
-  GraphModule gm = parse(R"(
+  GraphModule gm = module_of_text(R"(
     x = placeholder
     s = call_function torch.split(x, 2)
     g0 = call_function _operator.getitem(s, 0)
@@ -128,7 +123,7 @@ TEST_CASE("getitems join their producer's partition, or leave with it") {
 }
 
 TEST_CASE("non-compute ops, allowed single-node ops, minimum and maximum sizes") {
-  GraphModule gm = parse(R"(
+  GraphModule gm = module_of_text(R"(
     x = placeholder
     a = call_function torch.add(x, 1)
     v = call_function torch.reshape(a, [2, 2])
@@ -157,7 +152,7 @@ TEST_CASE("non-compute ops, allowed single-node ops, minimum and maximum sizes")
 }
 
 TEST_CASE("support combinators: chain, any_chain, negate, excluded names, predicates") {
-  GraphModule gm = parse(kBlockedByRelu);
+  GraphModule gm = module_of_text(kBlockedByRelu);
   OperatorSupport no_c = OperatorSupport::chain("no_c", {kAddMul, OperatorSupport::decline_names("names", {"c"})});
   CHECK_FALSE(no_c.is_supported(gm, gm.graph.find("c")));
   CHECK(no_c.decide(gm, gm.graph.find("c")).rule == "names");
@@ -165,10 +160,11 @@ TEST_CASE("support combinators: chain, any_chain, negate, excluded names, predic
   OperatorSupport not_add = OperatorSupport::negate("not_add", OperatorSupport::targets("adds", {"torch.add"}));
   CHECK(not_add.is_supported(gm, gm.graph.find("u")));
   CHECK(not_add.decide(gm, gm.graph.find("a")).rule == "not_add");
-  OperatorSupport literal_one = OperatorSupport::predicate("adds_one", [](const Graph& g, const ModuleTable*, NodeId n) {
-    const auto& args = g.args(n);
-    return args.size() == 2 && args[1] == Argument(std::int64_t{1});
-  });
+  OperatorSupport literal_one =
+      OperatorSupport::predicate("adds_one", [](const Graph& g, const ModuleTable*, NodeId n) {
+        const auto& args = g.args(n);
+        return args.size() == 2 && args[1] == Argument(std::int64_t{1});
+      });
   CHECK(literal_one.is_supported(gm, gm.graph.find("a")));
   CHECK_FALSE(literal_one.is_supported(gm, gm.graph.find("c")));
   CHECK_FALSE(literal_one.depends_only_on_target());
@@ -183,7 +179,7 @@ TEST_CASE("support combinators: chain, any_chain, negate, excluded names, predic
 }
 
 TEST_CASE("check_partitions names a cycle and a node listed twice") {
-  GraphModule gm = parse(kBlockedByRelu);
+  GraphModule gm = module_of_text(kBlockedByRelu);
   const Graph& g = gm.graph;
   Status cyclic = check_partitions(g, {{g.find("a"), g.find("b")}});
   REQUIRE_FALSE(cyclic.is_ok());
@@ -195,7 +191,7 @@ TEST_CASE("check_partitions names a cycle and a node listed twice") {
 }
 
 TEST_CASE("fuse_by_partitions makes a submodule per partition, with getitems for several outputs") {
-  GraphModule gm = parse(kBlockedByRelu);
+  GraphModule gm = module_of_text(kBlockedByRelu);
   Graph& g = gm.graph;
   Result<std::vector<FusedPartition>> fused = fuse_by_partitions(gm, {{g.find("b"), g.find("c")}});
   REQUIRE_MESSAGE(fused.is_ok(), fused.status().message());
@@ -223,7 +219,7 @@ TEST_CASE("fuse_by_partitions makes a submodule per partition, with getitems for
 }
 
 TEST_CASE("fuse_by_partitions refuses a cycle and changes nothing") {
-  GraphModule gm = parse(kBlockedByRelu);
+  GraphModule gm = module_of_text(kBlockedByRelu);
   Graph& g = gm.graph;
   const std::string before = to_graph_text(g);
   Result<std::vector<FusedPartition>> fused = fuse_by_partitions(gm, {{g.find("a"), g.find("b")}});
@@ -235,7 +231,7 @@ TEST_CASE("fuse_by_partitions refuses a cycle and changes nothing") {
 
 TEST_CASE("fusing keeps the order topological when a user sits between partition nodes") {
   // b and d fuse horizontally; c uses b and comes before d, so it must move after the call.
-  GraphModule gm = parse(R"(
+  GraphModule gm = module_of_text(R"(
     x = placeholder
     b = call_function torch.add(x, 1)
     c = call_function torch.relu(b)
@@ -255,7 +251,7 @@ TEST_CASE("fusing keeps the order topological when a user sits between partition
 }
 
 TEST_CASE("topological_sort_nodes keeps independent nodes in the given order") {
-  GraphModule gm = parse(kBlockedByRelu);
+  GraphModule gm = module_of_text(kBlockedByRelu);
   const Graph& g = gm.graph;
   Result<std::vector<NodeId>> sorted = topological_sort_nodes(g, {g.find("c"), g.find("b"), g.find("a"), g.find("u")});
   REQUIRE(sorted.is_ok());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "graft/io/graph_json.hpp"
+#include "graft/io/graph_text.hpp"
 
 namespace graft::test {
 
@@ -19,6 +20,15 @@ inline GraphModule module_of(const std::string& nodes, const std::string& module
   return std::move(r).value();
 }
 inline Graph graph_of(const std::string& nodes) { return std::move(module_of(nodes).graph); }
+
+/// A graph module from the graph text notation (docs/FORMAT.md §7), with no module table.
+inline GraphModule module_of_text(std::string_view text) {
+  Result<Graph> g = parse_graph_text(text);
+  REQUIRE_MESSAGE(g.is_ok(), g.status().message());
+  GraphModule gm;
+  gm.graph = std::move(g).value();
+  return gm;
+}
 
 inline std::string ph(const char* name) {
   return std::string(R"({"name":")") + name + R"(","op":"placeholder","target":")" + name +

@@ -12,8 +12,8 @@
 #include "lua_values.hpp"
 #include "pattern_api.hpp"
 #include "rule_api.hpp"
-#include "support_api.hpp"
 #include "sandbox_state.hpp"
+#include "support_api.hpp"
 #include "trampoline.hpp"
 
 namespace graft::lua::detail {

@@ -60,16 +60,16 @@ int pattern_gc(lua_State* L) {
   return 0;
 }
 
-/// Calls a pattern predicate (a Lua function by registry ref) on graph node `n` of the graph
-/// being matched; an error is kept for the host to raise, and rejects the node.
-bool call_predicate(SandboxState& s, int ref, NodeId n) {
+}  // namespace
+
+bool call_node_predicate(SandboxState& s, int ref, NodeId n, const char* what) {
   lua_State* L = s.callbacks.L;
   if (L == nullptr || !s.callbacks.error.empty()) return false;
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   push_node(L, s.callbacks.session, n);
   if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
     const char* msg = lua_tostring(L, -1);
-    s.callbacks.error = std::string("pattern predicate: ") + (msg ? msg : "error");
+    s.callbacks.error = std::string(what) + ": " + (msg ? msg : "error");
     lua_pop(L, 1);
     return false;
   }
@@ -77,8 +77,6 @@ bool call_predicate(SandboxState& s, int ref, NodeId n) {
   lua_pop(L, 1);
   return ok;
 }
-
-}  // namespace
 
 const Pattern& check_pattern(lua_State* L, int index) {
   auto* box = static_cast<PatternBox*>(luaL_checkudata(L, index, kPatternType));
@@ -405,7 +403,9 @@ int graft_constrain(lua_State* L) {
     const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
     s.tracing_refs->push_back(ref);
     SandboxState* state = &s;
-    nc.predicate = [state, ref](const Graph&, NodeId n) { return call_predicate(*state, ref, n); };
+    nc.predicate = [state, ref](const Graph&, NodeId n) {
+      return call_node_predicate(*state, ref, n, "pattern predicate");
+    };
     if (nc.predicate_name.empty()) nc.predicate_name = "where";
   }
   lua_settop(L, 1);

@@ -47,6 +47,11 @@ class CallbackScope {
   int session_ = 0;
 };
 
+/// Calls a predicate (a Lua function by registry ref) on node `n` of the graph the host is
+/// matching or partitioning for the script (inside a CallbackScope); an error is kept as
+/// `what: message` for the host to raise, and the answer is false.
+bool call_node_predicate(SandboxState& s, int ref, NodeId n, const char* what);
+
 /// Adds graft.trace, graft.ns and graft.ops to the module table at `module`.
 void register_pattern_api(lua_State* L, int module);
 /// Gives the node metatable the arithmetic metamethods that record `_operator` calls.

@@ -87,24 +87,6 @@ std::vector<std::string> string_list(lua_State* L, int index, const char* what) 
   return out;
 }
 
-/// Calls a support predicate (a Lua function by registry ref) on a node of the graph being
-/// partitioned; an error is kept for the host to raise, and declines the node.
-bool call_support_predicate(SandboxState& s, int ref, NodeId n) {
-  lua_State* L = s.callbacks.L;
-  if (L == nullptr || !s.callbacks.error.empty()) return false;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-  push_node(L, s.callbacks.session, n);
-  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-    const char* msg = lua_tostring(L, -1);
-    s.callbacks.error = std::string("support predicate: ") + (msg ? msg : "error");
-    lua_pop(L, 1);
-    return false;
-  }
-  const bool ok = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  return ok;
-}
-
 // graft.support.targets{"torch.ops.aten.add.Tensor", ..., name = "adds"}
 int support_targets(lua_State* L) {
   std::vector<std::string> targets = string_list(L, 1, "graft.support.targets");
@@ -127,9 +109,10 @@ int support_predicate(lua_State* L) {
   const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
   SandboxState* s = &state_of(L);
   push_support(L,
-               OperatorSupport::predicate(
-                   std::move(name),
-                   [s, ref](const Graph&, const ModuleTable*, NodeId n) { return call_support_predicate(*s, ref, n); }),
+               OperatorSupport::predicate(std::move(name),
+                                          [s, ref](const Graph&, const ModuleTable*, NodeId n) {
+                                            return call_node_predicate(*s, ref, n, "support predicate");
+                                          }),
                ref);
   return 1;
 }
