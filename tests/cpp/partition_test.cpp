@@ -263,3 +263,23 @@ TEST_CASE("topological_sort_nodes keeps independent nodes in the given order") {
 
 }  // namespace
 }  // namespace graft
+
+namespace graft {
+namespace {
+
+TEST_CASE("fusing nodes on a cycle fails cleanly (a graph mid-edit can hold one)") {
+  // Found by the Lua API fuzzer: edits inside a pass may close a cycle before lint sees it.
+  GraphModule gm = module_of_text(kBlockedByRelu);
+  Graph& g = gm.graph;
+  const NodeId u = g.find("u"), b = g.find("b");
+  REQUIRE(g.set_args(u, {Argument::node(b)}).is_ok());  // u <-> b
+  Result<std::vector<NodeId>> sorted = topological_sort_nodes(g, {u, b});
+  REQUIRE_FALSE(sorted.is_ok());
+  CHECK(sorted.status().message().find("cannot be ordered: it is on a cycle among the nodes") != std::string::npos);
+  Result<std::vector<FusedPartition>> fused = fuse_by_partitions(gm, {{u, b}});
+  CHECK_FALSE(fused.is_ok());
+  CHECK(gm.modules.empty());
+}
+
+}  // namespace
+}  // namespace graft

@@ -91,7 +91,7 @@ std::string pattern_expr(Choices& c) {
 
 std::string statement(Choices& c) {
   const std::string n = node_expr(c);
-  switch (c.pick(24)) {
+  switch (c.pick(28)) {
     case 0: return n + ":erase()";
     case 1: return n + ":replace_all_uses_with(" + node_expr(c) + ")";
     case 2: return n + ":replace_input_with(" + node_expr(c) + ", " + node_expr(c) + ")";
@@ -124,6 +124,19 @@ std::string statement(Choices& c) {
           ", replacement = " + pattern_expr(c) + "}}" + (c.pick(2) ? ", {mode = \"once\"}" : "") + ")";
     case 21: return "local _ = " + n + ".users, " + n + ".args, " + n + ".kwargs, " + n + ".meta, " + n + ".schema";
     case 22: return "local _ = g:tabular(), g:lint(), tostring(" + n + ")";
+    case 23:
+      return std::string("g:partition{support = graft.support.targets{\"") + kTargets[c.pick(10)] + "\", \"" +
+          kTargets[c.pick(10)] + "\"}, allows_single_node_partition = " + (c.pick(2) ? "true" : "false") +
+          ", skip_horizontal_fusion = " + (c.pick(2) ? "true" : "false") +
+          ", fuse = " + (c.pick(2) ? "true" : "false") + "}";
+    case 24:
+      return "g:fuse_partitions{{" + n + ", " + node_expr(c) + "}" + (c.pick(2) ? ", {" + node_expr(c) + "}" : "") +
+          "}";
+    case 25:
+      return "g:add_submodule(\"m" + std::to_string(c.pick(3)) +
+          "\", function(s) local x = s:placeholder(\"x\"); s:output(s:call_function(\"" + kTargets[c.pick(10)] +
+          "\", {x})) end)";
+    case 26: return "local _ = g:topo_sort{" + n + ", " + node_expr(c) + "}";
     default: return "g:erase_node(" + n + ")";
   }
 }

@@ -68,7 +68,11 @@ Result<std::vector<NodeId>> topological_sort_nodes(const Graph& g, const std::ve
     for (NodeId user : g.users(n))
       if (waiting[user] != kOutside && --waiting[user] == 0) ready.push_back(user);
   }
-  return sorted;  // the graph is acyclic, so every node was placed
+  if (sorted.size() != nodes.size()) {  // a graph being edited may hold a cycle until it is linted
+    for (NodeId n : nodes)
+      if (waiting[n] != 0) return Status::node_error(g.name(n), "cannot be ordered: it is on a cycle among the nodes");
+  }
+  return sorted;
 }
 
 }  // namespace graft

@@ -14,7 +14,8 @@ Status stable_topological_sort(Graph& g);
 
 /// torch.fx's topo_sort of a node list: Kahn's algorithm over the dependencies among `nodes`,
 /// ready nodes taken first come first served starting from the list's order, so independent
-/// nodes keep their relative order. Fails naming a node listed twice or not in the graph.
+/// nodes keep their relative order. Fails naming a node listed twice or not in the graph, or
+/// one on a cycle among them.
 Result<std::vector<NodeId>> topological_sort_nodes(const Graph& g, const std::vector<NodeId>& nodes);
 
 }  // namespace graft
