@@ -3,13 +3,15 @@
 // torch.fx's CapabilityBasedPartitioner semantics: partitions are grown from the end of the
 // graph, each absorbing every earlier supported node that no path through an outside node
 // leads back into (horizontal fusion included), so no partition depends on itself through the
-// rest of the graph and no two partitions depend on each other. getitem nodes join their
+// rest of the graph and no partitions depend on each other in a cycle. getitem nodes join their
 // producer's partition, then partitions with at most one compute node are dropped unless
 // allowed.
 //
 // Computed in one reverse sweep, O(nodes + edges): a supported node's level is the largest
 // number of unsupported nodes on a path from it to a supported node downstream, and the nodes
 // of one level form one partition (levels are exactly what the greedy growth produces).
+// skip_horizontal_fusion merges along data edges instead, as torch does without horizontal
+// fusion (engine/src/analysis/edge_merge.hpp).
 #pragma once
 
 #include <cstddef>
