@@ -102,14 +102,17 @@ std::string result_text(const PartitionCommandOptions& o, const Graph& g, const 
   return out;
 }
 
-Status write_picture(const PartitionCommandOptions& o, const Graph& g, const Partitioning& p) {
+std::string dot_text(const PartitionCommandOptions& o, const Graph& g, const Partitioning& p) {
   DotGroups groups;
   groups.of = p.partition_of;
   for (std::size_t i = 0; i < p.partitions.size(); ++i)
     groups.labels.push_back(fmt::format("{}{}: {} nodes", o.prefix, i, p.partitions[i].size()));
-  std::string dot = to_dot(g, groups, o.script.graph);
-  const bool svg = o.dot.size() >= 4 && o.dot.compare(o.dot.size() - 4, 4, ".svg") == 0;
-  return svg ? render_svg(dot, o.dot) : write_output_file(o.dot, dot);
+  return to_dot(g, groups, o.script.graph);
+}
+
+Status write_picture(const std::string& path, const std::string& dot) {
+  const bool svg = path.size() >= 4 && path.compare(path.size() - 4, 4, ".svg") == 0;
+  return svg ? render_svg(dot, path) : write_output_file(path, dot);
 }
 
 }  // namespace
@@ -166,21 +169,24 @@ int cmd_partition(const PartitionCommandOptions& o) {
         if (cli.max_partition_size > 0) options.max_partition_size = cli.max_partition_size;
         options.exclude_nodes.insert(options.exclude_nodes.end(), cli.exclude_nodes.begin(), cli.exclude_nodes.end());
         Result<Partitioning> p = propose_partitions(gm, support, options);
-        if (!p) return p.status();
+        if (!p) return Status::error(fmt::format("{}: {}", o.script.graph, p.status().message()));
         result = std::move(p).value();
         return Status::ok();
       });
   if (!s) return fail(s.message());
 
+  // Everything is worked out before anything is written: a refused fusion writes no picture.
   std::string printed = o.json ? result_json(o, gm.graph, result).dump(2) + "\n" : result_text(o, gm.graph, result);
-  if (!o.dot.empty())
-    if (Status d = write_picture(o, gm.graph, result); !d) return fail(d.message());
+  const std::string picture = o.dot.empty() ? std::string() : dot_text(o, gm.graph, result);
   if (!o.output.empty()) {
     Result<std::vector<FusedPartition>> fused = fuse_by_partitions(gm, result.partitions, o.prefix);
     if (!fused) return fail(fmt::format("{}: {}", o.script.graph, fused.status().message()));
     if (Status l = lint(gm); !l) return fail("the fused graph is not valid: " + l.message());
-    if (Status w = save_graph_file(gm, o.output); !w) return fail(w.message());
   }
+  if (!o.dot.empty())
+    if (Status d = write_picture(o.dot, picture); !d) return fail(d.message());
+  if (!o.output.empty())
+    if (Status w = save_graph_file(gm, o.output); !w) return fail(w.message());
   if (o.quiet) return 0;
   if (o.output != "-") fmt::print("{}", printed);
   else fmt::print(stderr, "{}", printed);

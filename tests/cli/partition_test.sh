@@ -73,8 +73,13 @@ check "exclusions add up" grep -q "^left out: 3 nodes (2 excluded, 1 unsupported
 # Bad input.
 run "$GRAFT" partition "$TMP/s.lua" "$TMP/g.json" --exclude nope -o "$TMP/never.json"
 check "unknown exclusion exits 1" test "$rc" -eq 1
-check "unknown exclusion is named" test "$err" = "graft: error: exclude_nodes: the graph has no node named 'nope'"
+check "unknown exclusion is named" test "$err" = "graft: error: $TMP/g.json: exclude_nodes: the graph has no node named 'nope'"
 check "nothing written" test ! -e "$TMP/never.json"
+run "$GRAFT" partition "$TMP/s.lua" "$TMP/g.json" --prefix 1x -o "$TMP/never.json" --dot "$TMP/never.dot"
+check "bad prefix exits 1" test "$rc" -eq 1
+check "bad prefix is explained" grep -q "the prefix '1x' does not make a module name" "$TMP/err"
+check "a refused fusion writes no graph" test ! -e "$TMP/never.json"
+check "a refused fusion writes no picture" test ! -e "$TMP/never.dot"
 printf 'return 42\n' >"$TMP/bad.lua"
 run "$GRAFT" partition "$TMP/bad.lua" "$TMP/g.json"
 check "wrong script value exits 1" test "$rc" -eq 1

@@ -104,6 +104,21 @@ TEST_CASE("lua partition: a submodule built in Lua, called, and undone with a fa
   REQUIRE_FALSE(broken.ok());
   CHECK(broken.error->message.find("the graph built for 'bad' is not valid: graph has no output node") !=
         std::string::npos);
+  lua::PipelineReport bad_path = run_on(R"lua(
+      return function(g) g:add_submodule("a.b", function(sub) sub:output(nil) end) end)lua",
+                                        gm);
+  REQUIRE_FALSE(bad_path.ok());
+  CHECK(bad_path.error->message.find("'a.b' has no parent module 'a'") != std::string::npos);
+  lua::PipelineReport bad_name = run_on(R"lua(
+      return function(g) g:add_submodule("x y", function(sub) sub:output(nil) end) end)lua",
+                                        gm);
+  REQUIRE_FALSE(bad_name.ok());
+  CHECK(bad_name.error->message.find("'x y' is not a module path") != std::string::npos);
+  lua::PipelineReport none_out = run_on(R"lua(
+      return function(g) g:add_submodule("nothing", function(sub) sub:output(nil) end) end)lua",
+                                        gm);
+  REQUIRE_MESSAGE(none_out.ok(), none_out.error->to_string());
+  CHECK(to_graph_text(*gm.modules.find("nothing")->graph) == "return None\n");
   lua::PipelineReport cycle = run_on(R"lua(
       return function(g) g:fuse_partitions{ { g:find("a"), g:find("b") } } end)lua",
                                      gm);

@@ -283,3 +283,75 @@ TEST_CASE("fusing nodes on a cycle fails cleanly (a graph mid-edit can hold one)
 
 }  // namespace
 }  // namespace graft
+
+namespace graft {
+namespace {
+
+TEST_CASE("a getitem indexed by a node is an ordinary call: following its producer could make a cycle") {
+  // Found in review: u1 = n[i] with i = relu(m) used to join n's partition with m, closing
+  // m -> i -> u1 through the unsupported i.
+  GraphModule gm = module_of_text(R"(
+    x = placeholder
+    m = call_function torch.add(x, 1)
+    n = call_function torch.mul(x, 2)
+    i = call_function torch.relu(m)
+    u1 = call_function _operator.getitem(n, i)
+    u2 = call_function _operator.getitem(n, 0)
+    z = call_function torch.relu(u2)
+    w = call_function torch.add(z, 1)
+    return (u1, w)
+  )");
+  PartitionOptions single;
+  single.allows_single_node_partition = true;
+  CHECK(partition(gm, single) == Names{{"u1", "w"}, {"m", "n", "u2"}});
+  CHECK(partition(gm) == Names{{"m", "n", "u2"}});
+  PartitionOptions skip = single;
+  skip.skip_horizontal_fusion = true;
+  CHECK(partition(gm, skip) == Names{{"w"}, {"n", "u1", "u2"}, {"m"}});
+  Result<Partitioning> p = propose_partitions(gm, kAddMul, {.skip_horizontal_fusion = true});
+  REQUIRE(p.is_ok());
+  for (const LeftOutNode& l : p->left_out) CHECK(l.blocked_by == kNoNode);  // levels explain only their own mode
+}
+
+TEST_CASE("a graph whose order is not topological is refused, naming the node") {
+  GraphModule gm = module_of_text(kBlockedByRelu);
+  Graph& g = gm.graph;
+  REQUIRE(g.move_after(g.find("a"), g.find("b")).is_ok());  // a pass may do this before lint runs
+  Result<Partitioning> p = propose_partitions(gm, kAddMul, {});
+  REQUIRE_FALSE(p.is_ok());
+  CHECK(p.status().message() == "node 'u': uses 'a' before it is defined: the graph's order is not topological");
+}
+
+TEST_CASE("excluded getitems stay out; maximum sizes are cut before the size filters") {
+  GraphModule gm = module_of_text(R"(
+    x = placeholder
+    s = call_function torch.split(x, 2)
+    g0 = call_function _operator.getitem(s, 0)
+    g1 = call_function _operator.getitem(s, 1)
+    a = call_function torch.add(g0, g1)
+    b = call_function torch.mul(a, 2)
+    return b
+  )");
+  OperatorSupport with_split =
+      OperatorSupport::any_chain("any", {kAddMul, OperatorSupport::targets("split", {"torch.split"})});
+  PartitionOptions o;
+  o.exclude_nodes = {"g0"};
+  Result<Partitioning> p = propose_partitions(gm, with_split, o);
+  REQUIRE(p.is_ok());
+  // g0, now outside, sits between s and a: s and its other getitem form their own level
+  CHECK(names_of(gm.graph, p->partitions) == Names{{"a", "b"}});
+  REQUIRE(p->left_out.size() == 3);
+  CHECK(gm.graph.name(p->left_out[1].node) == "g0");
+  CHECK(p->left_out[1].reason == LeftOutReason::Excluded);
+  CHECK(p->left_out[0].reason == LeftOutReason::SingleNode);  // s with g1: one compute node
+  CHECK(p->left_out[2].reason == LeftOutReason::SingleNode);
+
+  PartitionOptions sizes;
+  sizes.max_partition_size = 2;  // s g0 | g1 a | b: g1 goes back to s; then every run is single
+  CHECK(partition(gm, sizes, with_split).empty());
+  sizes.allows_single_node_partition = true;
+  CHECK(partition(gm, sizes, with_split) == Names{{"s", "g0", "g1"}, {"a"}, {"b"}});
+}
+
+}  // namespace
+}  // namespace graft

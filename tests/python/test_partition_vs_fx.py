@@ -9,8 +9,8 @@ checked for a cycle in the contracted graph by this file's own search, and fused
 imported back into PyTorch and run: their outputs must equal the original's.
 
 Generated cases come from a seed: placeholders, then random calls (supported: torch.add,
-torch.mul, getitem; unsupported: torch.relu, torch.sub, std_mean, a method), each reading random
-earlier values; a failing case is shrunk to the shortest prefix of its nodes that still fails.
+torch.mul, var_mean, getitem; unsupported: torch.relu, torch.sub, std_mean, a method), each
+reading random earlier values; a failing case is shrunk to the shortest prefix of its nodes that still fails.
 """
 import json
 import operator
@@ -32,8 +32,9 @@ from helpers import graft_bin
 
 CASES = 150
 RUN_EVERY = 5  # fuse, import and run one case in this many
-SUPPORTED = {torch.add, torch.mul, operator.getitem}
-SUPPORT_LUA = 'return graft.support.targets{ "torch.add", "torch.mul", "_operator.getitem", name = "add_mul" }\n'
+SUPPORTED = {torch.add, torch.mul, operator.getitem, torch.var_mean}
+SUPPORT_LUA = ('return graft.support.targets{ "torch.add", "torch.mul", "_operator.getitem", "torch.var_mean", '
+               'name = "add_mul" }\n')
 
 
 class AddMul(OperatorSupportBase):
@@ -69,8 +70,8 @@ def make_graph(seed, size):
             values.append(g.call_function(torch.sub, (pick(), pick())))
         elif kind < 0.82:
             values.append(g.call_method("neg", (pick(),)))
-        else:
-            pair = g.call_function(torch.std_mean, (pick(),), {"dim": 0, "keepdim": True})
+        else:  # a tuple, unsupported (std_mean) or supported (var_mean), read through getitems
+            pair = g.call_function(rng.choice([torch.std_mean, torch.var_mean]), (pick(),), {"dim": 0, "keepdim": True})
             for i in rng.sample([0, 1], k=rng.randint(1, 2)):
                 values.append(g.call_function(operator.getitem, (pair, i)))
     outputs = values[-2:] if rng.random() < 0.5 else values[-1:]
@@ -170,6 +171,8 @@ class PartitionVsFx(GraftPartition):
             for name, parts in (("skip_horizontal_fusion", vertical), ("default", horizontal)):
                 if contracted_has_cycle(gm, parts):
                     return f"graft ({name}, single={single}) proposes partitions that make a cycle: {parts}"
+            if doc is not None:
+                self.check_fused_runs(gm, doc, f"seed {seed}")
             if contracted_has_cycle(gm, fx):
                 self.__class__.torch_invalid += 1
                 continue
@@ -179,8 +182,6 @@ class PartitionVsFx(GraftPartition):
                 return f"horizontal fusion partitions other nodes: {horizontal} vs torch {fx}"
             if single and len(horizontal) > len(fx):
                 return f"horizontal fusion needs more partitions ({len(horizontal)}) than torch ({len(fx)})"
-            if doc is not None:
-                self.check_fused_runs(gm, doc, f"seed {seed}")
         return None
 
     def test_generated_graphs(self):

@@ -17,19 +17,31 @@ from graft_fx.models import build_model
 from helpers import graft_bin, read_bytes
 
 
+_MODELS = {}
+
+
+def model_input_output(name):
+    """The model, its input and its output, once per model for both tracing modes (a ViT-B/16
+    forward takes seconds on the reference BLAS)."""
+    if name not in _MODELS:
+        model = build_model(f"torchvision.models.{name}", 0)
+        torch.manual_seed(0)
+        x = torch.randn(1, 3, 224, 224)
+        with torch.no_grad():
+            expected = model(x)
+            # An output that ignores the input would make every comparison below vacuous.
+            assert not torch.equal(expected, model(torch.randn(1, 3, 224, 224))), name
+        _MODELS[name] = (model, x, expected)
+    return _MODELS[name]
+
+
 class RoundTrip:
     """Mixin: set MODEL and MODE; the model is traced and exported once per class."""
     MODEL = MODE = None
 
     @classmethod
     def setUpClass(cls):
-        cls.model = build_model(f"torchvision.models.{cls.MODEL}", 0)
-        torch.manual_seed(0)
-        cls.x = torch.randn(1, 3, 224, 224)
-        with torch.no_grad():
-            cls.expected = cls.model(cls.x)
-            # An output that ignores the input would make every comparison below vacuous.
-            assert not torch.equal(cls.expected, cls.model(torch.randn(1, 3, 224, 224))), cls.MODEL
+        cls.model, cls.x, cls.expected = model_input_output(cls.MODEL)
         gm = trace_symbolic(cls.model) if cls.MODE == "symbolic" else trace_aten(cls.model, (cls.x,))
         cls.tmp = tempfile.mkdtemp(prefix="graft_fx_test_")
         cls.path = os.path.join(cls.tmp, f"{cls.MODEL}.{cls.MODE}.json")
@@ -76,9 +88,10 @@ class RoundTrip:
         self.assertEqual(read_bytes(out), read_bytes(self.path))
         lint = subprocess.run([graft, "lint", out], capture_output=True, text=True)
         self.assertEqual(lint.returncode, 0, lint.stderr)
+        # The file is byte for byte the one test_import_matches_original imports and runs, so
+        # running it again would repeat that test; importing it checks the C++ side's file.
         gm = import_graph(out, self.model)
-        with torch.no_grad():
-            self.assertTrue(torch.equal(gm(self.x), self.expected))
+        self.assertEqual([n.name for n in gm.graph.nodes], [n["name"] for n in self.doc["nodes"]])
 
 
 class Resnet18Symbolic(RoundTrip, unittest.TestCase):

@@ -711,6 +711,10 @@ int graph_output(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   if (lua_gettop(L) >= 2) {
     lua_settop(L, 2);  // g, value -> g, "output", "output", {value}
+    if (lua_isnil(L, 2)) {  // FX's graph.output(None): `return None`
+      lua_pop(L, 1);
+      lua_getfield(L, LUA_REGISTRYINDEX, "graft.none_value");
+    }
     lua_createtable(L, 1, 0);
     lua_insert(L, 2);
     lua_rawseti(L, 2, 1);

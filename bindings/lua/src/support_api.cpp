@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 
 #include "graft/analysis/partitioner.hpp"
@@ -357,8 +358,17 @@ int graph_add_submodule(lua_State* L) {
   const std::string class_name =
       lua_isnoneornil(L, 4) ? std::string("torch.fx.graph_module.GraphModule") : std::string(to_text(L, 4, "class"));
   ModuleTable& modules = modules_for_edit(L, *cg.session, "g:add_submodule");
-  if (path.empty() || modules.find(path))
-    luaL_error(L, "g:add_submodule: the module '%s' already exists", path.c_str());
+  const bool well_formed = !path.empty() && path.front() != '.' && path.back() != '.' &&
+      path.find("..") == std::string::npos && std::all_of(path.begin(), path.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+      });
+  if (!well_formed)
+    luaL_error(L, "g:add_submodule: '%s' is not a module path (names of letters, digits and '_', joined by '.')",
+               path.c_str());
+  if (modules.has_attribute(path)) luaL_error(L, "g:add_submodule: the module '%s' already exists", path.c_str());
+  const std::size_t dot = path.rfind('.');
+  if (dot != std::string::npos && !modules.find(path.substr(0, dot)))
+    luaL_error(L, "g:add_submodule: '%s' has no parent module '%s'", path.c_str(), path.substr(0, dot).c_str());
   auto sub = std::make_unique<Graph>();
   {
     const SessionScope scope(state_of(L), *sub, &modules, false);

@@ -171,11 +171,11 @@ def _rebuild_module(by_path, path):
 
 
 def _describes_same(a, b):
-    """Two module entries of one file that describe the same module: class and tensors alike
-    (values aside). Fusing copies what a submodule graph uses under the submodule's path."""
+    """Two module entries of one file that describe the same module: class, settings and
+    tensors alike (values aside). Fusing copies what a submodule graph uses under the submodule's path."""
     def tensors(e):
         return [(kind, t["name"], t["shape"], t["dtype"]) for kind in ("parameters", "buffers") for t in e[kind]]
-    return a["class"] == b["class"] and tensors(a) == tensors(b)
+    return a["class"] == b["class"] and tensors(a) == tensors(b) and a.get("attributes") == b.get("attributes")
 
 
 def _entry_and_tensor(by_path, path):

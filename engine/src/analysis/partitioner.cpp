@@ -21,6 +21,9 @@ enum TargetFlag : std::uint8_t {
   kBookendable = 8,  // non_compute_ops only: what remove_bookend_non_compute_ops may drop
   kCallFunction = 16,
   kCall = 32,  // call_function, call_method or call_module: what the partitioner decides on
+  // A getitem whose only node input is the tuple it reads (`t[0]`, not `x[i]` with `i` a node):
+  // only such a getitem follows its producer, since moving `x[i]` could close a cycle via `i`.
+  kTupleGetitem = 64,
 };
 
 class Partitioner {
@@ -36,9 +39,9 @@ class Partitioner {
     group();
     reassign_getitems();
     collect();
+    if (o_.max_partition_size > 0) split_large();
     filter_small();
     if (o_.remove_bookend_non_compute_ops) remove_bookends();
-    if (o_.max_partition_size > 0) split_large();
     return finish();
   }
 
@@ -64,6 +67,8 @@ class Partitioner {
   // A node's target flags, copied per slot while deciding support: later passes read these
   // bytes instead of the nodes (on big graphs every node read is a cache miss).
   bool has(NodeId n, TargetFlag f) const { return (kind_[n] & f) != 0; }
+
+  bool excluded(NodeId n) const { return why_[n] == static_cast<std::uint8_t>(LeftOutReason::Excluded) + 1; }
 
   void leave_out(NodeId n, LeftOutReason why, std::uint32_t detail = 0) {
     why_[n] = static_cast<std::uint8_t>(why) + 1;
@@ -93,22 +98,30 @@ class Partitioner {
       if (fresh) rules_.push_back(std::move(v.rule));
       return it->second + 1;
     };
-    // One walk of the node list both records the order and decides (each node read once).
+    // One walk of the node list records the order, checks it is topological (a pass may have
+    // broken it and not yet run lint; levels need it) and decides: each node is read once.
     order_.clear();
     order_.reserve(g_.size());
     std::vector<std::uint8_t> producer_listed(g_.num_slots(), 0);
+    std::vector<std::uint8_t>& seen = producer_listed;  // bit 1: already walked; bit 0: listed
     for (NodeId n = g_.first(); n != kNoNode; n = g_.next(n)) {
       order_.push_back(n);
+      for (NodeId input : g_.inputs(n))
+        if (!(seen[input] & 2))
+          return Status::node_error(
+              g_.name(n), "uses '" + g_.name(input) + "' before it is defined: the graph's order is not topological");
+      seen[n] |= 2;
       const OpKind op = g_.op(n);
       if (!is_call(op)) continue;
       kind_[n] = static_cast<std::uint8_t>(
           kCall | (op == OpKind::CallFunction ? kCallFunction | flags_[g_.target_symbol(n)] : 0));
-      if ((kind_[n] & kGetitem) && !g_.inputs(n).empty()) {
+      if ((kind_[n] & kGetitem) && g_.inputs(n).size() == 1) {
+        kind_[n] |= kTupleGetitem;
         // getitem producers, in the order of their first getitem: a producer comes before the
         // getitems it feeds, so nested getitems are visited after their producer.
         const NodeId producer = g_.inputs(n).front();
-        if (!producer_listed[producer]) {
-          producer_listed[producer] = 1;
+        if (!(producer_listed[producer] & 1)) {
+          producer_listed[producer] |= 1;
           getitem_producers_.push_back(producer);
         }
       }
@@ -134,10 +147,10 @@ class Partitioner {
   void follow_producers() {
     for (NodeId n : getitem_producers_) {
       const UserList& users = g_.users(n);
-      if (users.empty() || !std::all_of(users.begin(), users.end(), [&](NodeId u) { return has(u, kGetitem); }))
+      if (users.empty() || !std::all_of(users.begin(), users.end(), [&](NodeId u) { return has(u, kTupleGetitem); }))
         continue;
       for (NodeId u : users) {
-        if (why_[u] == static_cast<std::uint8_t>(LeftOutReason::Excluded) + 1) continue;
+        if (excluded(u)) continue;
         candidate_[u] = candidate_[n];
         if (candidate_[n]) why_[u] = 0;
         else leave_out(u, LeftOutReason::GetitemOfOutside);
@@ -146,7 +159,8 @@ class Partitioner {
   }
 
   // --- levels ---------------------------------------------------------------------------------
-  // A candidate's level: the most unsupported nodes on a path from it to a candidate. A
+  // A candidate's level: the most times a path from it to a candidate passes through
+  // unsupported nodes (a run of them in a row counts once). A
   // non-candidate's value is the level a candidate using it must at least have. `via_` keeps,
   // for each candidate, the first non-candidate on the path that set its level.
   void compute_levels() {
@@ -186,9 +200,10 @@ class Partitioner {
     for (NodeId n : getitem_producers_) {
       const UserList& users = g_.users(n);
       if (users.empty()) continue;
-      bool all = std::all_of(users.begin(), users.end(), [&](NodeId u) { return has(u, kGetitem); });
+      bool all = std::all_of(users.begin(), users.end(), [&](NodeId u) { return has(u, kTupleGetitem); });
       if (!all) continue;
       for (NodeId u : users) {
+        if (excluded(u)) continue;
         group_[u] = group_[n];
         if (group_[n] == kNone && candidate_[u]) leave_out(u, LeftOutReason::GetitemOfOutside);
       }
@@ -307,16 +322,30 @@ class Partitioner {
 
   // Cuts a partition into runs of graph order: each run stays convex, and edges between runs
   // go forward, so no cycle appears.
+  // A getitem cut off from its producer moves back to the producer's run (it only reads the
+  // producer, and comes after every node of that run), so a run may exceed the maximum by them.
   void split_large() {
     std::vector<std::vector<NodeId>> out;
+    std::vector<std::uint32_t> run_of(g_.num_slots(), kNone);
     for (auto& part : parts_) {
       if (part.size() <= o_.max_partition_size) {
         out.push_back(std::move(part));
         continue;
       }
-      for (std::size_t i = 0; i < part.size(); i += o_.max_partition_size)
-        out.emplace_back(part.begin() + i, part.begin() + std::min(part.size(), i + o_.max_partition_size));
+      const std::size_t first = out.size();
+      for (std::size_t i = 0; i < part.size(); i += o_.max_partition_size) {
+        out.emplace_back();
+        for (std::size_t k = i; k < std::min(part.size(), i + o_.max_partition_size); ++k) {
+          const NodeId n = part[k];
+          const std::uint32_t producer_run = has(n, kTupleGetitem) ? run_of[g_.inputs(n).front()] : kNone;
+          const bool follows = producer_run != kNone && producer_run >= first;
+          const std::uint32_t run = follows ? producer_run : static_cast<std::uint32_t>(out.size() - 1);
+          out[run].push_back(n);
+          run_of[n] = run;
+        }
+      }
     }
+    out.erase(std::remove_if(out.begin(), out.end(), [](const auto& run) { return run.empty(); }), out.end());
     parts_ = std::move(out);
   }
 
@@ -335,7 +364,9 @@ class Partitioner {
       r.reason = static_cast<LeftOutReason>(why_[n] - 1);
       if (r.reason == LeftOutReason::Unsupported) r.rule = rules_[detail_[n]];
       else r.compute_nodes = detail_[n];
-      if (candidate_[n]) r.blocked_by = via_[n];
+      const bool dropped = r.reason == LeftOutReason::SingleNode || r.reason == LeftOutReason::NonComputeOnly ||
+          r.reason == LeftOutReason::BelowMinimum;
+      if (dropped && !o_.skip_horizontal_fusion) r.blocked_by = via_[n];
       out.left_out.push_back(std::move(r));
     }
     return out;

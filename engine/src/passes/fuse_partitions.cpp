@@ -2,6 +2,7 @@
 #include "graft/passes/fuse_partitions.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <unordered_map>
 
@@ -170,10 +171,16 @@ Result<std::vector<FusedPartition>> fuse_by_partitions(Graph& g, ModuleTable& mo
                                                        const std::vector<std::vector<NodeId>>& partitions,
                                                        std::string_view prefix) {
   if (Status s = check_partitions(g, partitions); !s) return s;
+  const bool identifier = !prefix.empty() && !std::isdigit(static_cast<unsigned char>(prefix.front())) &&
+      std::all_of(prefix.begin(), prefix.end(),
+                  [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  if (!identifier)
+    return Status::error("the prefix '" + std::string(prefix) +
+                         "' does not make a module name (letters, digits and '_', not starting with a digit)");
   for (std::size_t i = 0; i < partitions.size(); ++i) {
     std::string name = std::string(prefix) + std::to_string(i);
-    if (modules.find(name))
-      return Status::error("fusing would overwrite the module '" + name + "'; pick another prefix");
+    if (modules.has_attribute(name))
+      return Status::error("fusing would overwrite the module or tensor '" + name + "'; pick another prefix");
     if (partitions[i].empty()) return Status::error("partition " + std::to_string(i) + " is empty");
   }
   const ModuleTable saved_modules = modules;

@@ -7,9 +7,11 @@
 // producer's partition, then partitions with at most one compute node are dropped unless
 // allowed.
 //
-// Computed in one reverse sweep, O(nodes + edges): a supported node's level is the largest
-// number of unsupported nodes on a path from it to a supported node downstream, and the nodes
-// of one level form one partition (levels are exactly what the greedy growth produces).
+// Computed in one reverse sweep, O(nodes + edges): a supported node's level is the most times
+// a path from it to a supported node downstream passes through unsupported nodes (a run of
+// them in a row counts once), and the nodes of one level form one partition (levels are
+// exactly what the greedy growth produces). The graph's order must be topological (it is
+// checked: a pass may break it before lint runs).
 // skip_horizontal_fusion merges along data edges instead, as torch does without horizontal
 // fusion (engine/src/analysis/edge_merge.hpp).
 #pragma once
