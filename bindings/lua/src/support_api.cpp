@@ -132,23 +132,20 @@ std::vector<OperatorSupport> operands(lua_State* L, int first, const char* what,
   return out;
 }
 
-int support_chain(lua_State* L) {
+/// graft.support.chain / any_chain: `combine` is OperatorSupport::chain or ::any_chain; the
+/// rule is named after its operands (`chain(adds, not c)`).
+int combine_supports(lua_State* L, const char* kind,
+                     OperatorSupport (*combine)(std::string, std::vector<OperatorSupport>)) {
   std::vector<int> indices;
-  std::vector<OperatorSupport> rules = operands(L, 1, "graft.support.chain", indices);
-  std::string name = "chain(";
+  std::vector<OperatorSupport> rules = operands(L, 1, (std::string("graft.support.") + kind).c_str(), indices);
+  std::string name = std::string(kind) + "(";
   for (const OperatorSupport& r : rules) name += (name.back() == '(' ? "" : ", ") + r.name();
-  push_support(L, OperatorSupport::chain(name + ")", std::move(rules)), LUA_NOREF, indices);
+  push_support(L, combine(name + ")", std::move(rules)), LUA_NOREF, indices);
   return 1;
 }
 
-int support_any_chain(lua_State* L) {
-  std::vector<int> indices;
-  std::vector<OperatorSupport> rules = operands(L, 1, "graft.support.any_chain", indices);
-  std::string name = "any_chain(";
-  for (const OperatorSupport& r : rules) name += (name.back() == '(' ? "" : ", ") + r.name();
-  push_support(L, OperatorSupport::any_chain(name + ")", std::move(rules)), LUA_NOREF, indices);
-  return 1;
-}
+int support_chain(lua_State* L) { return combine_supports(L, "chain", &OperatorSupport::chain); }
+int support_any_chain(lua_State* L) { return combine_supports(L, "any_chain", &OperatorSupport::any_chain); }
 
 int support_negate(lua_State* L) {
   std::string name;

@@ -34,8 +34,10 @@ class Partitioner {
   Result<Partitioning> run() {
     flag_targets();
     if (Status s = decide_support(); !s) return s;
-    if (!o_.skip_horizontal_fusion) follow_producers();
-    compute_levels();
+    if (!o_.skip_horizontal_fusion) {
+      follow_producers();
+      compute_levels();  // the edge-merging mode needs neither levels nor what blocked a node
+    }
     group();
     reassign_getitems();
     collect();
