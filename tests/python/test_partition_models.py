@@ -64,7 +64,7 @@ class PartitionModels(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         return [frozenset(p["nodes"]) for p in json.loads(proc.stdout)["partitions"]], fmt.read(out)
 
-    def check(self, model_name, graph, left_out, run_torch_fused=True):
+    def check(self, model_name, graph, left_out):
         support = os.path.join(self.tmp, "support.lua")
         with open(support, "w") as f:
             f.write("return graft.support.negate(graft.support.targets{ %s })\n" % ", ".join(f'"{t}"' for t in left_out))
@@ -90,8 +90,6 @@ class PartitionModels(unittest.TestCase):
             self.assertFalse(contracted_has_cycle(unfused, vertical))
             return
         self.assertEqual(set(vertical), set(names))
-        if not run_torch_fused:
-            return
         torch_fused = CapabilityBasedPartitioner(unfused, AllBut(left_out)).fuse_partitions(torch_parts)
         with torch.no_grad():
             self.assertTrue(outputs_equal(expected, torch_fused(*inputs)), f"{model_name}: torch's fused model differs")
@@ -108,8 +106,7 @@ class PartitionModels(unittest.TestCase):
         self.check("mobilenet_v3_small", os.path.join(GRAPHS, "mobilenet_v3_small.aten.json"), CNN_LEFT_OUT)
 
     def test_vit_b_16(self):
-        # One ViT-B/16 forward takes seconds on a small CPU: torch's fused module is not run.
-        self.check("vit_b_16", os.path.join(GRAPHS, "vit_b_16.aten.json"), VIT_LEFT_OUT, run_torch_fused=False)
+        self.check("vit_b_16", os.path.join(GRAPHS, "vit_b_16.aten.json"), VIT_LEFT_OUT)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ _MODELS = {}
 
 def model_input_output(name):
     """The model, its input and its output, once per model for both tracing modes (a ViT-B/16
-    forward takes seconds on the reference BLAS)."""
+    forward is the slowest step here)."""
     if name not in _MODELS:
         model = build_model(f"torchvision.models.{name}", 0)
         torch.manual_seed(0)
