@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """Writes engine/data/aten_schemas.txt: the ATen (and prims) operator schemas of the installed
 torch, one `str(schema)` per line, which the engine embeds as its builtin operator-schema
-registry (graft/ir/op_schema.hpp).
+registry (graft/ir/op_schema.hpp); and engine/data/aten_tags.txt: the tags torch gives each
+operator overload (`nondeterministic_seeded aten::rand`, `inplace_view aten::transpose_`), one
+`<tag> <operator>` per line, which tell the engine what no schema annotation says (random ops
+must not be merged or removed).
 
 Run with Debian's python3-torch:  /usr/bin/python3 tools/gen_schemas.py
 tests/python/test_schemas.py imports this module and fails when the committed file differs from
@@ -12,6 +15,10 @@ import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTPUT = os.path.join(REPO, "engine", "data", "aten_schemas.txt")
+TAGS_OUTPUT = os.path.join(REPO, "engine", "data", "aten_tags.txt")
+# The tags the engine reads; the others (generated, view_copy, ...) say nothing it uses.
+TAGS = ("nondeterministic_seeded", "nondeterministic_bitwise", "inplace_view", "dynamic_output_shape",
+        "data_dependent_output")
 COMMAND = "/usr/bin/python3 tools/gen_schemas.py"
 NAMESPACES = ("aten::", "prims::")
 
@@ -40,15 +47,46 @@ def schema_text():
     return "\n".join(header + schema_lines()) + "\n"
 
 
-def main(argv):
-    output = argv[1] if len(argv) > 1 else OUTPUT
-    text = schema_text()
+def tag_lines():
+    """Sorted `<tag> <ns>::<op>[.<overload>]` for every aten::/prims:: overload torch tags."""
+    import torch
+
+    lines = set()
+    for ns_name in ("aten", "prims"):
+        ns = getattr(torch.ops, ns_name)
+        for schema in torch._C._jit_get_all_schemas():
+            if not schema.name.startswith(ns_name + "::"):
+                continue
+            packet = getattr(ns, schema.name.split("::", 1)[1], None)
+            overload = getattr(packet, schema.overload_name or "default", None) if packet is not None else None
+            for tag in getattr(overload, "tags", ()):
+                if tag.name in TAGS:
+                    name = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
+                    lines.add(f"{tag.name} {name}")
+    return sorted(lines)
+
+
+def tags_text():
+    import torch
+
+    header = [f"# Operator tags ({', '.join(TAGS)}) of torch {torch.__version__}'s aten:: and prims:: overloads; "
+              "generated, do not edit.",
+              f"# Made by: {COMMAND}"]
+    return "\n".join(header + tag_lines()) + "\n"
+
+
+def write(path, text):
     # Write beside the target and rename, so an interrupted run never leaves half a file.
-    tmp = output + ".tmp"
+    tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
-    os.replace(tmp, output)
-    print(f"wrote {text.count(chr(10)) - 2} schemas to {os.path.relpath(output)}")
+    os.replace(tmp, path)
+    print(f"wrote {text.count(chr(10)) - 2} lines to {os.path.relpath(path)}")
+
+
+def main(argv):
+    write(argv[1] if len(argv) > 1 else OUTPUT, schema_text())
+    write(argv[2] if len(argv) > 2 else TAGS_OUTPUT, tags_text())
     return 0
 
 

@@ -9,6 +9,7 @@
 
 #include "graft/io/graph_json.hpp"
 #include "graft/ir/python_repr.hpp"
+#include "graft/match/close_targets.hpp"
 #include "graft/match/describe_failure.hpp"
 
 namespace graft::cli {
@@ -113,6 +114,10 @@ void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, c
         : std::string(op_kind_name(p.op(a))) + " " + p.target(a);
     out +=
         fmt::format("{}no candidate in {}: no node is what the pattern's output is ({})\n", indent, graph_path, what);
+    if (c == nullptr || c->module_class.empty()) {
+      for (const CloseTarget& t : close_targets(g, p.op(a), p.target(a)))
+        out += fmt::format("{}  did you mean {} {}? ({})\n", indent, op_kind_name(t.op), t.target, t.why);
+    }
     return;
   }
   for (const MatchExplanation& e : all) {

@@ -269,6 +269,31 @@ function Graph:eliminate_dead_code() end
 --- Reorders into a topological order that keeps the current order where it is valid.
 function Graph:stable_topological_sort() end
 
+--- Replaces calls that repeat an earlier one (same target and arguments) by it; never merges impure calls.
+---@return integer removed
+function Graph:eliminate_common_subexpressions() end
+
+---@class graft.NormalizeOptions
+---@field defaults "explicit"|"drop"|"keep"? what to do with arguments at their default (default "explicit")
+---@field methods boolean? also call_method nodes (default true)
+---@field keywords boolean? every argument as a keyword, as torch.fx's normalize_to_only_use_kwargs (default false)
+
+---@class graft.NormalizeSkip
+---@field node graft.Node
+---@field reason string
+
+---@class graft.NormalizeReport
+---@field changed integer calls rewritten
+---@field unchanged integer calls already in the canonical form
+---@field no_schema integer calls no schema describes
+---@field skipped graft.NormalizeSkip[] calls left alone, with the reason
+
+--- Rewrites every call with a known schema into one spelling (positional up to the schema's `*`).
+--- A traced pattern has the same method (pattern:normalize_args), reporting skipped nodes by name.
+---@param options graft.NormalizeOptions?
+---@return graft.NormalizeReport
+function Graph:normalize_args(options) end
+
 --- Checks every invariant: true, or false and the message.
 ---@return boolean ok
 ---@return string? message
@@ -432,7 +457,7 @@ function Graph:add_submodule(path, build, class) end
 ---@class graft.Transformer: graft.TransformerSpec
 ---@field kind "transformer"
 
----@alias graft.BuiltinName "dead_code_elimination"|"stable_topological_sort"|"lint"
+---@alias graft.BuiltinName "dead_code_elimination"|"common_subexpression_elimination"|"stable_topological_sort"|"normalize_args"|"lint"
 
 ---@class graft.Builtin
 ---@field kind "builtin"
@@ -565,6 +590,12 @@ function RuleSet:pass(spec) end
 graft = {}
 
 ---@class graft.Pattern a traced pattern graph (tostring prints its table)
+local Pattern = {}
+
+--- Rewrites the pattern's calls into the spelling g:normalize_args gives a graph (before a rule uses it).
+---@param options graft.NormalizeOptions?
+---@return graft.NormalizeReport report (skipped[i].node is the pattern node's name)
+function Pattern:normalize_args(options) end
 
 ---@class graft.Namespace a dotted name: index it to extend, call it to record a call_function
 ---@field [string] graft.Namespace
@@ -738,10 +769,22 @@ function graft.layout(name) end
 ---@return graft.MemoryFormat
 function graft.memory_format(name) end
 
---- The operator schema of an ATen/prims target ("torch.ops.aten.add.Tensor", "aten::add.Tensor"), or nil.
+--- The operator schema of an ATen/prims target ("torch.ops.aten.add.Tensor", "aten::add.Tensor"), or of one
+--- graft.register_schema added, or nil.
 ---@param target string
 ---@return graft.Schema?
 function graft.schema(target) end
+
+---@class graft.RegisterSchemaOptions
+---@field side_effects boolean? calls are kept by dead-code elimination even when unused
+---@field random boolean? a random operator: never merged by common-subexpression elimination, never removed
+
+--- Adds operator schemas in TorchScript syntax, one per line, all or none; returns their targets
+--- ("torch.ops.npu.npu_quant_matmul.default"). A line that does not parse raises an error with a caret.
+---@param text string
+---@param options graft.RegisterSchemaOptions?
+---@return string[]
+function graft.register_schema(text, options) end
 
 --- Declares a pass: graft.pass{name = ..., run = function(g) ... end} (or a bare function).
 ---@param spec graft.PassSpec|fun(g: graft.Graph)

@@ -24,8 +24,7 @@ std::string chain_graph() {
       node_line("add", "call_function", "torch.add", R"([{"node":"x"},{"node":"y"}])") + ",\n" +
       node_line("relu", "call_function", "torch.relu", R"([{"node":"add"}])") + ",\n" +
       node_line("add_1", "call_function", "torch.add", R"([{"node":"y"},{"node":"relu"}])") + ",\n" +
-      node_line("gelu", "call_function", "torch.nn.functional.gelu", R"([{"node":"add_1"}])",
-                R"({"approximate":"none"})") +
+      node_line("gelu", "call_function", "torch._C._nn.gelu", R"([{"node":"add_1"}])", R"({"approximate":"none"})") +
       ",\n" + R"({"name":"output","op":"output","target":"output","args":[{"node":"gelu"}],"kwargs":{},"meta":{}})");
 }
 
@@ -115,7 +114,7 @@ y = placeholder
 sub = call_function torch.sub(x, y)
 tanh = call_function torch.tanh(sub)
 add_1 = call_function torch.add(y, tanh)
-gelu = call_function torch.nn.functional.gelu(add_1, approximate='none')
+gelu = call_function torch._C._nn.gelu(add_1, approximate='none')
 return gelu
 )");
 }

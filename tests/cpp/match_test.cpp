@@ -5,6 +5,7 @@
 #include "graft/io/graph_json.hpp"
 #include "graft/match/fusion_cycle.hpp"
 #include "graft/match/subgraph_matcher.hpp"
+#include "graft/passes/normalize_args.hpp"
 #include "test_graphs.hpp"
 
 using namespace graft;
@@ -165,6 +166,31 @@ TEST_CASE("matcher: ATen arguments spelled differently match through the operato
       graph_of(lines({ph("a"), ph("b"), call("add", kAdd, R"([{"node":"a"}])", R"({"other":{"node":"b"},"alpha":2})"),
                       out(R"({"node":"add"})")}));
   CHECK(find(p_kw, g).size() == 1);
+}
+
+TEST_CASE("matcher: torch functions spelled differently match once both graphs are normalised") {
+  GraphModule g = test::module_of_text(R"(
+    x = placeholder
+    a = call_function torch.flatten(x, start_dim=1)
+    b = call_function torch.flatten(x, 1, -1)
+    c = call_function torch.flatten(input=x, end_dim=-1, start_dim=1)
+    d = call_function torch.flatten(x, 2)
+    t = call_method transpose(x, dim0=0, dim1=1)
+    return (a, b, c, d, t)
+  )");
+  GraphModule flatten = test::module_of_text("p = placeholder\nf = call_function torch.flatten(p, 1)\nreturn f");
+  GraphModule transpose = test::module_of_text("p = placeholder\nt = call_method transpose(p, 0, 1)\nreturn t");
+  auto found = [&](const Graph& pattern) {
+    std::vector<std::string> out;
+    for (const SubgraphMatch& m : find(pattern, g.graph)) out.push_back(names(g.graph, m));
+    return out;
+  };
+  // As torch.fx: a plain Python target's arguments compare as spelled.
+  CHECK(found(flatten.graph).empty());
+  CHECK(found(transpose.graph).empty());
+  for (Graph* graph : {&g.graph, &flatten.graph, &transpose.graph}) normalize_arguments(*graph);
+  CHECK(found(flatten.graph) == std::vector<std::string>{"a", "b", "c"});
+  CHECK(found(transpose.graph) == std::vector<std::string>{"t"});
 }
 
 TEST_CASE("matcher: invalid patterns are refused naming the node") {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "graft/ir/op_schema.hpp"
-#include "ir/builtin_schemas.hpp"
+#include "ir/embedded_data.hpp"
 
 using namespace graft;
 

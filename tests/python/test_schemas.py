@@ -1,6 +1,6 @@
-"""engine/data/aten_schemas.txt is what tools/gen_schemas.py prints for the installed torch: a
-stale file (torch upgraded, generator changed, hand edits) fails here, independently of the C++
-parser that reads it."""
+"""engine/data/aten_schemas.txt and engine/data/fx_target_names.txt are what tools/gen_schemas.py
+and tools/gen_target_names.py print for the installed torch: a stale file (torch upgraded,
+generator changed, hand edits) fails here, independently of the C++ code that reads them."""
 import importlib.util
 import os
 import unittest
@@ -10,8 +10,11 @@ from helpers import REPO
 DATA = os.path.join(REPO, "engine", "data", "aten_schemas.txt")
 
 
-def load_generator():
-    spec = importlib.util.spec_from_file_location("gen_schemas", os.path.join(REPO, "tools", "gen_schemas.py"))
+NAMES = os.path.join(REPO, "engine", "data", "fx_target_names.txt")
+
+
+def load_generator(name="gen_schemas"):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(REPO, "tools", f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -56,6 +59,98 @@ class SchemaFileTest(unittest.TestCase):
             printed = str(torch._C.parse_schema(line))
             if "|" not in line:
                 self.assertEqual(printed, line)
+
+
+
+
+def resolve(path):
+    """The object a dotted path names, importing its module prefix; None when it cannot."""
+    import importlib
+
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for p in parts[cut:]:
+                obj = getattr(obj, p)
+        except AttributeError:
+            return None
+        return obj
+    import builtins
+    return getattr(builtins, path, None)
+
+
+class TargetNamesFileTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.gen = load_generator("gen_target_names")
+        with open(NAMES, encoding="utf-8", newline="") as f:
+            cls.committed = f.read()
+        cls.lines = [line.split(" ") for line in cls.committed.splitlines()[2:]]
+        cls.aliases = {line[1]: line[2] for line in cls.lines if line[0] == "alias"}
+
+    def test_committed_file_matches_generator(self):
+        expected = self.gen.names_text()
+        if self.committed != expected:
+            old, new = self.committed.splitlines(), expected.splitlines()
+            self.fail("engine/data/fx_target_names.txt is stale; run /usr/bin/python3 tools/gen_target_names.py\n"
+                      f"  only in the file: {sorted(set(old) - set(new))[:5]}\n"
+                      f"  only in torch now: {sorted(set(new) - set(old))[:5]}")
+
+    def test_file_shape(self):
+        self.assertTrue(self.committed.endswith("\n") and "\r" not in self.committed)
+        kinds = [line[0] for line in self.lines]
+        self.assertEqual(kinds, sorted(kinds, key=["alias", "aten", "method"].index))
+        for kind in ("alias", "aten", "method"):
+            body = [" ".join(line) for line in self.lines if line[0] == kind]
+            self.assertEqual(body, sorted(set(body)), f"{kind} lines sorted and distinct")
+            self.assertGreater(len(body), 100, kind)
+
+    def test_an_alias_reaches_the_same_function_as_its_recorded_name(self):
+        # Resolved by import path, not by the generator's torch.fx helper.
+        same = unresolved = 0
+        for spelling, recorded in self.aliases.items():
+            a, b = resolve(spelling), resolve(recorded)
+            if b is None:
+                unresolved += 1
+                continue
+            self.assertIs(a, b, f"{spelling} -> {recorded}")
+            same += 1
+        self.assertGreater(same, 0.9 * len(self.aliases), f"{unresolved} recorded names do not resolve")
+
+    def test_torch_fx_tracing_records_the_table_names(self):
+        import operator
+
+        import torch
+        import torch.nn.functional as F
+
+        class M(torch.nn.Module):
+            def forward(self, x, w):
+                y = F.gelu(F.linear(x, w))
+                y = F.conv2d(y.reshape(1, 1, 4, 4), w.reshape(1, 1, 4, 4)[:, :, :2, :2])
+                return operator.add(torch.special.expit(y), F.relu(y))
+
+        targets = [torch.fx.node._get_qualified_name(n.target)
+                   for n in torch.fx.symbolic_trace(M()).graph.nodes if n.op == "call_function"]
+        for spelling in ("torch.nn.functional.linear", "torch.nn.functional.gelu", "torch.nn.functional.conv2d",
+                         "torch.special.expit", "operator.add"):
+            self.assertIn(self.aliases[spelling], targets, spelling)
+        self.assertNotIn("torch.nn.functional.relu", self.aliases)  # a Python function keeps its path
+        self.assertIn("torch.nn.functional.relu", targets)
+
+    def test_aten_lines_name_operators_with_schemas(self):
+        import torch
+
+        ops = {str(s.name) for s in torch._C._jit_get_all_schemas()}
+        aten = [line for line in self.lines if line[0] == "aten"]
+        self.assertIn(["aten", "torch._C._nn.linear", "aten::linear"], aten)
+        self.assertTrue(all(line[2] in ops for line in aten))
+        methods = {line[1] for line in self.lines if line[0] == "method"}
+        self.assertIn("transpose", methods)
+        self.assertNotIn("split", methods)  # Tensor.split is Python, with its own arguments
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ void push_schema_arguments(lua_State* L, const std::vector<SchemaArgument>& args
 }
 
 int graft_schema(lua_State* L) {
-  const OpSchema* s = OpSchemaRegistry::builtin().find(luaL_checkstring(L, 1));
+  const OpSchema* s = state_of(L).schemas()->find(luaL_checkstring(L, 1));
   if (s == nullptr) return 0;
   lua_createtable(L, 0, 6);
   lua_pushstring(L, (s->ns + "::" + s->name).c_str());
@@ -109,7 +109,10 @@ local graft = ...
 local error, type, ipairs, pairs, tostring, string, table, math =
       error, type, ipairs, pairs, tostring, string, table, math
 local kinds = { pass = true, transformer = true, builtin = true, fixpoint = true, pipeline = true }
-local builtins = { dead_code_elimination = true, stable_topological_sort = true, lint = true }
+local builtins = {
+  dead_code_elimination = true, common_subexpression_elimination = true, stable_topological_sort = true,
+  normalize_args = true, lint = true,
+}
 local handler_names = { call_function = true, call_method = true, call_module = true, get_attr = true }
 
 local function tagged(kind, t) t.kind = kind; return t end
@@ -161,7 +164,7 @@ end
 
 function graft.builtin(name)
   if not builtins[name] then
-    error("graft.builtin: unknown built-in pass '" .. tostring(name) .. "' (dead_code_elimination, stable_topological_sort, lint)", 2)
+    error("graft.builtin: unknown built-in pass '" .. tostring(name) .. "' (dead_code_elimination, common_subexpression_elimination, stable_topological_sort, normalize_args, lint)", 2)
   end
   return tagged("builtin", { name = name })
 end
@@ -232,6 +235,56 @@ function graft.pipeline(spec)
 end
 )lua";
 
+/// graft.register_schema(text [, {side_effects = true, random = true}]): adds operator schemas in TorchScript's
+/// syntax, one per line (`npu::npu_quant_matmul(Tensor x1, Tensor x2, Tensor scale, *,
+/// Tensor? offset=None, Tensor? bias=None) -> Tensor`), all or none, to this script's registry;
+/// returns their torch.fx targets (`torch.ops.npu.npu_quant_matmul.default`). A schema that does
+/// not parse raises an error quoting the line with a caret under the character.
+int graft_register_schema(lua_State* L) {
+  std::size_t size = 0;
+  const char* data = luaL_checklstring(L, 1, &size);
+  const std::string_view text(data, size);
+  bool side_effects = false, random = false;
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    check_option_names(L, 2, "graft.register_schema", {"side_effects", "random"});
+    lua_getfield(L, 2, "side_effects");
+    side_effects = lua_toboolean(L, -1) != 0;
+    lua_getfield(L, 2, "random");
+    random = lua_toboolean(L, -1) != 0;
+    lua_pop(L, 2);
+  }
+  SandboxState& s = state_of(L);
+  s.charge_work(L, static_cast<double>(size));
+  s.charge_host_memory(L, 4 * size);  // parsed arguments and the index, a few times the text
+  OpSchemaRegistry& registry = *s.schemas();
+  const std::size_t before = registry.size();
+  if (Status st = registry.add_text(text, "graft.register_schema"); !st) {
+    const Diagnostic& d = st.diagnostic();
+    std::string_view line = text;
+    for (int i = 1; i < d.line; ++i) line.remove_prefix(std::min(line.find('\n') + 1, line.size()));
+    line = line.substr(0, line.find('\n'));
+    const std::string where = text.find('\n') == std::string_view::npos || text.find('\n') == text.size() - 1
+        ? "column " + std::to_string(d.column)
+        : "line " + std::to_string(d.line) + ", column " + std::to_string(d.column);
+    std::string message = d.message;
+    if (message.starts_with("column ")) message.erase(0, message.find(": ") + 2);  // said once, in `where`
+    const std::string caret(static_cast<std::size_t>(std::max(d.column - 1, 0)), ' ');
+    luaL_error(L, "graft.register_schema: %s: %s\n  %s\n  %s^", where.c_str(), message.c_str(),
+               std::string(line).c_str(), caret.c_str());
+  }
+  lua_createtable(L, static_cast<int>(registry.size() - before), 0);
+  lua_Integer item = 0;
+  for (std::size_t i = before; i < registry.size(); ++i) {
+    const std::string target = registry.schema(i).qualified_target();
+    if (side_effects) registry.add_side_effect(target);
+    if (random) registry.add_tag(target, "nondeterministic_seeded");
+    lua_pushstring(L, target.c_str());
+    lua_rawseti(L, -2, ++item);
+  }
+  return 1;
+}
+
 }  // namespace
 
 void push_graft_module(lua_State* L) {
@@ -243,6 +296,8 @@ void push_graft_module(lua_State* L) {
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, "graft.schema");
   lua_setfield(L, module, "schema");
+  lua_pushcfunction(L, cfunction<graft_register_schema>);
+  lua_setfield(L, module, "register_schema");
   lua_pushliteral(L, "0.1.0");
   lua_setfield(L, module, "version");
   lua_pushcfunction(L, cfunction<graft_limits>);

@@ -14,7 +14,10 @@
 #include "graft/ir/lint.hpp"
 #include "graft/ir/module_table.hpp"
 #include "graft/ir/op_schema.hpp"
+#include "graft/ir/target_name.hpp"
+#include "graft/passes/common_subexpressions.hpp"
 #include "graft/passes/dead_code.hpp"
+#include "graft/passes/normalize_args.hpp"
 #include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
@@ -546,8 +549,9 @@ int create_node_from(lua_State* L, OpKind op, int first) {
   require_writable(L, *cg.session);
   state_of(L).retain_host_memory(L, kNodeCost);
   Graph& g = *cg.session->graph;
-  const std::string_view target = to_text(L, first, "target");
+  std::string_view target = to_text(L, first, "target");
   if (target.empty()) luaL_error(L, "a node's target cannot be empty");
+  if (op == OpKind::CallFunction) target = fx_target_name(target);  // the name torch.fx records
   std::vector<Argument> args = to_args(L, first + 1, cg.session_id, "args");
   Kwargs kwargs = to_kwargs(L, first + 2, cg.session_id, "kwargs");
   const std::string_view name = lua_isnoneornil(L, first + 3) ? std::string_view() : to_text(L, first + 3, "name");
@@ -640,12 +644,12 @@ int graph_nodes(lua_State* L) {
     lua_pop(L, 1);
     const int t = lua_getfield(L, 2, "target");
     if (t == LUA_TSTRING) {
-      targets.emplace_back(lua_tostring(L, -1));
+      targets.emplace_back(fx_target_name(lua_tostring(L, -1)));
     } else if (t == LUA_TTABLE) {
       const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
       for (lua_Integer i = 1; i <= n; ++i) {
         lua_rawgeti(L, -1, i);
-        targets.emplace_back(luaL_checkstring(L, -1));
+        targets.emplace_back(fx_target_name(luaL_checkstring(L, -1)));
         lua_pop(L, 1);
       }
     } else if (t != LUA_TNIL) {
@@ -739,7 +743,29 @@ int graph_eliminate_dead_code(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   require_writable(L, *cg.session);
   charge_graph(L, *cg.session->graph);
-  lua_pushinteger(L, static_cast<lua_Integer>(eliminate_dead_code(*cg.session->graph)));
+  lua_pushinteger(L, static_cast<lua_Integer>(eliminate_dead_code(*cg.session->graph, *state_of(L).schemas())));
+  return 1;
+}
+
+/// g:normalize_args{defaults = "explicit" | "drop" | "keep", methods = true, keywords = false}: every
+/// call with a known schema in one spelling; returns {changed, unchanged, no_schema, skipped = {{node, reason}}}.
+int graph_normalize_args(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  require_writable(L, *cg.session);
+  const NormalizeOptions options = read_normalize_options(L, 2, "g:normalize_args");
+  Graph& g = *cg.session->graph;
+  charge_graph(L, g);
+  const NormalizeReport r = normalize_arguments(g, *state_of(L).schemas(), options);
+  push_normalize_report(L, r, [&](NodeId n) { push_node(L, cg.session_id, n); });
+  return 1;
+}
+
+int graph_eliminate_common_subexpressions(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  require_writable(L, *cg.session);
+  charge_graph(L, *cg.session->graph);
+  lua_pushinteger(
+      L, static_cast<lua_Integer>(eliminate_common_subexpressions(*cg.session->graph, *state_of(L).schemas())));
   return 1;
 }
 
@@ -879,7 +905,7 @@ int node_schema(lua_State* L) {
   CheckedNode n = check_node(L, 1);
   const Graph& g = graph_of(n);
   if (g.op(n.id) != OpKind::CallFunction) return 0;
-  const OpSchema* schema = OpSchemaRegistry::builtin().find(g.target(n.id));
+  const OpSchema* schema = state_of(L).schemas()->find(g.target(n.id));
   if (schema == nullptr) return 0;
   lua_getfield(L, LUA_REGISTRYINDEX, "graft.schema");
   lua_pushstring(L, g.target(n.id).c_str());
@@ -990,6 +1016,8 @@ void install_graph_metamethods(lua_State* L, int metatable) {
                               {"erase_node", cfunction<graph_erase_node>},
                               {"eliminate_dead_code", cfunction<graph_eliminate_dead_code>},
                               {"stable_topological_sort", cfunction<graph_stable_topological_sort>},
+                              {"normalize_args", cfunction<graph_normalize_args>},
+                              {"eliminate_common_subexpressions", cfunction<graph_eliminate_common_subexpressions>},
                               {"lint", cfunction<graph_lint>},
                               {"module", cfunction<graph_module>},
                               {"modules", cfunction<graph_modules>},
@@ -1019,6 +1047,48 @@ void install_graph_metamethods(lua_State* L, int metatable) {
   lua_setfield(L, metatable, "__eq");
   lua_pushstring(L, kGraphType);
   lua_setfield(L, metatable, "__name");
+}
+
+NormalizeOptions read_normalize_options(lua_State* L, int index, const char* caller) {
+  NormalizeOptions options;
+  if (lua_isnoneornil(L, index)) return options;
+  luaL_checktype(L, index, LUA_TTABLE);
+  check_option_names(L, index, caller, {"defaults", "methods", "keywords"});
+  if (lua_getfield(L, index, "defaults") != LUA_TNIL) {
+    const std::string_view d = luaL_checkstring(L, -1);
+    if (d == "explicit") options.defaults = DefaultArguments::Explicit;
+    else if (d == "drop") options.defaults = DefaultArguments::Drop;
+    else if (d == "keep") options.defaults = DefaultArguments::Keep;
+    else luaL_error(L, "%s: defaults must be \"explicit\", \"drop\" or \"keep\", not \"%s\"", caller, d.data());
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, index, "methods") != LUA_TNIL) options.methods = lua_toboolean(L, -1) != 0;
+  lua_pop(L, 1);
+  if (lua_getfield(L, index, "keywords") != LUA_TNIL) options.keywords = lua_toboolean(L, -1) != 0;
+  lua_pop(L, 1);
+  return options;
+}
+
+void push_normalize_report(lua_State* L, const NormalizeReport& r,
+                           const std::function<void(NodeId)>& push_skipped_node) {
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, static_cast<lua_Integer>(r.changed));
+  lua_setfield(L, -2, "changed");
+  lua_pushinteger(L, static_cast<lua_Integer>(r.unchanged));
+  lua_setfield(L, -2, "unchanged");
+  lua_pushinteger(L, static_cast<lua_Integer>(r.no_schema));
+  lua_setfield(L, -2, "no_schema");
+  lua_createtable(L, static_cast<int>(r.skipped.size()), 0);
+  lua_Integer i = 0;
+  for (const NormalizeSkip& skip : r.skipped) {
+    lua_createtable(L, 0, 2);
+    push_skipped_node(skip.node);
+    lua_setfield(L, -2, "node");
+    lua_pushstring(L, skip.reason.c_str());
+    lua_setfield(L, -2, "reason");
+    lua_rawseti(L, -2, ++i);
+  }
+  lua_setfield(L, -2, "skipped");
 }
 
 }  // namespace graft::lua::detail

@@ -28,9 +28,11 @@
 #include "graft/io/tabular.hpp"
 #include "graft/ir/graph.hpp"
 #include "graft/ir/lint.hpp"
+#include "graft/ir/target_name.hpp"
 #include "graft/match/describe_failure.hpp"
 #include "graft/match/subgraph_matcher.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
+#include "graph_api.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
 #include "sandbox_state.hpp"
@@ -49,6 +51,18 @@ struct TracedPattern {
 struct PatternBox {
   TracedPattern* traced;  // owned; deleted by __gc (the metatable is protected: scripts cannot call it)
 };
+
+/// p:normalize_args{...}: the pattern's calls in the form g:normalize_args gives a graph, so a
+/// pattern written with one spelling matches a normalised graph; skipped nodes are named.
+int pattern_normalize_args(lua_State* L) {
+  auto* box = static_cast<PatternBox*>(luaL_checkudata(L, 1, kPatternType));
+  if (box->traced == nullptr) luaL_error(L, "pattern already released");
+  const NormalizeOptions options = read_normalize_options(L, 2, "pattern:normalize_args");
+  Graph& g = box->traced->pattern.graph;
+  const NormalizeReport r = normalize_arguments(g, *state_of(L).schemas(), options);
+  push_normalize_report(L, r, [&](NodeId n) { lua_pushstring(L, g.name(n).c_str()); });
+  return 1;
+}
 
 int pattern_gc(lua_State* L) {
   auto* box = static_cast<PatternBox*>(luaL_testudata(L, 1, kPatternType));
@@ -359,7 +373,7 @@ int callable_call(lua_State* L) {
       lua_pop(L, 1);
       break;
     }
-    targets.emplace_back(lua_tostring(L, -1));
+    targets.emplace_back(fx_target_name(lua_tostring(L, -1)));
     lua_pop(L, 1);
   }
   if (targets.empty()) luaL_error(L, "graft.one_of: no targets");
@@ -501,7 +515,7 @@ int ns_call(lua_State* L) {
   lua_getfield(L, 1, "__prefix");
   const std::string target = lua_tostring(L, -1) ? lua_tostring(L, -1) : "";
   lua_pop(L, 1);
-  record(L, OpKind::CallFunction, target, 2);
+  record(L, OpKind::CallFunction, std::string(fx_target_name(target)), 2);  // as torch.fx records it
   return 1;
 }
 
@@ -598,7 +612,7 @@ int graft_trace(lua_State* L) {
 // --- matching and rewriting a pass's graph --------------------------------------------------
 
 MatchOptions read_options(lua_State* L, int index, const char* caller) {
-  MatchOptions o;
+  MatchOptions o = state_of(L).match_options();
   if (lua_isnoneornil(L, index)) return o;
   luaL_checktype(L, index, LUA_TTABLE);
   if (std::string_view(caller) == "g:replace_pattern")
@@ -768,6 +782,10 @@ void register_pattern_api(lua_State* L, int module) {
   lua_setfield(L, -2, "__tostring");
   lua_pushstring(L, kPatternType);
   lua_setfield(L, -2, "__metatable");
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, cfunction<pattern_normalize_args>);
+  lua_setfield(L, -2, "normalize_args");
+  lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
   luaL_newmetatable(L, "graft.Namespace");
   lua_pushcfunction(L, cfunction<ns_index>);

@@ -13,7 +13,9 @@
 #include "graft/ir/lint.hpp"
 #include "graft/ir/transaction.hpp"
 #include "graft/lua/sandbox.hpp"
+#include "graft/passes/common_subexpressions.hpp"
 #include "graft/passes/dead_code.hpp"
+#include "graft/passes/normalize_args.hpp"
 #include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
 #include "pipeline_spec.hpp"
@@ -84,8 +86,11 @@ void read_step(lua_State* L, int index, Step& step, int depth) {
   if (lua_type(L, index) == LUA_TSTRING) {
     step.kind = Step::Kind::Builtin;
     step.name = lua_tostring(L, index);
-    if (step.name != "dead_code_elimination" && step.name != "stable_topological_sort" && step.name != "lint")
-      luaL_error(L, "unknown built-in pass '%s' (dead_code_elimination, stable_topological_sort, lint)",
+    if (step.name != "dead_code_elimination" && step.name != "stable_topological_sort" && step.name != "lint" &&
+        step.name != "normalize_args" && step.name != "common_subexpression_elimination")
+      luaL_error(L,
+                 "unknown built-in pass '%s' (dead_code_elimination, common_subexpression_elimination, "
+                 "stable_topological_sort, normalize_args, lint)",
                  step.name.c_str());
     return;
   }
@@ -331,10 +336,18 @@ class Runner {
 
   Status run_builtin(const std::string& name) {
     if (name == "dead_code_elimination") {
-      eliminate_dead_code(gm_.graph);
+      eliminate_dead_code(gm_.graph, *s_.schemas());
       return Status::ok();
     }
     if (name == "stable_topological_sort") return stable_topological_sort(gm_.graph);
+    if (name == "common_subexpression_elimination") {
+      eliminate_common_subexpressions(gm_.graph, *s_.schemas());
+      return Status::ok();
+    }
+    if (name == "normalize_args") {
+      normalize_arguments(gm_.graph, *s_.schemas());
+      return Status::ok();
+    }
     if (name == "lint") {
       Status st = lint(gm_);
       if (!st) return Status::error(Diagnostic{.file = s_.script_name(), .message = "lint: " + st.message()});

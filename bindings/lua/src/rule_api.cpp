@@ -129,7 +129,7 @@ int graft_rule(lua_State* L) {
     luaL_error(L, "graft.rule '%s': 'pattern' must be a graft.trace result, not a %s", name.c_str(),
                luaL_typename(L, -1));
   const Pattern& pattern = check_pattern(L, -1);
-  auto matcher = SubgraphMatcher::create(pattern);
+  auto matcher = SubgraphMatcher::create(pattern, state_of(L).match_options());
   if (!matcher) luaL_error(L, "graft.rule '%s': the pattern: %s", name.c_str(), matcher.status().message().c_str());
   r.matcher = std::make_shared<const SubgraphMatcher>(std::move(matcher).value());
   lua_setfield(L, keep, "pattern");

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -15,8 +16,10 @@
 
 #include <lua.hpp>
 
+#include "graft/ir/op_schema.hpp"
 #include "graft/lua/sandbox.hpp"
 #include "graft/match/pattern.hpp"
+#include "graft/match/subgraph_matcher.hpp"
 #include "graft/rewrite/rule_set.hpp"
 #include "graft/status.hpp"
 
@@ -177,7 +180,21 @@ class SandboxState {
   /// Stack depth of host-driven calls (nested protected_call from inside a Lua callback).
   int depth = 0;
 
+  /// Operator schemas: torch's, plus those this state's scripts registered
+  /// (graft.register_schema). Matchers made here hold it, so it outlives the state if they do.
+  const std::shared_ptr<OpSchemaRegistry>& schemas() {
+    if (!schemas_) schemas_ = std::make_shared<OpSchemaRegistry>(&OpSchemaRegistry::builtin());
+    return schemas_;
+  }
+  /// Match options that read this state's schemas.
+  MatchOptions match_options() {
+    MatchOptions o;
+    o.schemas = schemas();
+    return o;
+  }
+
  private:
+  std::shared_ptr<OpSchemaRegistry> schemas_;
   SandboxOptions options_;
   Budget budget_{};
   lua_State* L_ = nullptr;

@@ -12,5 +12,7 @@
 #include "graft/ir/module_table.hpp"
 #include "graft/ir/op_schema.hpp"
 #include "graft/ir/python_repr.hpp"
+#include "graft/ir/schema_binding.hpp"
+#include "graft/ir/target_name.hpp"
 #include "graft/ir/transaction.hpp"
 #include "graft/status.hpp"

@@ -4,6 +4,7 @@
 
 #include "graft/ir.hpp"
 #include "graft/match/candidate_index.hpp"
+#include "graft/match/close_targets.hpp"
 #include "graft/match/describe_failure.hpp"
 #include "graft/match/fusion_cycle.hpp"
 #include "graft/match/pattern.hpp"

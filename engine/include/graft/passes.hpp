@@ -3,6 +3,9 @@
 
 #include "graft/analysis.hpp"
 #include "graft/ir.hpp"
+#include "graft/passes/common_subexpressions.hpp"
 #include "graft/passes/dead_code.hpp"
 #include "graft/passes/fuse_partitions.hpp"
+#include "graft/passes/normalize_args.hpp"
+#include "graft/passes/purity.hpp"
 #include "graft/passes/topological_sort.hpp"

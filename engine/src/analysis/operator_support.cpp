@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "graft/ir/target_name.hpp"
+
 namespace graft {
 
 struct OperatorSupport::Rule {
@@ -33,7 +35,10 @@ std::string_view support_name(const Graph& g, const ModuleTable* modules, NodeId
 
 OperatorSupport OperatorSupport::targets(std::string name, std::vector<std::string> targets) {
   auto r = std::make_shared<Rule>(Rule{Rule::Kind::Targets, std::move(name), {}, {}, false, {}});
-  r->strings.insert(targets.begin(), targets.end());
+  for (std::string& t : targets) {
+    r->strings.emplace(fx_target_name(t));  // `torch.nn.functional.linear` is recorded as `torch._C._nn.linear`
+    r->strings.insert(std::move(t));
+  }
   return OperatorSupport(std::move(r));
 }
 

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "graft/ir/op_schema.hpp"
+#include "graft/ir/schema_binding.hpp"
 #include "graft/match/fusion_cycle.hpp"
 
 namespace graft {
@@ -17,60 +18,6 @@ bool holds_node_ref(const Argument& a) {
   bool found = false;
   for_each_node_ref(a, [&](NodeId) { found = true; });
   return found;
-}
-
-/// A schema default as a value, for the defaults TorchScript prints simply: None, True/False,
-/// integers, floats, quoted strings and int lists (`int[2] stride=1` means [1, 1]). Others
-/// (memory formats, dtypes) give nothing: an omitted one then matches only an omitted one.
-std::optional<Argument> parse_schema_default(const SchemaArgument& a) {
-  if (!a.default_value) return std::nullopt;
-  const std::string& text = *a.default_value;
-  auto number = [](std::string_view t) -> std::optional<Argument> {
-    if (t.empty()) return std::nullopt;
-    const std::string s(t);
-    char* end = nullptr;
-    if (s.find_first_of(".eE") == std::string::npos && s != "inf" && s != "-inf") {
-      const long long v = std::strtoll(s.c_str(), &end, 10);
-      if (end == s.c_str() + s.size()) return Argument(static_cast<std::int64_t>(v));
-      return std::nullopt;
-    }
-    const double v = std::strtod(s.c_str(), &end);
-    if (end == s.c_str() + s.size()) return Argument(v);
-    return std::nullopt;
-  };
-  if (text == "None") return Argument{};
-  if (text == "True") return Argument(true);
-  if (text == "False") return Argument(false);
-  if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') && text.back() == text.front())
-    return Argument(text.substr(1, text.size() - 2));
-  const bool int_list = a.type.rfind("int[", 0) == 0 || a.type.rfind("SymInt[", 0) == 0;
-  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
-    std::vector<Argument> items;
-    std::string_view body = std::string_view(text).substr(1, text.size() - 2);
-    while (!body.empty()) {
-      const auto comma = body.find(',');
-      std::string_view item = body.substr(0, comma);
-      while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-      while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-      auto v = number(item);
-      if (!v) return std::nullopt;
-      items.push_back(*v);
-      if (comma == std::string_view::npos) break;
-      body.remove_prefix(comma + 1);
-    }
-    return Argument::list(std::move(items));
-  }
-  std::optional<Argument> v = number(text);
-  if (v && int_list) {
-    // `int[2] stride=1`: torch prints a list of equal items as one number
-    const auto open = a.type.find('['), close = a.type.find(']');
-    const std::string n = a.type.substr(open + 1, close - open - 1);
-    if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos ||
-        !v->holds<std::int64_t>())
-      return std::nullopt;
-    return Argument::list(std::vector<Argument>(static_cast<std::size_t>(std::stoul(n)), *v));
-  }
-  return v;
 }
 
 /// One attempt to extend a match; undone through `trail` when it fails.
@@ -183,6 +130,8 @@ class Walk {
     return std::find(c->alternatives.begin(), c->alternatives.end(), t) != c->alternatives.end();
   }
 
+  const OpSchemaRegistry& schemas() const { return o_.schemas != nullptr ? *o_.schemas : OpSchemaRegistry::builtin(); }
+
   bool next_choice() {
     if (choices_ == nullptr) return false;
     if (choice_pos_ == choices_->size()) choices_->push_back(0);
@@ -203,9 +152,9 @@ class Walk {
       }
       // Omitted: the keyword's value is its schema default (None without a schema).
       std::optional<Argument> omitted = Argument{};
-      if (const OpSchema* schema = OpSchemaRegistry::builtin().find(p_.target(pn_now_))) {
+      if (const OpSchema* schema = schemas().find(p_.target(pn_now_))) {
         for (const SchemaArgument& sa : schema->arguments)
-          if (sa.name == k) omitted = parse_schema_default(sa);
+          if (sa.name == k) omitted = schema_default(sa);
       }
       if (v.is_node()) {
         const NodeConstraint* vc = cons_[v.node_id()];
@@ -266,41 +215,22 @@ class Walk {
       }
       return true;
     }
-    const OpSchema* schema =
-        p_.op(pn) == OpKind::CallFunction ? OpSchemaRegistry::builtin().find(p_.target(pn)) : nullptr;
+    // Only a torch.ops target's own schema, as torch.fx: a torch function spelled differently
+    // does not match (normalise both graphs first: graft/passes/normalize_args.hpp).
+    const OpSchema* schema = p_.op(pn) == OpKind::CallFunction ? schemas().find(p_.target(pn)) : nullptr;
+    BoundArguments pn_norm, gn_norm;
+    if (schema != nullptr && (!bind_arguments(*schema, pa, pk, pn_norm) || !bind_arguments(*schema, ga, gk, gn_norm)))
+      schema = nullptr;
     if (schema == nullptr) return fail(MatchFailure::Kind::ArgumentShape, gn, pn);
-    std::vector<std::optional<Argument>> pn_norm, gn_norm;
-    if (!normalize(*schema, pa, pk, pn_norm) || !normalize(*schema, ga, gk, gn_norm))
-      return fail(MatchFailure::Kind::ArgumentShape, gn, pn);
     for (std::size_t i = 0; i < pn_norm.size(); ++i) {
       Where at(*this, gn, "argument '" + schema->arguments[i].name + "'");
       // An argument one side omits takes the schema's default, as FX's normalisation does.
       for (auto* side : {&pn_norm[i], &gn_norm[i]})
-        if (!side->has_value()) *side = parse_schema_default(schema->arguments[i]);
+        if (!side->has_value()) *side = schema_default(schema->arguments[i]);
       if (pn_norm[i].has_value() != gn_norm[i].has_value()) return fail(MatchFailure::Kind::ArgumentShape, gn, pn);
       if (pn_norm[i] && !values(*pn_norm[i], *gn_norm[i])) return false;
     }
     return true;
-  }
-
-  /// Each schema argument: the keyword, else the positional value (unless keyword-only).
-  /// Omitted arguments stay empty here; the comparison fills in the schema defaults it can read.
-  static bool normalize(const OpSchema& s, const std::vector<Argument>& args, const Kwargs& kwargs,
-                        std::vector<std::optional<Argument>>& out) {
-    out.assign(s.arguments.size(), std::nullopt);
-    if (args.size() > s.arguments.size()) return false;
-    std::size_t used_kwargs = 0;
-    for (std::size_t i = 0; i < s.arguments.size(); ++i) {
-      const SchemaArgument& a = s.arguments[i];
-      auto kw = std::find_if(kwargs.begin(), kwargs.end(), [&](const auto& kv) { return kv.first == a.name; });
-      if (kw != kwargs.end()) {
-        out[i] = kw->second;
-        ++used_kwargs;
-      } else if (!a.kwarg_only && i < args.size()) {
-        out[i] = args[i];
-      }
-    }
-    return used_kwargs == kwargs.size();  // an unknown keyword: not this operator's spelling
   }
 
   /// Where the comparison is, for explanations: set for the scope of one argument.

@@ -30,7 +30,9 @@ class OperatorSupport {
   /// Asked with the graph and its module table (null when the graph has none).
   using Predicate = std::function<bool(const Graph&, const ModuleTable*, NodeId)>;
 
-  /// Accepts nodes whose support name (or, for call_module, path) is in `targets`.
+  /// Accepts nodes whose support name (or, for call_module, path) is in `targets`. A function
+  /// may be named by any path torch reaches it through (`torch.nn.functional.linear` also
+  /// accepts the `torch._C._nn.linear` torch.fx records).
   static OperatorSupport targets(std::string name, std::vector<std::string> targets);
   /// Declines nodes whose name is in `names`; accepts every other.
   static OperatorSupport decline_names(std::string name, std::vector<std::string> names);

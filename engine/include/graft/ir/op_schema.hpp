@@ -70,8 +70,14 @@ std::string to_string(const OpSchema& schema);
 
 /// Schemas by qualified target. Deterministic: the contents depend only on the texts added, in
 /// order. Pointers returned by `find` stay valid while the registry lives, across `add_text`.
+/// A registry may extend a base (usually `builtin()`): lookups fall through to it, and a schema
+/// the base already has cannot be added again.
 class OpSchemaRegistry {
  public:
+  OpSchemaRegistry() = default;
+  /// An empty registry over `base`, which must outlive it.
+  explicit OpSchemaRegistry(const OpSchemaRegistry* base) : base_(base) {}
+
   /// torch's aten:: and prims:: schemas (engine/data/aten_schemas.txt, embedded in the
   /// library), parsed on first use; safe to call from several threads.
   static const OpSchemaRegistry& builtin();
@@ -87,7 +93,15 @@ class OpSchemaRegistry {
   /// including for an overload packet such as `torch.ops.aten.add`.
   const OpSchema* find(std::string_view target) const;
 
+  /// Every overload of an operator (`aten::add` gives add.Tensor, add.Scalar, add.out, ...):
+  /// this registry's in the order added, then its base's.
+  std::vector<const OpSchema*> overloads(std::string_view op_name) const;
+
+  /// The schemas added to this registry (not its base's).
   std::size_t size() const { return schemas_.size(); }
+  /// The `i`th schema added to this registry, in the order added.
+  const OpSchema& schema(std::size_t i) const { return schemas_.at(i); }
+  const OpSchemaRegistry* base() const { return base_; }
 
   /// Whether calling `target` has an effect beyond its result that no schema annotation shows
   /// (torch.fx's `_side_effectful_functions`: `torch._assert`, profiler ranges). The builtin
@@ -95,10 +109,25 @@ class OpSchemaRegistry {
   bool has_side_effects(std::string_view target) const;
   void add_side_effect(std::string target) { side_effects_.insert(std::move(target)); }
 
+  /// Whether torch tags the operator `target` names with `tag` (engine/data/aten_tags.txt:
+  /// `nondeterministic_seeded` for random ops, `inplace_view`, `dynamic_output_shape`, ...),
+  /// in any spelling `find` accepts.
+  bool has_tag(std::string_view target, std::string_view tag) const;
+  /// Tags `target` (any spelling `find` accepts, resolved to the torch.fx target).
+  void add_tag(std::string_view target, std::string_view tag);
+  /// A random operator (`nondeterministic_seeded`): two calls give different values, so they
+  /// are never merged, and an unused one still advances the generator.
+  bool is_random(std::string_view target) const { return has_tag(target, "nondeterministic_seeded"); }
+
  private:
+  const OpSchema* find_here(std::string_view target) const;
+
+  const OpSchemaRegistry* base_ = nullptr;
   std::set<std::string, std::less<>> side_effects_;
+  std::set<std::string, std::less<>> tags_;  // "<torch.fx target> <tag>"
   std::deque<OpSchema> schemas_;  // deque: `find` hands out pointers, which growth keeps valid
   std::unordered_map<std::string, std::size_t, StringHash, std::equal_to<>> by_target_;
+  std::unordered_map<std::string, std::vector<std::size_t>, StringHash, std::equal_to<>> by_op_;  // `aten::add`
 };
 
 }  // namespace graft

@@ -1,7 +1,9 @@
-// Reading qualified call_function targets such as `torch.ops.aten.add.Tensor`.
+// Reading qualified call_function targets such as `torch.ops.aten.add.Tensor`, and naming
+// functions the way torch.fx records them.
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 namespace graft {
 
@@ -14,5 +16,27 @@ struct OpOverloadName {
 
 /// Splits an operator target; false for anything that is not under `torch.ops.`.
 bool parse_op_overload(std::string_view target, OpOverloadName& out);
+
+/// The name torch.fx records for the function reached through `spelling`: torch.fx names a
+/// call_function target by the function's own module and name, so
+/// `torch.nn.functional.linear` is recorded as `torch._C._nn.linear`, `operator.add` as
+/// `_operator.add` and `builtins.getattr` as `getattr` (engine/data/fx_target_names.txt,
+/// generated from torch). Any other spelling is returned unchanged.
+std::string_view fx_target_name(std::string_view spelling);
+
+/// The spellings whose recorded name is `recorded` (`torch._C._nn.linear` gives
+/// `torch.nn.functional.linear`), in the file's (sorted) order; empty when none.
+std::vector<std::string_view> fx_target_spellings(std::string_view recorded);
+
+/// The ATen operator a torch function calls, whose schemas describe its arguments
+/// (`torch._C._nn.linear` and `torch.nn.functional.linear` give `aten::linear`, `torch.add`
+/// gives `aten::add`), as TorchScript's builtin table says; empty for anything else. Python
+/// spells the schemas' `self` as `input` in these functions.
+std::string_view aten_operator_of(std::string_view target);
+
+/// Whether `name` is a Tensor method implemented in C whose arguments are those of the
+/// `aten::<name>` schemas (`add`, `transpose`); false for Python wrappers whose arguments differ
+/// (`split`, `norm`) and for names that are not Tensor methods.
+bool is_aten_method(std::string_view name);
 
 }  // namespace graft

@@ -22,6 +22,7 @@
 
 #include "graft/ir/argument.hpp"
 #include "graft/ir/graph.hpp"
+#include "graft/ir/op_schema.hpp"
 #include "graft/match/candidate_index.hpp"
 #include "graft/match/pattern.hpp"
 #include "graft/status.hpp"
@@ -33,6 +34,9 @@ struct MatchOptions {
   bool match_placeholder = false;  ///< pattern inputs match only graph inputs
   bool remove_overlapping_matches = true;
   bool ignore_literals = false;  ///< literals in the pattern match anything
+  /// Operator schemas that reconcile arguments spelled differently (positional, keyword,
+  /// omitted default); null means `OpSchemaRegistry::builtin()`.
+  std::shared_ptr<const OpSchemaRegistry> schemas{};
 };
 
 /// What a pattern node is bound to: a graph node, or (for a placeholder) a literal. Literals

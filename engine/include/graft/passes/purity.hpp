@@ -1,0 +1,35 @@
+// What a call does besides computing its value, read from operator schemas and torch's tags:
+// which passes may remove, merge or reorder it.
+#pragma once
+
+#include <vector>
+
+#include "graft/ir/graph.hpp"
+#include "graft/ir/op_schema.hpp"
+
+namespace graft {
+
+/// Whether `n` writes to one of its inputs: a schema that writes through an argument
+/// (`Tensor(a!)`: `add_`, `add.out`, `copy_`); `inplace=True`; for calls no schema describes,
+/// torch's naming rule (a trailing `_`, an `out` overload).
+bool is_mutating(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
+
+/// The inputs `n` writes to (the values bound to `Tensor(a!)` arguments, the input of an
+/// `inplace=True` call, a trailing-`_` method's receiver), in argument order.
+std::vector<NodeId> mutated_inputs(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
+
+/// Whether `n` calls a random operator (torch's `nondeterministic_seeded` tag, for the overload
+/// or, for a torch function or method, any overload of its ATen operator): two calls give
+/// different values and each advances the generator.
+bool is_random(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
+
+/// Whether `n` must stay although nothing uses its value: placeholders and the output, mutating
+/// calls, random calls, and targets `ops` lists as effectful (`torch._assert`, profiler ranges).
+bool is_side_effectful(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
+
+/// The inputs whose storage `n`'s value may share: those whose schema argument has the alias
+/// set of a return (`transpose(Tensor(a) self) -> Tensor(a)`); `getitem`'s container; every node
+/// input of a call no schema describes (it may return a view).
+std::vector<NodeId> aliased_inputs(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
+
+}  // namespace graft
