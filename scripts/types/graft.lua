@@ -269,6 +269,21 @@ function Graph:eliminate_dead_code() end
 --- Reorders into a topological order that keeps the current order where it is valid.
 function Graph:stable_topological_sort() end
 
+---@class graft.CopyBack
+---@field input string? the written graph input's name
+---@field attribute string? the written module tensor's path
+---@field output integer its place in the new output tuple (1-based)
+
+---@class graft.FunctionalizeReport
+---@field writes integer calls that wrote, replaced by functional ones
+---@field scatters integer scatter (or inverse view) calls made to write views back
+---@field views_replayed integer views made again for reads after a write
+---@field copy_backs graft.CopyBack[] written inputs, returned first for copy-back
+
+--- Replaces every write (in-place, out=, into views) by functional calls; raises, graph unchanged, if it cannot.
+---@return graft.FunctionalizeReport
+function Graph:functionalize() end
+
 --- Replaces calls that repeat an earlier one (same target and arguments) by it; never merges impure calls.
 ---@return integer removed
 function Graph:eliminate_common_subexpressions() end
@@ -457,7 +472,7 @@ function Graph:add_submodule(path, build, class) end
 ---@class graft.Transformer: graft.TransformerSpec
 ---@field kind "transformer"
 
----@alias graft.BuiltinName "dead_code_elimination"|"common_subexpression_elimination"|"stable_topological_sort"|"normalize_args"|"lint"
+---@alias graft.BuiltinName "dead_code_elimination"|"common_subexpression_elimination"|"stable_topological_sort"|"normalize_args"|"functionalize"|"lint"
 
 ---@class graft.Builtin
 ---@field kind "builtin"

@@ -17,6 +17,7 @@
 #include "graft/ir/target_name.hpp"
 #include "graft/passes/common_subexpressions.hpp"
 #include "graft/passes/dead_code.hpp"
+#include "graft/passes/functionalize.hpp"
 #include "graft/passes/normalize_args.hpp"
 #include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
@@ -760,6 +761,37 @@ int graph_normalize_args(lua_State* L) {
   return 1;
 }
 
+/// g:functionalize(): every write replaced by its functional form; returns {writes, scatters,
+/// views_replayed, copy_backs = {{input | attribute, output}}}; raises (graph unchanged) when a
+/// write cannot be made functional.
+int graph_functionalize(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  require_writable(L, *cg.session);
+  Graph& g = *cg.session->graph;
+  charge_graph(L, g);
+  Result<FunctionalizeReport> r = functionalize(g, *state_of(L).schemas());
+  if (!r) raise_status(L, r.status());
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, static_cast<lua_Integer>(r->writes));
+  lua_setfield(L, -2, "writes");
+  lua_pushinteger(L, static_cast<lua_Integer>(r->scatters));
+  lua_setfield(L, -2, "scatters");
+  lua_pushinteger(L, static_cast<lua_Integer>(r->views_replayed));
+  lua_setfield(L, -2, "views_replayed");
+  lua_createtable(L, static_cast<int>(r->copy_backs.size()), 0);
+  lua_Integer i = 0;
+  for (const CopyBack& c : r->copy_backs) {
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, c.input.c_str());
+    lua_setfield(L, -2, c.attribute ? "attribute" : "input");
+    lua_pushinteger(L, static_cast<lua_Integer>(c.output) + 1);  // Lua's position in the output tuple
+    lua_setfield(L, -2, "output");
+    lua_rawseti(L, -2, ++i);
+  }
+  lua_setfield(L, -2, "copy_backs");
+  return 1;
+}
+
 int graph_eliminate_common_subexpressions(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   require_writable(L, *cg.session);
@@ -1017,6 +1049,7 @@ void install_graph_metamethods(lua_State* L, int metatable) {
                               {"eliminate_dead_code", cfunction<graph_eliminate_dead_code>},
                               {"stable_topological_sort", cfunction<graph_stable_topological_sort>},
                               {"normalize_args", cfunction<graph_normalize_args>},
+                              {"functionalize", cfunction<graph_functionalize>},
                               {"eliminate_common_subexpressions", cfunction<graph_eliminate_common_subexpressions>},
                               {"lint", cfunction<graph_lint>},
                               {"module", cfunction<graph_module>},

@@ -15,6 +15,7 @@
 #include "graft/lua/sandbox.hpp"
 #include "graft/passes/common_subexpressions.hpp"
 #include "graft/passes/dead_code.hpp"
+#include "graft/passes/functionalize.hpp"
 #include "graft/passes/normalize_args.hpp"
 #include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
@@ -87,10 +88,11 @@ void read_step(lua_State* L, int index, Step& step, int depth) {
     step.kind = Step::Kind::Builtin;
     step.name = lua_tostring(L, index);
     if (step.name != "dead_code_elimination" && step.name != "stable_topological_sort" && step.name != "lint" &&
-        step.name != "normalize_args" && step.name != "common_subexpression_elimination")
+        step.name != "normalize_args" && step.name != "common_subexpression_elimination" &&
+        step.name != "functionalize")
       luaL_error(L,
                  "unknown built-in pass '%s' (dead_code_elimination, common_subexpression_elimination, "
-                 "stable_topological_sort, normalize_args, lint)",
+                 "stable_topological_sort, normalize_args, functionalize, lint)",
                  step.name.c_str());
     return;
   }
@@ -342,6 +344,12 @@ class Runner {
     if (name == "stable_topological_sort") return stable_topological_sort(gm_.graph);
     if (name == "common_subexpression_elimination") {
       eliminate_common_subexpressions(gm_.graph, *s_.schemas());
+      return Status::ok();
+    }
+    if (name == "functionalize") {
+      Result<FunctionalizeReport> r = functionalize(gm_.graph, *s_.schemas());
+      if (!r)
+        return Status::error(Diagnostic{.file = s_.script_name(), .message = "functionalize: " + r.status().message()});
       return Status::ok();
     }
     if (name == "normalize_args") {

@@ -5,6 +5,7 @@
 #include "graft/ir.hpp"
 #include "graft/passes/common_subexpressions.hpp"
 #include "graft/passes/dead_code.hpp"
+#include "graft/passes/functionalize.hpp"
 #include "graft/passes/fuse_partitions.hpp"
 #include "graft/passes/normalize_args.hpp"
 #include "graft/passes/purity.hpp"

@@ -1,0 +1,431 @@
+// Functionalisation: one forward sweep keeping, per storage base, its current value and a
+// version; views are remembered by their parent and made again when read after a write.
+#include "graft/passes/functionalize.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string_view>
+
+#include "graft/ir/schema_binding.hpp"
+#include "graft/ir/transaction.hpp"
+#include "graft/passes/purity.hpp"
+
+namespace graft {
+
+namespace {
+
+constexpr std::string_view kGetitem = "_operator.getitem";
+
+bool trailing_underscore(std::string_view name) {
+  return !name.empty() && name.back() == '_' && !name.starts_with("__");
+}
+
+std::string strip_alias(std::string_view type) {
+  std::string out;
+  for (std::size_t i = 0; i < type.size(); ++i) {
+    if (type[i] == '(' && (std::string_view(out).ends_with("Tensor") || out.ends_with(']'))) {
+      const std::size_t close = type.find(')', i);
+      if (close == std::string_view::npos) break;
+      i = close;
+      continue;
+    }
+    out += type[i];
+  }
+  return out;
+}
+
+/// The functional form of a mutating schema: `add_.Tensor` -> `add.Tensor`, `copy_` -> `copy`,
+/// `add.out` -> the overload of `add` with the same arguments but the written keyword-only ones.
+const OpSchema* functional_variant(const OpSchemaRegistry& ops, const OpSchema& s) {
+  std::vector<const SchemaArgument*> wanted;  // the arguments the functional form must take
+  std::string name = s.name;
+  if (trailing_underscore(name)) {
+    name.pop_back();
+    for (const SchemaArgument& a : s.arguments) wanted.push_back(&a);
+  } else {
+    for (const SchemaArgument& a : s.arguments)
+      if (!(a.kwarg_only && a.is_mutable())) wanted.push_back(&a);
+  }
+  for (const OpSchema* candidate : ops.overloads(s.ns + "::" + name)) {
+    if (candidate->is_mutable() || candidate->arguments.size() != wanted.size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; same && i < wanted.size(); ++i) {
+      const SchemaArgument& a = candidate->arguments[i];
+      same = a.name == wanted[i]->name && a.kwarg_only == wanted[i]->kwarg_only &&
+          strip_alias(a.type) == strip_alias(wanted[i]->type);
+    }
+    if (same) return candidate;
+  }
+  return nullptr;
+}
+
+std::optional<Argument> value_or_default(const BoundCall& call, std::string_view name) {
+  for (std::size_t i = 0; i < call.schema->arguments.size(); ++i) {
+    if (call.schema->arguments[i].name != name) continue;
+    return call.values[i] ? call.values[i] : schema_default(call.schema->arguments[i]);
+  }
+  return std::nullopt;
+}
+
+class Functionalizer {
+ public:
+  Functionalizer(Graph& g, const OpSchemaRegistry& ops) : g_(g), ops_(ops) {}
+
+  Result<FunctionalizeReport> run() {
+    std::vector<NodeId> order;
+    for (NodeId n : g_.nodes()) order.push_back(n);
+    for (NodeId n : order) {
+      grow();
+      current_ = n;
+      const OpKind op = g_.op(n);
+      if (op == OpKind::Placeholder || op == OpKind::GetAttr) {
+        base(n);
+        continue;
+      }
+      // Which inputs the call writes to and which it views are read from its own arguments,
+      // before they are replaced by the current values.
+      const std::vector<NodeId> written = mutated_inputs(g_, n, ops_);
+      const std::vector<NodeId> viewed = written.empty() ? view_parents(n) : std::vector<NodeId>{};
+      Status st = read_current_values(n);
+      if (!st) return st;
+      if (op == OpKind::Output) {
+        out_ = n;
+        continue;
+      }
+      if (!written.empty()) {
+        st = replace_write(n, written);
+        if (!st) return st;
+      } else if (viewed.size() == 1) {
+        parent_[n] = viewed.front();
+        root_[n] = root_[viewed.front()];
+        cache_[n] = {version_[root_[n]], n};
+      } else {
+        base(n);
+      }
+    }
+    add_copy_backs();
+    return report_;
+  }
+
+ private:
+  void grow() {
+    const std::size_t n = g_.num_slots();
+    if (parent_.size() >= n) return;
+    parent_.resize(n, kNoNode);
+    root_.resize(n, kNoNode);
+    value_.resize(n, kNoNode);
+    version_.resize(n, 0);
+    cache_.resize(n, {0, kNoNode});
+  }
+
+  void base(NodeId n) {
+    root_[n] = n;
+    value_[n] = n;
+  }
+
+  /// The inputs `n` is a view of: those its schema's alias annotation ties to its result, and
+  /// getitem's container. A call without a schema counts as making a new tensor.
+  std::vector<NodeId> view_parents(NodeId n) {
+    const OpKind op = g_.op(n);
+    if (op != OpKind::CallFunction && op != OpKind::CallMethod) return {};
+    if (op == OpKind::CallFunction && g_.target(n) == kGetitem) {
+      // An item of a view's result (`split`) is a view; an item of a call that makes new tensors
+      // (`native_batch_norm`) is a base of its own.
+      std::vector<NodeId> container = aliased_inputs(g_, n, ops_);
+      if (container.size() == 1 && parent_[container.front()] != kNoNode) return container;
+      return {};
+    }
+    const bool known = op == OpKind::CallFunction
+        ? (ops_.find(g_.target(n)) != nullptr || !bind_call(ops_, g_, n).empty())
+        : !bind_call(ops_, g_, n).empty();
+    if (!known) return {};
+    std::vector<NodeId> parents = aliased_inputs(g_, n, ops_);
+    parents.erase(std::remove_if(parents.begin(), parents.end(), [&](NodeId p) { return root_[p] == kNoNode; }),
+                  parents.end());
+    return parents;
+  }
+
+  /// Replaces each node `n` reads by that node's current value.
+  Status read_current_values(NodeId n) {
+    bool changed = false;
+    auto current = [&](Argument& a, auto& self) -> void {
+      if (a.is_node()) {
+        const NodeId now = fresh(a.node_id());
+        if (now != a.node_id()) {
+          a = Argument::node(now);
+          changed = true;
+        }
+        return;
+      }
+      if (std::vector<Argument>* items = a.items())
+        for (Argument& item : *items) self(item, self);
+    };
+    std::vector<Argument> args = g_.args(n);
+    Kwargs kwargs = g_.kwargs(n);
+    for (Argument& a : args) current(a, current);
+    for (auto& kv : kwargs) current(kv.second, current);
+    if (!changed) return Status::ok();
+    Status st = g_.set_args(n, std::move(args));
+    if (st) st = g_.set_kwargs(n, std::move(kwargs));
+    return st;
+  }
+
+  /// The current value of what node `a` stood for when it was made.
+  NodeId fresh(NodeId a) {
+    const NodeId r = a < root_.size() ? root_[a] : kNoNode;
+    if (r == kNoNode) return a;  // made by this pass: already current
+    if (a == r) return value_[r];
+    if (cache_[a].second != kNoNode && cache_[a].first == version_[r]) return cache_[a].second;
+    const NodeId p = fresh(parent_[a]);
+    std::vector<Argument> args = g_.args(a);
+    Kwargs kwargs = g_.kwargs(a);
+    replace_self(args, kwargs, p);
+    NodeId again = kNoNode;
+    {
+      InsertionScope at(g_, InsertionScope::Before, current_);
+      again = g_.create_node(g_.op(a), g_.target(a), std::move(args), std::move(kwargs), g_.name(a));
+    }
+    grow();
+    ++report_.views_replayed;
+    cache_[a] = {version_[r], again};
+    return again;
+  }
+
+  static void replace_self(std::vector<Argument>& args, Kwargs& kwargs, NodeId self) {
+    if (!args.empty()) {
+      args.front() = Argument::node(self);
+      return;
+    }
+    for (auto& [key, value] : kwargs)
+      if (key == "self" || key == "input") value = Argument::node(self);
+  }
+
+  NodeId make(std::string_view target, std::vector<Argument> args, Kwargs kwargs = {},
+              OpKind op = OpKind::CallFunction) {
+    InsertionScope at(g_, InsertionScope::Before, current_);
+    const NodeId made = g_.create_node(op, target, std::move(args), std::move(kwargs));
+    grow();
+    return made;
+  }
+
+  /// The functional call for the write `n` (its arguments already current).
+  Result<NodeId> functional_call(NodeId n) {
+    const OpKind op = g_.op(n);
+    const std::string target = g_.target(n);
+    std::vector<Argument> args = g_.args(n);
+    Kwargs kwargs = g_.kwargs(n);
+    for (auto& [key, value] : kwargs) {
+      if (key == "inplace" && value.holds<bool>() && value.get<bool>()) {
+        value = Argument(false);
+        return make(target, std::move(args), std::move(kwargs), op);
+      }
+    }
+    if (op == OpKind::CallMethod && trailing_underscore(target))
+      return make(std::string_view(target).substr(0, target.size() - 1), std::move(args), std::move(kwargs), op);
+    const OpSchema* schema = op == OpKind::CallFunction ? ops_.find(target) : nullptr;
+    const OpSchema* functional = schema != nullptr ? functional_variant(ops_, *schema) : nullptr;
+    if (functional == nullptr)
+      return Status::node_error(g_.name(n), "writes to an input and graft knows no functional form of " + target);
+    std::erase_if(kwargs, [&](const auto& kv) {
+      const SchemaArgument* a = schema->find_argument(kv.first);
+      return a != nullptr && a->kwarg_only && a->is_mutable();
+    });
+    return make(functional->qualified_target(), std::move(args), std::move(kwargs));
+  }
+
+  Status replace_write(NodeId n, const std::vector<NodeId>& written) {
+    if (written.size() != 1)
+      return Status::node_error(g_.name(n), "writes to " + std::to_string(written.size()) + " inputs at once");
+    Result<NodeId> f = functional_call(n);
+    if (!f) return f.status();
+    Status st = write_back(n, written.front(), *f);
+    if (!st) return st;
+    // The call's own result is the input it wrote to: its readers read that input from now on.
+    g_.replace_all_uses_with(n, written.front());
+    st = g_.erase_node(n);
+    if (!st) return st;
+    ++report_.writes;
+    return Status::ok();
+  }
+
+  /// `m` (a base or a view of one) now holds `value`: the base gets the matching new value.
+  Status write_back(NodeId writer, NodeId m, NodeId value) {
+    const NodeId r = root_[m];
+    if (r == kNoNode) return Status::node_error(g_.name(writer), "writes to a value graft cannot follow");
+    std::vector<std::pair<NodeId, NodeId>> written_views;  // (view, its new value), for the cache
+    while (m != r) {
+      written_views.emplace_back(m, value);
+      NodeId parent = parent_[m];
+      Result<NodeId> up = kNoNode;
+      if (g_.op(parent) == OpKind::CallFunction && parent != r && is_item_of_split(m)) {
+        up = scatter_item(writer, m, value);
+        parent = parent_[parent];  // past the tuple, to the tensor it splits
+      } else {
+        up = scatter(writer, m, value);
+      }
+      if (!up) return up.status();
+      m = parent;
+      value = *up;
+      ++report_.scatters;
+    }
+    value_[r] = value;
+    ++version_[r];
+    for (const auto& [view, now] : written_views) cache_[view] = {version_[r], now};
+    return Status::ok();
+  }
+
+  bool is_item_of_split(NodeId m) const { return g_.op(m) == OpKind::CallFunction && g_.target(m) == kGetitem; }
+
+  /// The base of a `split` / `split_with_sizes` / `unbind` result with item `m` now `value`.
+  Result<NodeId> scatter_item(NodeId writer, NodeId m, NodeId value) {
+    const NodeId s = parent_[m];
+    const std::vector<BoundCall> calls = bind_call(ops_, g_, s);
+    const auto& args = g_.args(m);
+    if (calls.empty() || args.size() != 2 || !args[1].holds<std::int64_t>())
+      return Status::node_error(g_.name(writer),
+                                "writes through '" + g_.name(m) + "', an item of a call graft cannot invert");
+    const BoundCall& call = calls.front();
+    const std::int64_t i = args[1].get<std::int64_t>();
+    const NodeId base = fresh(parent_[s]);
+    const std::optional<Argument> dim = value_or_default(call, "dim");
+    const std::string& op = call.schema->name;
+    if (op == "unbind" && dim)
+      return make("torch.ops.aten.select_scatter.default",
+                  {Argument::node(base), Argument::node(value), *dim, Argument(i)});
+    std::int64_t start = 0, end = 0;
+    if (op == "split" && call.schema->overload == "Tensor") {
+      const std::optional<Argument> size = value_or_default(call, "split_size");
+      if (size && size->holds<std::int64_t>()) {
+        start = i * size->get<std::int64_t>();
+        end = start + size->get<std::int64_t>();
+      }
+    } else if (op == "split_with_sizes") {
+      const std::optional<Argument> sizes = value_or_default(call, "split_sizes");
+      const std::vector<Argument>* items = sizes ? sizes->items() : nullptr;
+      if (items != nullptr && i < static_cast<std::int64_t>(items->size())) {
+        for (std::int64_t k = 0; k <= i; ++k) {
+          const Argument& item = (*items)[static_cast<std::size_t>(k)];
+          if (!item.holds<std::int64_t>()) return Status::node_error(g_.name(writer), "split sizes are not numbers");
+          (k < i ? start : end) += item.get<std::int64_t>();
+        }
+        end += start;
+      }
+    }
+    if (end <= start || !dim)
+      return Status::node_error(
+          g_.name(writer),
+          "writes through '" + g_.name(m) + "', an item of " + to_string(*call.schema) + ", which graft cannot invert");
+    return make("torch.ops.aten.slice_scatter.default",
+                {Argument::node(base), Argument::node(value), *dim, Argument(start), Argument(end), Argument(1)});
+  }
+
+  /// The parent of view `v` with `v` now `value`.
+  Result<NodeId> scatter(NodeId writer, NodeId v, NodeId value) {
+    const std::vector<BoundCall> calls = bind_call(ops_, g_, v);
+    const NodeId base = fresh(parent_[v]);
+    auto refuse = [&](const std::string& what) -> Status {
+      return Status::node_error(g_.name(writer), "writes through '" + g_.name(v) + "', " + what);
+    };
+    if (calls.empty()) return refuse("a view graft cannot invert");
+    const BoundCall& call = calls.front();
+    const std::string& op = call.schema->name;
+    auto arg = [&](std::string_view name) { return value_or_default(call, name).value_or(Argument{}); };
+    const Argument src = Argument::node(value), self = Argument::node(base);
+    if (op == "slice")
+      return make("torch.ops.aten.slice_scatter.default",
+                  {self, src, arg("dim"), arg("start"), arg("end"), arg("step")});
+    if (op == "select" && call.schema->overload == "int")
+      return make("torch.ops.aten.select_scatter.default", {self, src, arg("dim"), arg("index")});
+    if (op == "diagonal" && call.schema->overload.empty())
+      return make("torch.ops.aten.diagonal_scatter.default", {self, src, arg("offset"), arg("dim1"), arg("dim2")});
+    if (op == "as_strided")
+      return make("torch.ops.aten.as_strided_scatter.default",
+                  {self, src, arg("size"), arg("stride"), arg("storage_offset")});
+    if (op == "transpose" && call.schema->overload == "int")
+      return make("torch.ops.aten.transpose.int", {src, arg("dim0"), arg("dim1")});
+    if (op == "t") return make("torch.ops.aten.t.default", {src});
+    if (op == "permute") {
+      const Argument dims = arg("dims");
+      const std::vector<Argument>* items = dims.items();
+      if (items == nullptr) return refuse("a permute whose dims are not a list");
+      const auto rank = static_cast<std::int64_t>(items->size());
+      std::vector<Argument> inverse(items->size(), Argument(std::int64_t{0}));
+      for (std::int64_t k = 0; k < rank; ++k) {
+        const Argument& d = (*items)[static_cast<std::size_t>(k)];
+        if (!d.holds<std::int64_t>()) return refuse("a permute whose dims are not numbers");
+        const std::int64_t to = (d.get<std::int64_t>() % rank + rank) % rank;
+        inverse[static_cast<std::size_t>(to)] = Argument(k);
+      }
+      return make("torch.ops.aten.permute.default", {src, Argument::list(std::move(inverse))});
+    }
+    if (op == "alias" || op == "detach") return value;
+    if (op == "narrow") {
+      const Argument start = arg("start"), length = arg("length");
+      if (!start.holds<std::int64_t>() || !length.holds<std::int64_t>()) return refuse("a narrow of unknown length");
+      return make("torch.ops.aten.slice_scatter.default",
+                  {self, src, arg("dim"), start, Argument(start.get<std::int64_t>() + length.get<std::int64_t>()),
+                   Argument(std::int64_t{1})});
+    }
+    static constexpr std::string_view kReshaping[] = {"view",       "_unsafe_view",   "reshape",   "squeeze",
+                                                      "unsqueeze",  "flatten",        "unflatten", "view_as",
+                                                      "reshape_as", "_reshape_alias", "contiguous"};
+    if (std::find(std::begin(kReshaping), std::end(kReshaping), op) != std::end(kReshaping) &&
+        !(op == "view" && call.schema->overload == "dtype"))
+      return make("torch.ops.aten.reshape_as.default", {src, self});
+    return refuse("a view by " + to_string(*call.schema) + ", which has no inverse graft knows (" +
+                  (op == "expand" ? std::string("an expanded view repeats elements") : std::string("not supported")) +
+                  ")");
+  }
+
+  /// Written graph inputs and module tensors become extra outputs, first, before the graph's own.
+  void add_copy_backs() {
+    if (out_ == kNoNode) return;
+    std::vector<Argument> items;
+    for (NodeId n = g_.first(); n != kNoNode; n = g_.next(n)) {
+      const OpKind op = g_.op(n);
+      if ((op != OpKind::Placeholder && op != OpKind::GetAttr) || n >= version_.size() || version_[n] == 0) continue;
+      report_.copy_backs.push_back(
+          {op == OpKind::Placeholder ? g_.name(n) : g_.target(n), op == OpKind::GetAttr, items.size()});
+      items.push_back(Argument::node(value_[n]));
+    }
+    if (items.empty()) return;
+    const Argument& result = g_.args(out_).front();
+    const bool several = result.holds<Tuple>() || result.holds<List>();  // read before set_args replaces it
+    if (several) {
+      for (const Argument& a : *result.items()) items.push_back(a);
+    } else {
+      items.push_back(result);
+    }
+    (void)g_.set_args(out_, {Argument::tuple(std::move(items))});  // the values are in the graph
+    std::string record = "[";
+    for (const CopyBack& c : report_.copy_backs) {
+      if (record.size() > 1) record += ",";
+      record += std::string("{\"") + (c.attribute ? "attribute" : "input") + "\":\"" + c.input +
+          "\",\"output\":" + std::to_string(c.output) + "}";
+    }
+    record += "],\"user_output\":\"";
+    record += several ? "tuple" : "single";
+    NodeMeta& meta = g_.meta(out_);
+    std::erase_if(meta.extra, [](const auto& kv) { return kv.first == "mutated_inputs"; });
+    meta.extra.emplace_back("mutated_inputs", "{\"copy_back\":" + record + "\"}");
+  }
+
+  Graph& g_;
+  const OpSchemaRegistry& ops_;
+  NodeId current_ = kNoNode, out_ = kNoNode;
+  std::vector<NodeId> parent_, root_, value_;
+  std::vector<std::uint32_t> version_;
+  std::vector<std::pair<std::uint32_t, NodeId>> cache_;
+  FunctionalizeReport report_;
+};
+
+}  // namespace
+
+Result<FunctionalizeReport> functionalize(Graph& g, const OpSchemaRegistry& ops) {
+  Transaction tx(g);
+  Result<FunctionalizeReport> r = Functionalizer(g, ops).run();
+  if (r) tx.commit();
+  return r;
+}
+
+}  // namespace graft

@@ -1,0 +1,164 @@
+// Functionalisation: writes replaced by functional calls, writes into views scattered back into
+// their base, later reads of a written base made again, written inputs returned for copy-back.
+#include <doctest/doctest.h>
+
+#include "graft/io/graph_text.hpp"
+#include "graft/passes/functionalize.hpp"
+#include "graft/passes/purity.hpp"
+#include "test_graphs.hpp"
+
+namespace graft {
+namespace {
+
+struct Functionalized {
+  std::string text;
+  FunctionalizeReport report;
+};
+
+Functionalized functionalized(std::string_view text) {
+  GraphModule gm = test::module_of_text(text);
+  Result<FunctionalizeReport> r = functionalize(gm.graph);
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  for (NodeId n : gm.graph.nodes()) {
+    CAPTURE(gm.graph.name(n));
+    CHECK_FALSE(is_mutating(gm.graph, n, OpSchemaRegistry::builtin()));
+  }
+  return {to_graph_text(gm.graph), r.value()};
+}
+
+TEST_CASE("functionalize: y[:, 0] = x[:, 0] becomes copy, select_scatter, slice_scatter") {
+  // The graph make_fx records for `y = y + 3; y[:, 0] = x[:, 0]; return y` without functionalisation.
+  const Functionalized f = functionalized(R"(
+    x_1 = placeholder
+    y_1 = placeholder
+    c = get_attr _tensor_constant0
+    add = call_function torch.ops.aten.add.Tensor(y_1, c)
+    slice_1 = call_function torch.ops.aten.slice.Tensor(x_1, 0, 0, 9223372036854775807)
+    select = call_function torch.ops.aten.select.int(slice_1, 1, 0)
+    slice_2 = call_function torch.ops.aten.slice.Tensor(add, 0, 0, 9223372036854775807)
+    select_1 = call_function torch.ops.aten.select.int(slice_2, 1, 0)
+    copy_ = call_function torch.ops.aten.copy_.default(select_1, select)
+    return add
+  )");
+  CHECK(f.text ==
+        "x_1 = placeholder\n"
+        "y_1 = placeholder\n"
+        "c = get_attr _tensor_constant0\n"
+        "add = call_function torch.ops.aten.add.Tensor(y_1, c)\n"
+        "slice_1 = call_function torch.ops.aten.slice.Tensor(x_1, 0, 0, 9223372036854775807)\n"
+        "select = call_function torch.ops.aten.select.int(slice_1, 1, 0)\n"
+        "slice_2 = call_function torch.ops.aten.slice.Tensor(add, 0, 0, 9223372036854775807)\n"
+        "select_1 = call_function torch.ops.aten.select.int(slice_2, 1, 0)\n"
+        "copy = call_function torch.ops.aten.copy.default(select_1, select)\n"
+        "select_scatter = call_function torch.ops.aten.select_scatter.default(slice_2, copy, 1, 0)\n"
+        "slice_scatter = call_function torch.ops.aten.slice_scatter.default(add, select_scatter, 0, 0, "
+        "9223372036854775807, 1)\n"
+        "return slice_scatter\n");
+  CHECK(f.report.writes == 1);
+  CHECK(f.report.scatters == 2);
+  CHECK(f.report.copy_backs.empty());
+}
+
+TEST_CASE("functionalize: an input written in place is returned first, for copy-back") {
+  GraphModule gm = test::module_of_text(R"(
+    x = placeholder
+    r = call_function torch.ops.aten.relu_.default(x)
+    a = call_function torch.ops.aten.add.Tensor(r, x)
+    return a
+  )");
+  Result<FunctionalizeReport> r = functionalize(gm.graph);
+  REQUIRE(r.is_ok());
+  CHECK(to_graph_text(gm.graph) ==
+        "x = placeholder\n"
+        "relu = call_function torch.ops.aten.relu.default(x)\n"
+        "a = call_function torch.ops.aten.add.Tensor(relu, relu)\n"
+        "return (relu, a)\n");
+  REQUIRE(r->copy_backs.size() == 1);
+  CHECK(r->copy_backs[0].input == "x");
+  CHECK(r->copy_backs[0].output == 0);
+  const std::string* record = gm.graph.meta(gm.graph.output_node()).find_extra("mutated_inputs");
+  REQUIRE(record != nullptr);
+  CHECK(*record == R"({"copy_back":[{"input":"x","output":0}],"user_output":"single"})");
+}
+
+TEST_CASE("functionalize: a view read after its base is written is made again") {
+  const Functionalized f = functionalized(R"(
+    x = placeholder
+    c = call_function torch.ops.aten.clone.default(x)
+    t = call_function torch.ops.aten.transpose.int(c, 0, 1)
+    early = call_function torch.ops.aten.sum.default(t)
+    w = call_function torch.ops.aten.add_.Tensor(c, 1)
+    late = call_function torch.ops.aten.sum.default(t)
+    return (early, late)
+  )");
+  CHECK(f.text ==
+        "x = placeholder\n"
+        "c = call_function torch.ops.aten.clone.default(x)\n"
+        "t = call_function torch.ops.aten.transpose.int(c, 0, 1)\n"
+        "early = call_function torch.ops.aten.sum.default(t)\n"
+        "add = call_function torch.ops.aten.add.Tensor(c, 1)\n"
+        "t_1 = call_function torch.ops.aten.transpose.int(add, 0, 1)\n"
+        "late = call_function torch.ops.aten.sum.default(t_1)\n"
+        "return (early, late)\n");
+  CHECK(f.report.views_replayed == 1);
+}
+
+TEST_CASE("functionalize: out=, methods, inplace=True, permute and split items") {
+  const Functionalized f = functionalized(R"(
+    x = placeholder
+    y = placeholder
+    c = call_function torch.ops.aten.clone.default(x)
+    o = call_function torch.ops.aten.add.out(x, y, out=c)
+    m = call_method mul_(c, 2)
+    i = call_function torch.nn.functional.relu(c, inplace=True)
+    p = call_function torch.ops.aten.permute.default(c, [1, 0])
+    n = call_function torch.ops.aten.neg_.default(p)
+    s = call_function torch.ops.aten.split.Tensor(c, 2, 1)
+    g = call_function _operator.getitem(s, 1)
+    z = call_function torch.ops.aten.zero_.default(g)
+    return c
+  )");
+  CHECK(f.text ==
+        "x = placeholder\n"
+        "y = placeholder\n"
+        "c = call_function torch.ops.aten.clone.default(x)\n"
+        "add = call_function torch.ops.aten.add.Tensor(x, y)\n"
+        "mul = call_method mul(add, 2)\n"
+        "relu = call_function torch.nn.functional.relu(mul, inplace=False)\n"
+        "p = call_function torch.ops.aten.permute.default(relu, [1, 0])\n"
+        "neg = call_function torch.ops.aten.neg.default(p)\n"
+        "permute = call_function torch.ops.aten.permute.default(neg, [1, 0])\n"
+        "s = call_function torch.ops.aten.split.Tensor(permute, 2, 1)\n"
+        "g = call_function _operator.getitem(s, 1)\n"
+        "zero = call_function torch.ops.aten.zero.default(g)\n"
+        "slice_scatter = call_function torch.ops.aten.slice_scatter.default(permute, zero, 1, 2, 4, 1)\n"
+        "return slice_scatter\n");
+  CHECK(f.report.writes == 5);
+}
+
+TEST_CASE("functionalize: a write it cannot make functional fails naming the node, graph unchanged") {
+  constexpr std::string_view kExpand = R"(
+    x = placeholder
+    c = call_function torch.ops.aten.clone.default(x)
+    e = call_function torch.ops.aten.expand.default(c, [4, 4])
+    w = call_function torch.ops.aten.add_.Tensor(e, 1)
+    return c
+  )";
+  GraphModule gm = test::module_of_text(kExpand);
+  const std::string before = to_graph_text(gm.graph);
+  Result<FunctionalizeReport> r = functionalize(gm.graph);
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.status().message().starts_with("node 'w': writes through 'e', a view by aten::expand("));
+  CHECK(r.status().message().find("an expanded view repeats elements") != std::string::npos);
+  CHECK(to_graph_text(gm.graph) == before);
+  GraphModule unknown =
+      test::module_of_text("x = placeholder\nw = call_function torch.ops.aten.my_op_.default(x)\nreturn x");
+  Result<FunctionalizeReport> u = functionalize(unknown.graph);
+  // No schema at all: the trailing `_` says it writes; with no functional form it is refused.
+  REQUIRE_FALSE(u.is_ok());
+  CHECK(u.status().message() ==
+        "node 'w': writes to an input and graft knows no functional form of torch.ops.aten.my_op_.default");
+}
+
+}  // namespace
+}  // namespace graft
