@@ -284,6 +284,20 @@ function Graph:stable_topological_sort() end
 ---@return graft.FunctionalizeReport
 function Graph:functionalize() end
 
+---@class graft.ReinplaceDecision
+---@field node graft.Node
+---@field inplace string the in-place target ("torch.ops.aten.relu_.default")
+---@field done boolean
+---@field reason string? why not, when not done
+
+---@class graft.ReinplaceReport
+---@field done integer calls made in-place
+---@field decisions graft.ReinplaceDecision[] every call with an in-place form, in graph order
+
+--- Makes functional calls whose first input dies there write into it (torch.fx's reinplace rules).
+---@return graft.ReinplaceReport
+function Graph:reinplace() end
+
 --- Replaces calls that repeat an earlier one (same target and arguments) by it; never merges impure calls.
 ---@return integer removed
 function Graph:eliminate_common_subexpressions() end
@@ -472,7 +486,7 @@ function Graph:add_submodule(path, build, class) end
 ---@class graft.Transformer: graft.TransformerSpec
 ---@field kind "transformer"
 
----@alias graft.BuiltinName "dead_code_elimination"|"common_subexpression_elimination"|"stable_topological_sort"|"normalize_args"|"functionalize"|"lint"
+---@alias graft.BuiltinName "dead_code_elimination"|"common_subexpression_elimination"|"stable_topological_sort"|"normalize_args"|"functionalize"|"reinplace"|"lint"
 
 ---@class graft.Builtin
 ---@field kind "builtin"

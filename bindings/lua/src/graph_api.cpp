@@ -19,6 +19,7 @@
 #include "graft/passes/dead_code.hpp"
 #include "graft/passes/functionalize.hpp"
 #include "graft/passes/normalize_args.hpp"
+#include "graft/passes/reinplace.hpp"
 #include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
@@ -792,6 +793,37 @@ int graph_functionalize(lua_State* L) {
   return 1;
 }
 
+/// g:reinplace(): functional calls whose input dies there write into it; returns {done,
+/// decisions = {{node, inplace, done, reason}}}.
+int graph_reinplace(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  require_writable(L, *cg.session);
+  Graph& g = *cg.session->graph;
+  charge_graph(L, g);
+  const ReinplaceReport r = reinplace(g, *state_of(L).schemas());
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, static_cast<lua_Integer>(r.done));
+  lua_setfield(L, -2, "done");
+  lua_createtable(L, static_cast<int>(r.decisions.size()), 0);
+  lua_Integer i = 0;
+  for (const ReinplaceDecision& d : r.decisions) {
+    lua_createtable(L, 0, 4);
+    push_node(L, cg.session_id, d.node);
+    lua_setfield(L, -2, "node");
+    lua_pushstring(L, d.inplace_target.c_str());
+    lua_setfield(L, -2, "inplace");
+    lua_pushboolean(L, d.done);
+    lua_setfield(L, -2, "done");
+    if (!d.done) {
+      lua_pushstring(L, d.reason.c_str());
+      lua_setfield(L, -2, "reason");
+    }
+    lua_rawseti(L, -2, ++i);
+  }
+  lua_setfield(L, -2, "decisions");
+  return 1;
+}
+
 int graph_eliminate_common_subexpressions(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   require_writable(L, *cg.session);
@@ -1050,6 +1082,7 @@ void install_graph_metamethods(lua_State* L, int metatable) {
                               {"stable_topological_sort", cfunction<graph_stable_topological_sort>},
                               {"normalize_args", cfunction<graph_normalize_args>},
                               {"functionalize", cfunction<graph_functionalize>},
+                              {"reinplace", cfunction<graph_reinplace>},
                               {"eliminate_common_subexpressions", cfunction<graph_eliminate_common_subexpressions>},
                               {"lint", cfunction<graph_lint>},
                               {"module", cfunction<graph_module>},

@@ -17,6 +17,7 @@
 #include "graft/passes/dead_code.hpp"
 #include "graft/passes/functionalize.hpp"
 #include "graft/passes/normalize_args.hpp"
+#include "graft/passes/reinplace.hpp"
 #include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
 #include "pipeline_spec.hpp"
@@ -89,10 +90,10 @@ void read_step(lua_State* L, int index, Step& step, int depth) {
     step.name = lua_tostring(L, index);
     if (step.name != "dead_code_elimination" && step.name != "stable_topological_sort" && step.name != "lint" &&
         step.name != "normalize_args" && step.name != "common_subexpression_elimination" &&
-        step.name != "functionalize")
+        step.name != "functionalize" && step.name != "reinplace")
       luaL_error(L,
                  "unknown built-in pass '%s' (dead_code_elimination, common_subexpression_elimination, "
-                 "stable_topological_sort, normalize_args, functionalize, lint)",
+                 "stable_topological_sort, normalize_args, functionalize, reinplace, lint)",
                  step.name.c_str());
     return;
   }
@@ -350,6 +351,10 @@ class Runner {
       Result<FunctionalizeReport> r = functionalize(gm_.graph, *s_.schemas());
       if (!r)
         return Status::error(Diagnostic{.file = s_.script_name(), .message = "functionalize: " + r.status().message()});
+      return Status::ok();
+    }
+    if (name == "reinplace") {
+      reinplace(gm_.graph, *s_.schemas());
       return Status::ok();
     }
     if (name == "normalize_args") {

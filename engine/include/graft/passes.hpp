@@ -9,4 +9,5 @@
 #include "graft/passes/fuse_partitions.hpp"
 #include "graft/passes/normalize_args.hpp"
 #include "graft/passes/purity.hpp"
+#include "graft/passes/reinplace.hpp"
 #include "graft/passes/topological_sort.hpp"

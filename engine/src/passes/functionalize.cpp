@@ -186,9 +186,16 @@ class Functionalizer {
       again = g_.create_node(g_.op(a), g_.target(a), std::move(args), std::move(kwargs), g_.name(a));
     }
     grow();
+    copy_tensor_meta(a, again);
     ++report_.views_replayed;
     cache_[a] = {version_[r], again};
     return again;
+  }
+
+  /// Later passes (re-inplacing, memory planning) need every value's size.
+  void copy_tensor_meta(NodeId from, NodeId to) {
+    if (from == to || g_.meta(from).tensor_meta.kind == ValueMeta::Kind::None) return;
+    g_.meta(to).tensor_meta = g_.meta(from).tensor_meta;
   }
 
   static void replace_self(std::vector<Argument>& args, Kwargs& kwargs, NodeId self) {
@@ -238,6 +245,8 @@ class Functionalizer {
       return Status::node_error(g_.name(n), "writes to " + std::to_string(written.size()) + " inputs at once");
     Result<NodeId> f = functional_call(n);
     if (!f) return f.status();
+    // The new value has the written input's shape, dtype and strides: what the write recorded.
+    copy_tensor_meta(n, *f);
     Status st = write_back(n, written.front(), *f);
     if (!st) return st;
     // The call's own result is the input it wrote to: its readers read that input from now on.
@@ -264,6 +273,7 @@ class Functionalizer {
         up = scatter(writer, m, value);
       }
       if (!up) return up.status();
+      if (*up != value) copy_tensor_meta(parent, *up);  // a scatter's result has its base's shape
       m = parent;
       value = *up;
       ++report_.scatters;

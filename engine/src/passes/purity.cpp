@@ -117,6 +117,11 @@ std::vector<NodeId> aliased_inputs(const Graph& g, NodeId n, const OpSchemaRegis
     for (const auto& kv : g.kwargs(n)) add_node_refs(kv.second, out);
     return out;
   }
+  if (schema->ns == "aten" && schema->name == "copy") {
+    // Not in its schema, but PyTorch's aten.copy returns `src` itself when the copy changes
+    // nothing (same shape, dtype and device): its result may share src's storage.
+    if (values.size() > 1 && values[1]) add_node_refs(*values[1], out);
+  }
   for (const SchemaArgument& r : schema->returns) {
     const std::string_view set = alias_set(r.type);
     if (set.empty()) continue;

@@ -28,8 +28,9 @@ bool is_random(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
 bool is_side_effectful(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
 
 /// The inputs whose storage `n`'s value may share: those whose schema argument has the alias
-/// set of a return (`transpose(Tensor(a) self) -> Tensor(a)`); `getitem`'s container; every node
-/// input of a call no schema describes (it may return a view).
+/// set of a return (`transpose(Tensor(a) self) -> Tensor(a)`); `getitem`'s container; `src` of
+/// `aten.copy` (PyTorch returns it when nothing changes); every node input of a call no schema
+/// describes (it may return a view).
 std::vector<NodeId> aliased_inputs(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
 
 }  // namespace graft

@@ -1,0 +1,134 @@
+// Re-inplacing: alias classes from the schemas, last reads by graph position.
+#include "graft/passes/reinplace.hpp"
+
+#include <numeric>
+
+#include "graft/passes/purity.hpp"
+
+namespace graft {
+
+namespace {
+
+std::string strip_alias(std::string_view type) {
+  std::string out;
+  for (std::size_t i = 0; i < type.size(); ++i) {
+    if (type[i] == '(' && (std::string_view(out).ends_with("Tensor") || out.ends_with(']'))) {
+      const std::size_t close = type.find(')', i);
+      if (close == std::string_view::npos) break;
+      i = close;
+      continue;
+    }
+    out += type[i];
+  }
+  return out;
+}
+
+/// `op_` with the same overload name and arguments, writing its first: `add.Tensor` ->
+/// `add_.Tensor`, `relu` -> `relu_`.
+const OpSchema* inplace_variant(const OpSchemaRegistry& ops, const OpSchema& s) {
+  if (s.is_mutable() || s.name.ends_with('_') || s.arguments.empty()) return nullptr;
+  for (const OpSchema* c : ops.overloads(s.ns + "::" + s.name + "_")) {
+    if (c->overload != s.overload || c->arguments.size() != s.arguments.size() || !c->arguments[0].is_mutable())
+      continue;
+    bool same = true;
+    for (std::size_t i = 0; same && i < s.arguments.size(); ++i)
+      same = c->arguments[i].name == s.arguments[i].name && c->arguments[i].kwarg_only == s.arguments[i].kwarg_only &&
+          strip_alias(c->arguments[i].type) == strip_alias(s.arguments[i].type);
+    if (same) return c;
+  }
+  return nullptr;
+}
+
+struct AliasClasses {
+  std::vector<NodeId> parent;
+  NodeId find(NodeId x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void join(NodeId a, NodeId b) { parent[find(a)] = find(b); }
+};
+
+bool same_shape_and_dtype(const ValueMeta& a, const ValueMeta& b) {
+  return a.kind == ValueMeta::Kind::Tensor && b.kind == ValueMeta::Kind::Tensor && a.tensor.shape == b.tensor.shape &&
+      a.tensor.dtype == b.tensor.dtype;
+}
+
+}  // namespace
+
+ReinplaceReport reinplace(Graph& g, const OpSchemaRegistry& ops) {
+  ReinplaceReport report;
+  const std::size_t slots = g.num_slots();
+  std::vector<std::size_t> position(slots, 0);
+  AliasClasses classes{std::vector<NodeId>(slots)};
+  std::iota(classes.parent.begin(), classes.parent.end(), NodeId{0});
+  std::size_t pos = 0;
+  for (NodeId n = g.first(); n != kNoNode; n = g.next(n)) {
+    position[n] = pos++;
+    for (NodeId input : aliased_inputs(g, n, ops)) classes.join(n, input);
+  }
+  // Per alias class: whether it holds a graph input or module tensor, and its last reader.
+  std::vector<bool> external(slots, false);
+  std::vector<std::size_t> last_read(slots, 0);
+  std::vector<NodeId> last_reader(slots, kNoNode);
+  for (NodeId n = g.first(); n != kNoNode; n = g.next(n)) {
+    const NodeId c = classes.find(n);
+    if (g.op(n) == OpKind::Placeholder || g.op(n) == OpKind::GetAttr) external[c] = true;
+    for (NodeId user : g.users(n))
+      if (position[user] >= last_read[c]) {
+        last_read[c] = position[user];
+        last_reader[c] = user;
+      }
+  }
+  for (NodeId n = g.first(); n != kNoNode; n = g.next(n)) {
+    if (g.op(n) != OpKind::CallFunction) continue;
+    const OpSchema* schema = ops.find(g.target(n));
+    const OpSchema* inplace = schema != nullptr ? inplace_variant(ops, *schema) : nullptr;
+    if (inplace == nullptr) continue;
+    ReinplaceDecision d{n, inplace->qualified_target(), false, {}};
+    const auto& args = g.args(n);
+    if (args.empty() || !args.front().is_node()) {
+      d.reason = "its first argument is not a node";
+      report.decisions.push_back(std::move(d));
+      continue;
+    }
+    const NodeId a = args.front().node_id();
+    const NodeId c = classes.find(a);
+    bool another = false;  // another argument is `a` or may alias it
+    for (std::size_t i = 1; i < args.size() && !another; ++i)
+      for_each_node_ref(args[i], [&](NodeId x) { another = another || classes.find(x) == c; });
+    for (const auto& kv : g.kwargs(n))
+      for_each_node_ref(kv.second, [&](NodeId x) { another = another || classes.find(x) == c; });
+    if (external[c]) {
+      d.reason = "'" + g.name(a) + "' is or may alias a graph input or module tensor";
+    } else if (last_read[c] > position[n]) {
+      d.reason = "'" + g.name(a) + "' (or a value aliasing it) is read later by '" + g.name(last_reader[c]) + "'";
+    } else if (another) {
+      d.reason = "another argument of the call is '" + g.name(a) + "' or may alias it";
+    } else if (!same_shape_and_dtype(g.meta(n).tensor_meta, g.meta(a).tensor_meta)) {
+      d.reason =
+          g.meta(n).tensor_meta.kind == ValueMeta::Kind::None || g.meta(a).tensor_meta.kind == ValueMeta::Kind::None
+          ? "no tensor meta shows the result fits in '" + g.name(a) + "'"
+          : "the result's shape or dtype differs from '" + g.name(a) + "''s";
+    } else {
+      g.set_target(n, d.inplace_target);
+      d.done = true;
+      ++report.done;
+      // From here `n` is `a`, written: one class, read as late as either was.
+      const NodeId cn = classes.find(n);
+      if (cn != c) {
+        classes.join(cn, c);
+        const NodeId r = classes.find(c);
+        const NodeId other = r == c ? cn : c;
+        external[r] = external[c] || external[cn];
+        if (last_read[other] > last_read[r]) {
+          last_read[r] = last_read[other];
+          last_reader[r] = last_reader[other];
+        }
+      }
+    }
+    report.decisions.push_back(std::move(d));
+  }
+  return report;
+}
+
+}  // namespace graft

@@ -1,0 +1,106 @@
+// Re-inplacing: which functional calls may write into their input, and why the others may not.
+#include <doctest/doctest.h>
+
+#include "graft/io/graph_text.hpp"
+#include "graft/passes/functionalize.hpp"
+#include "graft/passes/reinplace.hpp"
+#include "test_graphs.hpp"
+
+namespace graft {
+namespace {
+
+/// Every node gets tensor meta of shape `shape` (float32), except those named in `scalars`.
+void give_meta(Graph& g, std::vector<Dim> shape, const std::vector<std::string>& other_shape = {}) {
+  for (NodeId n : g.nodes()) {
+    if (g.op(n) == OpKind::Output) continue;
+    ValueMeta& m = g.meta(n).tensor_meta;
+    m.kind = ValueMeta::Kind::Tensor;
+    m.tensor.dtype = "float32";
+    m.tensor.shape.clear();
+    for (Dim d : shape) m.tensor.shape.push_back(d);
+    if (std::find(other_shape.begin(), other_shape.end(), g.name(n)) != other_shape.end()) m.tensor.shape.push_back(1);
+  }
+}
+
+std::vector<std::string> decisions(const Graph& g, const ReinplaceReport& r) {
+  std::vector<std::string> out;
+  out.reserve(r.decisions.size());
+  for (const ReinplaceDecision& d : r.decisions) out.push_back(g.name(d.node) + ": " + (d.done ? "done" : d.reason));
+  return out;
+}
+
+TEST_CASE("reinplace: a dying input is written; inputs, later reads, aliases and shapes refuse") {
+  GraphModule gm = test::module_of_text(R"(
+    x = placeholder
+    a = call_function torch.ops.aten.clone.default(x)
+    b = call_function torch.ops.aten.relu.default(a)
+    on_input = call_function torch.ops.aten.neg.default(x)
+    c = call_function torch.ops.aten.clone.default(x)
+    read_later = call_function torch.ops.aten.sigmoid.default(c)
+    d = call_function torch.ops.aten.mul.Tensor(c, 2)
+    e = call_function torch.ops.aten.clone.default(x)
+    twice = call_function torch.ops.aten.mul.Tensor(e, e)
+    f = call_function torch.ops.aten.clone.default(x)
+    t = call_function torch.ops.aten.transpose.int(f, 0, 1)
+    via_view = call_function torch.ops.aten.exp.default(f)
+    u = call_function torch.ops.aten.sum.default(t)
+    h = call_function torch.ops.aten.clone.default(x)
+    grows = call_function torch.ops.aten.add.Tensor(h, 1)
+    return (b, on_input, read_later, d, twice, via_view, u, grows)
+  )");
+  give_meta(gm.graph, {4, 4}, {"grows"});
+  const ReinplaceReport r = reinplace(gm.graph);
+  CHECK(decisions(gm.graph, r) ==
+        std::vector<std::string>{
+            "b: done",
+            "on_input: 'x' is or may alias a graph input or module tensor",
+            "read_later: 'c' (or a value aliasing it) is read later by 'd'",
+            "d: done",
+            "twice: another argument of the call is 'e' or may alias it",
+            "via_view: 'f' (or a value aliasing it) is read later by 'u'",
+            "grows: the result's shape or dtype differs from 'h''s",
+        });
+  CHECK(r.done == 2);
+  CHECK(gm.graph.target(gm.graph.find("b")) == "torch.ops.aten.relu_.default");
+  CHECK(gm.graph.target(gm.graph.find("d")) == "torch.ops.aten.mul_.Tensor");
+}
+
+TEST_CASE("reinplace: without tensor meta nothing is written in place") {
+  GraphModule gm = test::module_of_text(R"(
+    x = placeholder
+    a = call_function torch.ops.aten.clone.default(x)
+    b = call_function torch.ops.aten.add.Tensor(a, 1)
+    return b
+  )");
+  const ReinplaceReport r = reinplace(gm.graph);
+  CHECK(decisions(gm.graph, r) == std::vector<std::string>{"b: no tensor meta shows the result fits in 'a'"});
+}
+
+TEST_CASE("reinplace after functionalize: the writes come back where their inputs die") {
+  GraphModule gm = test::module_of_text(R"(
+    x = placeholder
+    a = call_function torch.ops.aten.clone.default(x)
+    r = call_function torch.ops.aten.relu_.default(a)
+    m = call_function torch.ops.aten.mul_.Tensor(a, 2)
+    return a
+  )");
+  give_meta(gm.graph, {3});
+  REQUIRE(functionalize(gm.graph).is_ok());
+  CHECK(to_graph_text(gm.graph) ==
+        "x = placeholder\n"
+        "a = call_function torch.ops.aten.clone.default(x)\n"
+        "relu = call_function torch.ops.aten.relu.default(a)\n"
+        "mul = call_function torch.ops.aten.mul.Tensor(relu, 2)\n"
+        "return mul\n");
+  const ReinplaceReport r = reinplace(gm.graph);
+  CHECK(r.done == 2);
+  CHECK(to_graph_text(gm.graph) ==
+        "x = placeholder\n"
+        "a = call_function torch.ops.aten.clone.default(x)\n"
+        "relu = call_function torch.ops.aten.relu_.default(a)\n"
+        "mul = call_function torch.ops.aten.mul_.Tensor(relu, 2)\n"
+        "return mul\n");
+}
+
+}  // namespace
+}  // namespace graft
