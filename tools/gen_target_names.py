@@ -10,7 +10,7 @@
                                      `aten torch._C._nn.linear aten::linear`
   method <name>                      a Tensor method implemented in C whose arguments are the
                                      schemas' of `aten::<name>` (not a Python wrapper such as
-                                     `split` or `norm`, whose arguments differ)
+                                     `split` or `norm`, nor `to`, whose arguments differ)
 
 The engine reads it to record and compare targets the way torch.fx does (a Lua pattern written
 with graft.ns("torch.nn.functional").linear records torch._C._nn.linear) and to find the schema
@@ -30,6 +30,11 @@ COMMAND = "/usr/bin/python3 tools/gen_target_names.py"
 MODULES = ("torch", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft", "torch.functional",
            "operator", "math", "builtins")
 FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.BuiltinMethodType)
+# Operators whose Python signature differs from their schemas' (Python makes an argument
+# keyword-only that a schema takes by position: `Tensor.to(..., *, memory_format)`,
+# `subtract(..., *, alpha)` against `subtract.Scalar(..., Scalar alpha=1)`): their calls
+# cannot be read through the schemas.
+SIGNATURE_DIFFERS = ("to", "rsub", "subtract")
 
 
 def name_pairs():
@@ -71,6 +76,8 @@ def aten_operators():
     for fn, op in _builtin_ops:
         if op not in with_schemas or not op.startswith("aten::") or not isinstance(fn, types.BuiltinFunctionType):
             continue
+        if op.split("::", 1)[1] in SIGNATURE_DIFFERS:
+            continue
         try:
             name = _get_qualified_name(fn)
         except Exception:
@@ -87,7 +94,8 @@ def tensor_methods():
 
     ops = {str(s.name) for s in torch._C._jit_get_all_schemas()}
     return sorted(name for name in dir(torch.Tensor)
-                  if type(getattr(torch.Tensor, name, None)).__name__ == "method_descriptor" and f"aten::{name}" in ops)
+                  if type(getattr(torch.Tensor, name, None)).__name__ == "method_descriptor" and f"aten::{name}" in ops
+                  and name not in SIGNATURE_DIFFERS)
 
 
 def names_text():

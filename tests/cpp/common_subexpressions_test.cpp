@@ -127,6 +127,40 @@ TEST_CASE("cse: no merging across a write, of a written value, or of a view of o
   CHECK(erased == 1);
 }
 
+TEST_CASE("cse: writes by torch functions, out=, Python operators and unannotated aliases are seen") {
+  // Each writes to y (or to a view of it) between two identical reads of y.
+  for (const char* write : {
+           "w = call_function torch.relu_(y)",
+           "w = call_function torch.add(x, 1, out=y)",
+           "w = call_function _operator.setitem(y, 0, 5.0)",
+           "w = call_function _operator.iadd(y, x)",
+           "w = call_method __ior__(y, x)",
+           "w = call_function torch.ops.aten.add(x, y, out=y)",
+           "v = call_method cpu(y)\nw = call_method add_(v, 1)",
+           "v = call_method type_as(y, y)\nw = call_method add_(v, 1)",
+       }) {
+    CAPTURE(write);
+    const std::string text = std::string("x = placeholder\ny = placeholder\na = call_function torch.sin(y)\n") + write +
+        "\nb = call_function torch.sin(y)\nreturn (a, b)";
+    std::size_t erased = 1;
+    CHECK(after_cse(text, &erased) == to_graph_text(test::module_of_text(text).graph));
+    CHECK(erased == 0);
+  }
+}
+
+TEST_CASE("cse and dce: random functions written in Python are neither merged nor dropped") {
+  constexpr std::string_view kText = R"(
+    x = placeholder
+    a = call_function torch.nn.functional.dropout(x, 0.5, True)
+    b = call_function torch.nn.functional.dropout(x, 0.5, True)
+    unused = call_function torch.nn.functional.rrelu(x)
+    return (a, b)
+  )";
+  GraphModule gm = test::module_of_text(kText);
+  CHECK(eliminate_common_subexpressions(gm.graph) == 0);
+  CHECK(eliminate_dead_code(gm.graph) == 0);
+}
+
 TEST_CASE("purity: mutated and aliased inputs from schemas, names and inplace=True") {
   GraphModule gm = test::module_of_text(R"(
     x = placeholder

@@ -136,6 +136,30 @@ TEST_CASE("functionalize: out=, methods, inplace=True, permute and split items")
   CHECK(f.report.writes == 5);
 }
 
+TEST_CASE("functionalize: torch functions with _ or out=, and Python's += operators") {
+  const Functionalized f = functionalized(R"(
+    x = placeholder
+    c = call_function torch.clone(x)
+    r = call_function torch.relu_(c)
+    o = call_function torch.add(x, 1, out=c)
+    i = call_function _operator.iadd(c, x)
+    m = call_method __imul__(c, 2)
+    return c
+  )");
+  CHECK(f.text ==
+        "x = placeholder\n"
+        "c = call_function torch.clone(x)\n"
+        "relu = call_function torch.relu(c)\n"
+        "add = call_function torch.add(x, 1)\n"
+        "add_1 = call_function _operator.add(add, x)\n"
+        "mul = call_method __mul__(add_1, 2)\n"
+        "return mul\n");
+  GraphModule gm = test::module_of_text("x = placeholder\ns = call_function _operator.setitem(x, 0, 1.0)\nreturn x");
+  Result<FunctionalizeReport> r = functionalize(gm.graph);
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.status().message().starts_with("node 's': assigns into a tensor by index (_operator.setitem)"));
+}
+
 TEST_CASE("functionalize: a write it cannot make functional fails naming the node, graph unchanged") {
   constexpr std::string_view kExpand = R"(
     x = placeholder

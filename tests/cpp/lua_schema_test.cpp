@@ -145,6 +145,33 @@ TEST_CASE("lua schema: a method pattern matches every spelling once pattern and 
   REQUIRE_MESSAGE(r.ok(), r.error->to_string());
 }
 
+TEST_CASE("lua schema: registered random and effectful operators are kept by CSE and DCE") {
+  GraphModule gm = test::module_of_text(R"(
+    x = placeholder
+    a = call_function torch.ops.my.noise.default(x)
+    b = call_function torch.ops.my.noise.default(x)
+    log = call_function torch.ops.my.log.default(x)
+    log2 = call_function torch.ops.my.log(x)
+    plain = call_function torch.ops.my.plain.default(x)
+    plain2 = call_function torch.ops.my.plain.default(x)
+    return (a, b, plain, plain2)
+  )");
+  lua::PipelineReport r = run_on(R"lua(
+      graft.register_schema("my::noise(Tensor x) -> Tensor", { random = true })
+      graft.register_schema("my::log(Tensor x) -> Tensor", { side_effects = true })
+      graft.register_schema("my::plain(Tensor x) -> Tensor")
+      return function(g)
+        assert(g:eliminate_common_subexpressions() == 1)  -- plain2 only
+        assert(g:eliminate_dead_code() == 0)  -- log (also by its packet name) stays
+      end
+    )lua",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  CHECK(gm.graph.find("b") != kNoNode);
+  CHECK(gm.graph.find("log2") != kNoNode);
+  CHECK(gm.graph.find("plain2") == kNoNode);
+}
+
 TEST_CASE("lua schema: traced and created calls record the name torch.fx records") {
   GraphModule gm = test::module_of_text(
       "x = placeholder\nw = placeholder\nl = call_function torch._C._nn.linear(x, w)\n"

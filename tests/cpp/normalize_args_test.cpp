@@ -215,6 +215,23 @@ TEST_CASE("methods normalise through aten, Python-level methods and varargs are 
   CHECK(report.no_schema == 1);
 }
 
+TEST_CASE("enum defaults print as numbers in schemas and are written as the enum") {
+  CHECK(normalized_text("x = placeholder\nc = call_method contiguous(x)\nreturn c", OpSchemaRegistry::builtin()) ==
+        "x = placeholder\nc = call_method contiguous(x, memory_format=torch.contiguous_format)\nreturn c\n");
+  const OpSchema* tril = OpSchemaRegistry::builtin().find("aten::tril_indices");
+  REQUIRE(tril != nullptr);
+  const SchemaArgument* dtype = tril->find_argument("dtype");
+  REQUIRE(dtype != nullptr);
+  CHECK(schema_default(*dtype) == std::optional<Argument>(Argument(DType{"int64"})));
+}
+
+TEST_CASE("methods and functions whose Python arguments differ from the schemas' are left alone") {
+  NormalizeReport report;
+  const std::string text = "x = placeholder\nt = call_method to(x, torch.float64)\nreturn t";
+  CHECK(normalized_text(text, OpSchemaRegistry::builtin(), {}, &report) == text + "\n");
+  CHECK(report.no_schema == 1);
+}
+
 TEST_CASE("an unknown keyword or a missing required argument is reported, not guessed") {
   NormalizeReport report;
   normalized_text(R"(

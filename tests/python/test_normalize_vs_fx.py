@@ -226,6 +226,34 @@ class NormalizeVsTorch(unittest.TestCase):
                       f"{make_case(seed, keep)[0].graph}")
         self.assertGreater(len(ops), len(CALLS) * 3 // 4)  # the seeds reach most operators
 
+    def test_methods_and_torch_functions_compute_the_same(self):
+        class M(torch.nn.Module):
+            def forward(self, x, y):
+                a = torch.add(x, y, alpha=2).t().contiguous().to(torch.float64)
+                b = torch.flatten(x.softmax(-1), 1) + torch.clamp(y, min=0).transpose(0, 1).t().sum(dim=1, keepdim=True)
+                c = torch.cat([x.mean(1, keepdim=True), y.new_zeros(3, 1), F.pad(x, (1, 1))[:, :1]], 1)
+                return a, b.float(), c.type_as(x), torch.where(x > 0, x, y).clamp_min(0.1)
+
+        import torch.nn.functional as F
+        gm = torch.fx.symbolic_trace(M())
+        x, y = t(3, 4), t(3, 4, seed=1)
+        expected = gm(x, y)
+        src = os.path.join(self.tmp, "m.json")
+        fmt.write(export_graph_module(gm, root_module=gm, example_inputs=(x, y)), src)
+        for options in ('{defaults = "explicit"}', '{defaults = "drop"}', '{defaults = "keep"}', '{keywords = true}'):
+            with self.subTest(options=options):
+                script = os.path.join(self.tmp, "m.lua")
+                with open(script, "w") as f:
+                    f.write(f"return function(g) local r = g:normalize_args{options}\n"
+                            f"  assert(r.changed > 0, 'nothing normalised') end\n")
+                out = os.path.join(self.tmp, "m_out.json")
+                proc = subprocess.run([graft_bin(self), "run", "-q", script, src, "-o", out],
+                                      capture_output=True, text=True, timeout=60)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                got = import_graph(out, gm)(x, y)
+                for e, g in zip(expected, got):
+                    self.assertTrue(torch.equal(e, g))
+
     def test_bundled_models_compute_the_same(self):
         for graph in ("resnet18.aten.json", "resnet18.fx.json", "mobilenet_v3_small.aten.json",
                       "mobilenet_v3_small.fx.json"):

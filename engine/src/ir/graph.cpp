@@ -26,9 +26,14 @@ bool is_reserved_name(std::string_view name) {
 }
 
 // FX derives a default node name from the target: the function's name, the module path
-// with dots as underscores, or the method name.
+// with dots as underscores, or the method name (a magic method's without its underscores:
+// `__mul__` names `mul`).
 std::string default_name(OpKind op, std::string_view target) {
   switch (op) {
+    case OpKind::CallMethod:
+      if (target.size() > 4 && target.starts_with("__") && target.ends_with("__"))
+        return std::string(target.substr(2, target.size() - 4));
+      return std::string(target);
     case OpKind::Output: return "output";
     case OpKind::CallModule:
     case OpKind::GetAttr: {

@@ -627,7 +627,14 @@ bool OpSchemaRegistry::has_tag(std::string_view target, std::string_view tag) co
 }
 
 bool OpSchemaRegistry::has_side_effects(std::string_view target) const {
-  return side_effects_.contains(target) || (base_ != nullptr && base_->has_side_effects(target));
+  if (side_effects_.contains(target) || (base_ != nullptr && base_->has_side_effects(target))) return true;
+  if (!target.starts_with(kTorchOps) && target.find("::") == std::string_view::npos) return false;
+  // Any spelling `find` takes; an overload packet (`torch.ops.npu.op`) when any overload has them.
+  const std::string key = fx_spelling(target);
+  if (key != target && side_effects_.contains(key)) return true;
+  const std::string packet = std::string(target) + ".";
+  auto it = side_effects_.lower_bound(packet);
+  return it != side_effects_.end() && it->starts_with(packet) && it->find('.', packet.size()) == std::string::npos;
 }
 
 const OpSchema* OpSchemaRegistry::find(std::string_view target) const {

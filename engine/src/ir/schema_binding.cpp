@@ -106,7 +106,25 @@ std::optional<Argument> schema_default(const SchemaArgument& a) {
   if (text == "False") return Argument(false);
   if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') && text.back() == text.front())
     return Argument(text.substr(1, text.size() - 2));
-  if (a.type.starts_with("MemoryFormat") && text.ends_with("_format")) return Argument(MemoryFormat{text});
+  // Enum defaults print as their number in c10's enums (`MemoryFormat memory_format=0`,
+  // `ScalarType? dtype=4`).
+  if (a.type.starts_with("MemoryFormat") || a.type.starts_with("ScalarType") || a.type.starts_with("Layout")) {
+    static constexpr std::string_view kMemoryFormats[] = {"contiguous_format", "preserve_format", "channels_last",
+                                                          "channels_last_3d"};
+    static constexpr std::string_view kScalarTypes[] = {
+        "uint8",     "int8",      "int16",      "int32", "int64", "float16", "float32", "float64",
+        "complex32", "complex64", "complex128", "bool",  "qint8", "quint8",  "qint32",  "bfloat16"};
+    static constexpr std::string_view kLayouts[] = {"strided", "sparse_coo"};
+    std::size_t i = 0;
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    i = static_cast<std::size_t>(std::stoul(text));
+    if (a.type.starts_with("MemoryFormat") && i < std::size(kMemoryFormats))
+      return Argument(MemoryFormat{std::string(kMemoryFormats[i])});
+    if (a.type.starts_with("ScalarType") && i < std::size(kScalarTypes))
+      return Argument(DType{std::string(kScalarTypes[i])});
+    if (a.type.starts_with("Layout") && i < std::size(kLayouts)) return Argument(Layout{std::string(kLayouts[i])});
+    return std::nullopt;
+  }
   const bool int_list = a.type.starts_with("int[") || a.type.starts_with("SymInt[");
   if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
     std::vector<Argument> items;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "graft/ir/schema_binding.hpp"
+#include "graft/ir/target_name.hpp"
 #include "graft/ir/transaction.hpp"
 #include "graft/passes/purity.hpp"
 
@@ -229,7 +230,26 @@ class Functionalizer {
     }
     if (op == OpKind::CallMethod && trailing_underscore(target))
       return make(std::string_view(target).substr(0, target.size() - 1), std::move(args), std::move(kwargs), op);
+    // Python's in-place operators: `x += y` computes `x + y`.
+    if (op == OpKind::CallMethod && target.starts_with("__i") && target.ends_with("__") && target != "__setitem__")
+      return make("__" + target.substr(3), std::move(args), std::move(kwargs), op);
+    if (op == OpKind::CallFunction && target.starts_with("_operator.i"))
+      return make("_operator." + target.substr(11), std::move(args), std::move(kwargs), op);
+    if (target == "_operator.setitem" || target == "__setitem__")
+      return Status::node_error(g_.name(n),
+                                "assigns into a tensor by index (" + target +
+                                    "), which graft does not make functional yet; trace at the ATen level "
+                                    "(make_fx), where it is a copy_ into a view");
     const OpSchema* schema = op == OpKind::CallFunction ? ops_.find(target) : nullptr;
+    if (schema == nullptr && op == OpKind::CallFunction) {
+      // A torch function: `torch.relu_(x)` -> `torch.relu(x)`; `torch.add(x, y, out=z)` -> without `out`.
+      std::string name = target;
+      if (std::erase_if(kwargs, [](const auto& kv) { return kv.first == "out"; }) == 0 && trailing_underscore(name))
+        name.pop_back();
+      if (name != target || kwargs.size() != g_.kwargs(n).size())
+        if (!aten_operator_of(name).empty()) return make(name, std::move(args), std::move(kwargs));
+      return Status::node_error(g_.name(n), "writes to an input and graft knows no functional form of " + target);
+    }
     const OpSchema* functional = schema != nullptr ? functional_variant(ops_, *schema) : nullptr;
     if (functional == nullptr)
       return Status::node_error(g_.name(n), "writes to an input and graft knows no functional form of " + target);

@@ -11,12 +11,53 @@ namespace graft {
 
 namespace {
 
-bool mutates_by_name(std::string_view target, OpKind op) {
-  if (op == OpKind::CallMethod) return !target.empty() && target.back() == '_' && target.substr(0, 2) != "__";
-  OpOverloadName parts;  // torch.ops.aten.add_.Tensor, torch.ops.aten.add.out
-  if (!parse_op_overload(target, parts)) return false;
-  return (parts.op.back() == '_' && parts.op.substr(0, 2) != "__") || parts.overload == "out";
+/// Python's in-place operators and item assignment, as torch.fx records them: `x += y` is
+/// `_operator.iadd(x, y)` (or the method `__iadd__`), `x[i] = v` is `_operator.setitem(x, i, v)`.
+constexpr std::string_view kPythonWrites[] = {"iadd",    "isub", "imul", "itruediv", "ifloordiv", "imod",    "ipow",
+                                              "imatmul", "iand", "ior",  "ixor",     "ilshift",   "irshift", "setitem"};
+
+bool python_write(std::string_view name) {
+  return std::find(std::begin(kPythonWrites), std::end(kPythonWrites), name) != std::end(kPythonWrites);
 }
+
+bool trailing_underscore(std::string_view name) {
+  return !name.empty() && name.back() == '_' && !name.starts_with("__");
+}
+
+bool mutates_by_name(std::string_view target, OpKind op) {
+  if (op == OpKind::CallMethod) {
+    if (target.starts_with("__") && target.ends_with("__") && target.size() > 4)
+      return python_write(target.substr(2, target.size() - 4));  // __iadd__, __setitem__
+    return trailing_underscore(target);
+  }
+  if (target.starts_with("_operator.")) return python_write(target.substr(10));
+  OpOverloadName parts;  // torch.ops.aten.add_.Tensor, torch.ops.aten.add.out
+  if (parse_op_overload(target, parts)) return trailing_underscore(parts.op) || parts.overload == "out";
+  const std::size_t dot = target.rfind('.');  // torch.relu_, torch.nn.functional.relu_
+  return trailing_underscore(dot == std::string_view::npos ? target : target.substr(dot + 1));
+}
+
+/// `out=` names the tensor a call writes its result into.
+const Argument* out_kwarg(const Graph& g, NodeId n) {
+  for (const auto& [key, value] : g.kwargs(n))
+    if (key == "out" && !value.is_none()) return &value;
+  return nullptr;
+}
+
+/// Random functions written in Python, which no ATen tag covers (the torch functions and
+/// methods that call a random ATen operator are found through it).
+constexpr std::string_view kPythonRandom[] = {"torch.nn.functional.dropout",
+                                              "torch.nn.functional.dropout1d",
+                                              "torch.nn.functional.dropout2d",
+                                              "torch.nn.functional.dropout3d",
+                                              "torch.nn.functional.alpha_dropout",
+                                              "torch.nn.functional.feature_alpha_dropout",
+                                              "torch.nn.functional.rrelu",
+                                              "torch.nn.functional.gumbel_softmax",
+                                              "torch.nn.functional.fractional_max_pool2d",
+                                              "torch.nn.functional.fractional_max_pool3d",
+                                              "torch.nn.functional.fractional_max_pool2d_with_indices",
+                                              "torch.nn.functional.fractional_max_pool3d_with_indices"};
 
 bool inplace_kwarg(const Graph& g, NodeId n) {
   for (const auto& [key, value] : g.kwargs(n))  // relu(x, inplace=True) writes to x
@@ -38,13 +79,13 @@ const OpSchema* bound_schema(const Graph& g, NodeId n, const OpSchemaRegistry& o
 }
 
 /// The alias set of a schema type: `a` for `Tensor(a)`, `Tensor(a!)`, `Tensor(a)[]`, `t[](a!)`,
-/// `Tensor(a -> *)`; empty when it has none.
+/// `Tensor(a -> *)`, `b|a` for `Tensor(b|a)` (either); empty when it has none.
 std::string_view alias_set(std::string_view type) {
   for (std::size_t open = type.find('('); open != std::string_view::npos; open = type.find('(', open + 1)) {
     const std::size_t close = type.find(')', open);
     if (close == std::string_view::npos) return {};
     std::string_view inside = type.substr(open + 1, close - open - 1);
-    const std::size_t letters = std::min(inside.find_first_not_of("abcdefghijklmnopqrstuvwxyz"), inside.size());
+    const std::size_t letters = std::min(inside.find_first_not_of("abcdefghijklmnopqrstuvwxyz|"), inside.size());
     if (letters == 0) continue;
     const std::string_view rest = inside.substr(letters);
     if (rest.empty() || rest == "!" || rest == " -> *" || rest == "! -> *") return inside.substr(0, letters);
@@ -65,14 +106,22 @@ bool is_mutating(const Graph& g, NodeId n, const OpSchemaRegistry& ops) {
   if (op != OpKind::CallFunction && op != OpKind::CallMethod && op != OpKind::CallModule) return false;
   if (inplace_kwarg(g, n)) return true;
   if (op == OpKind::CallModule) return false;
+  if (out_kwarg(g, n) != nullptr) return true;
   if (op == OpKind::CallFunction)
     if (const OpSchema* schema = ops.find(g.target(n))) return schema->is_mutable();
-  return mutates_by_name(g.target(n), op);
+  if (mutates_by_name(g.target(n), op)) return true;
+  // A torch function, overload packet or method whose ATen overload writes (`x.__ior__(y)`).
+  const std::vector<BoundCall> calls = bind_call(ops, g, n);
+  return std::any_of(calls.begin(), calls.end(), [](const BoundCall& c) { return c.schema->is_mutable(); });
 }
 
 std::vector<NodeId> mutated_inputs(const Graph& g, NodeId n, const OpSchemaRegistry& ops) {
   std::vector<NodeId> out;
   if (!is_mutating(g, n, ops)) return out;
+  if (const Argument* o = out_kwarg(g, n); o != nullptr && !inplace_kwarg(g, n)) {
+    add_node_refs(*o, out);
+    return out;
+  }
   BoundArguments values;
   const OpSchema* schema = g.op(n) == OpKind::CallModule ? nullptr : bound_schema(g, n, ops, values);
   if (schema != nullptr && schema->is_mutable()) {
@@ -80,7 +129,7 @@ std::vector<NodeId> mutated_inputs(const Graph& g, NodeId n, const OpSchemaRegis
       if (schema->arguments[i].is_mutable() && values[i]) add_node_refs(*values[i], out);
     return out;
   }
-  // inplace=True or a trailing `_` without a schema: the first input is the one written.
+  // inplace=True, a trailing `_`, Python's `+=` or item assignment: the first input is written.
   if (!g.args(n).empty()) add_node_refs(g.args(n).front(), out);
   return out;
 }
@@ -88,6 +137,9 @@ std::vector<NodeId> mutated_inputs(const Graph& g, NodeId n, const OpSchemaRegis
 bool is_random(const Graph& g, NodeId n, const OpSchemaRegistry& ops) {
   const OpKind op = g.op(n);
   const std::string& t = g.target(n);
+  if (op == OpKind::CallFunction &&
+      std::find(std::begin(kPythonRandom), std::end(kPythonRandom), t) != std::end(kPythonRandom))
+    return true;
   if (op == OpKind::CallFunction && ops.find(t) != nullptr) return ops.is_random(t);
   if (op != OpKind::CallFunction && op != OpKind::CallMethod) return false;
   const CallSchemas call = schemas_for_call(ops, op, t);
@@ -117,16 +169,22 @@ std::vector<NodeId> aliased_inputs(const Graph& g, NodeId n, const OpSchemaRegis
     for (const auto& kv : g.kwargs(n)) add_node_refs(kv.second, out);
     return out;
   }
-  if (schema->ns == "aten" && schema->name == "copy") {
-    // Not in its schema, but PyTorch's aten.copy returns `src` itself when the copy changes
-    // nothing (same shape, dtype and device): its result may share src's storage.
-    if (values.size() > 1 && values[1]) add_node_refs(*values[1], out);
+  if (schema->ns == "aten" && (schema->name == "copy" || schema->name == "type_as")) {
+    // Not in their schemas, but PyTorch returns an input itself when nothing changes:
+    // aten.copy its `src`, type_as its `self` (same shape, dtype and device).
+    const std::size_t i = schema->name == "copy" ? 1 : 0;
+    if (values.size() > i && values[i]) add_node_refs(*values[i], out);
   }
+  auto share = [](std::string_view x, std::string_view y) {  // `b|a` and `a` share `a`
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (x[i] != '|' && y.find(x[i]) != std::string_view::npos) return true;
+    return false;
+  };
   for (const SchemaArgument& r : schema->returns) {
     const std::string_view set = alias_set(r.type);
     if (set.empty()) continue;
     for (std::size_t i = 0; i < schema->arguments.size(); ++i)
-      if (values[i] && alias_set(schema->arguments[i].type) == set) add_node_refs(*values[i], out);
+      if (values[i] && share(alias_set(schema->arguments[i].type), set)) add_node_refs(*values[i], out);
   }
   return out;
 }

@@ -15,8 +15,9 @@
 namespace graft {
 
 /// The value a schema default stands for, for the defaults torch prints simply: None,
-/// True/False, integers, floats, quoted strings, int lists (`int[2] stride=1` means [1, 1]) and
-/// memory formats. Others give nothing.
+/// True/False, integers, floats, quoted strings, int lists (`int[2] stride=1` means [1, 1]), and
+/// memory formats, dtypes and layouts, which torch prints as their enum number
+/// (`memory_format=0` is `torch.contiguous_format`). Others give nothing.
 std::optional<Argument> schema_default(const SchemaArgument& a);
 
 /// One slot per schema argument: the value the call passes, or nothing where it omits it.

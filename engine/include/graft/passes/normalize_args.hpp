@@ -44,7 +44,8 @@ struct NormalizeReport {
 /// arguments are keywords, in the schema's order. With `keywords`, all are keywords. A call binds to the overload its arguments
 /// fit (values, literal kinds, recorded tensor meta); when several fit and their canonical
 /// forms differ, or none fits, the call is skipped with the reason. Never fails: the graph only
-/// changes spelling, never meaning.
+/// changes spelling, never meaning (functions whose Python arguments differ from their
+/// schemas', such as `Tensor.to`, have no schema here and are left alone).
 NormalizeReport normalize_arguments(Graph& g, const OpSchemaRegistry& schemas = OpSchemaRegistry::builtin(),
                                     const NormalizeOptions& options = {});
 
