@@ -1,0 +1,44 @@
+-- functional_round_trip: the operator-semantics passes in the order a backend runs them, on a
+-- real ATen graph with in-place ops (MobileNetV3-Small: relu_, hardswish_, add_):
+--
+--   normalise      every call in one spelling (positional up to `*`, defaults written out)
+--   functionalise  in-place calls and writes into views become functional calls
+--   clean up       the views and clones the writes left unused
+--   fuse           the classifier's Linear -> Hardswish into one kernel call (rules/linear_act_aten)
+--   re-inplace     functional calls whose input dies there write into it again, saving memory
+--
+-- Each step prints what it did. The result computes exactly what the model computes
+-- (tests/python/test_functional_round_trip.py runs it in PyTorch).
+--
+--   graft run examples/pipelines/functional_round_trip.lua examples/graphs/mobilenet_v3_small.aten.json -o out.json
+local fuse = require("rules.linear_act_aten")
+
+return graft.pipeline {
+  name = "functional_round_trip",
+  passes = {
+    graft.pass { name = "normalize", run = function(g)
+      local r = g:normalize_args()
+      print(string.format("normalize: %d calls rewritten, %d already canonical, %d without a schema, %d skipped",
+                          r.changed, r.unchanged, r.no_schema, #r.skipped))
+    end },
+    graft.pass { name = "functionalize", run = function(g)
+      local r = g:functionalize()
+      print(string.format("functionalize: %d writes replaced, %d scatters, %d views made again, %d inputs to copy back",
+                          r.writes, r.scatters, r.views_replayed, #r.copy_backs))
+    end },
+    "dead_code_elimination",
+    fuse:pass { name = "fuse_linear_act" },
+    graft.pass { name = "reinplace", run = function(g)
+      local r = g:reinplace()
+      print(string.format("reinplace: %d of %d candidates written in place", r.done, #r.decisions))
+      local shown = 0
+      for _, d in ipairs(r.decisions) do
+        if not d.done and shown < 3 then  -- the first few reasons are enough
+          print(string.format("  kept %s: %s", d.node.name, d.reason))
+          shown = shown + 1
+        end
+      end
+    end },
+  },
+  checks = { "lint" },
+}
