@@ -30,26 +30,6 @@ std::string_view trim_spaces(std::string_view s) {
   return s;
 }
 
-/// `Tensor(a!)` -> `Tensor`, `Tensor(a)[]` -> `Tensor[]`, `t[](a!)` -> `t[]`: the alias
-/// annotation says nothing about which values fit.
-std::string strip_alias(std::string_view type) {
-  std::string out;
-  int depth = 0;
-  for (std::size_t i = 0; i < type.size(); ++i) {
-    const char c = type[i];
-    if (c == '(' && depth == 0 && !out.empty() && (out.ends_with("Tensor") || out.ends_with("]") || out == "t")) {
-      const std::size_t close = type.find(')', i);
-      if (close == std::string_view::npos) break;
-      i = close;
-      continue;
-    }
-    if (c == '(') ++depth;
-    if (c == ')') --depth;
-    out += c;
-  }
-  return out;
-}
-
 constexpr std::string_view kKnownTypes[] = {"Tensor",       "int",     "SymInt",     "float",           "bool",
                                             "str",          "Scalar",  "ScalarType", "Device",          "Layout",
                                             "MemoryFormat", "Dimname", "complex",    "c10::string_view"};
@@ -178,8 +158,26 @@ bool bind_arguments(const OpSchema& schema, const std::vector<Argument>& args, c
   return true;
 }
 
+std::string without_alias(std::string_view type) {
+  std::string out;
+  int depth = 0;
+  for (std::size_t i = 0; i < type.size(); ++i) {
+    const char c = type[i];
+    if (c == '(' && depth == 0 && !out.empty() && (out.ends_with("Tensor") || out.ends_with("]") || out == "t")) {
+      const std::size_t close = type.find(')', i);
+      if (close == std::string_view::npos) break;
+      i = close;
+      continue;
+    }
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    out += c;
+  }
+  return out;
+}
+
 bool argument_fits(const Argument& value, std::string_view type, const Graph* g) {
-  return fits(value, strip_alias(type), g);
+  return fits(value, without_alias(type), g);
 }
 
 CallSchemas schemas_for_call(const OpSchemaRegistry& registry, OpKind op, std::string_view target) {

@@ -21,20 +21,6 @@ bool trailing_underscore(std::string_view name) {
   return !name.empty() && name.back() == '_' && !name.starts_with("__");
 }
 
-std::string strip_alias(std::string_view type) {
-  std::string out;
-  for (std::size_t i = 0; i < type.size(); ++i) {
-    if (type[i] == '(' && (std::string_view(out).ends_with("Tensor") || out.ends_with(']'))) {
-      const std::size_t close = type.find(')', i);
-      if (close == std::string_view::npos) break;
-      i = close;
-      continue;
-    }
-    out += type[i];
-  }
-  return out;
-}
-
 /// The functional form of a mutating schema: `add_.Tensor` -> `add.Tensor`, `copy_` -> `copy`,
 /// `add.out` -> the overload of `add` with the same arguments but the written keyword-only ones.
 const OpSchema* functional_variant(const OpSchemaRegistry& ops, const OpSchema& s) {
@@ -53,7 +39,7 @@ const OpSchema* functional_variant(const OpSchemaRegistry& ops, const OpSchema& 
     for (std::size_t i = 0; same && i < wanted.size(); ++i) {
       const SchemaArgument& a = candidate->arguments[i];
       same = a.name == wanted[i]->name && a.kwarg_only == wanted[i]->kwarg_only &&
-          strip_alias(a.type) == strip_alias(wanted[i]->type);
+          without_alias(a.type) == without_alias(wanted[i]->type);
     }
     if (same) return candidate;
   }

@@ -3,25 +3,12 @@
 
 #include <numeric>
 
+#include "graft/ir/schema_binding.hpp"
 #include "graft/passes/purity.hpp"
 
 namespace graft {
 
 namespace {
-
-std::string strip_alias(std::string_view type) {
-  std::string out;
-  for (std::size_t i = 0; i < type.size(); ++i) {
-    if (type[i] == '(' && (std::string_view(out).ends_with("Tensor") || out.ends_with(']'))) {
-      const std::size_t close = type.find(')', i);
-      if (close == std::string_view::npos) break;
-      i = close;
-      continue;
-    }
-    out += type[i];
-  }
-  return out;
-}
 
 /// `op_` with the same overload name and arguments, writing its first: `add.Tensor` ->
 /// `add_.Tensor`, `relu` -> `relu_`.
@@ -33,7 +20,7 @@ const OpSchema* inplace_variant(const OpSchemaRegistry& ops, const OpSchema& s) 
     bool same = true;
     for (std::size_t i = 0; same && i < s.arguments.size(); ++i)
       same = c->arguments[i].name == s.arguments[i].name && c->arguments[i].kwarg_only == s.arguments[i].kwarg_only &&
-          strip_alias(c->arguments[i].type) == strip_alias(s.arguments[i].type);
+          without_alias(c->arguments[i].type) == without_alias(s.arguments[i].type);
     if (same) return c;
   }
   return nullptr;

@@ -31,6 +31,10 @@ using BoundArguments = std::vector<std::optional<Argument>>;
 bool bind_arguments(const OpSchema& schema, const std::vector<Argument>& args, const Kwargs& kwargs,
                     BoundArguments& out, std::string* why = nullptr, bool python_names = false);
 
+/// A schema type without its alias annotation: `Tensor(a!)` -> `Tensor`, `Tensor(a)[]` ->
+/// `Tensor[]`, `t[](a!)` -> `t[]`. Two arguments that differ only there take the same values.
+std::string without_alias(std::string_view type);
+
 /// Whether `value` can be passed where `type` is expected (`Tensor`, `int[2]`, `Scalar?`,
 /// `Tensor(a!)`), as far as a graph argument shows: a number may be a Tensor (torch wraps it),
 /// a Scalar or a float; None only an optional; a node whose recorded meta in `g` says it is a
