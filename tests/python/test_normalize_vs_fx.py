@@ -79,6 +79,13 @@ CALLS = [
 ]
 
 
+def strict(v):
+    """A value compared with its type, so 1, 1.0 and True stay apart (Python's == joins them)."""
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, tuple(strict(x) for x in v))
+    return (type(v).__name__, v) if not isinstance(v, torch.fx.Node) else ("node", id(v))
+
+
 def is_tensor_value(v):
     return isinstance(v, torch.Tensor) or (isinstance(v, list) and v and isinstance(v[0], torch.Tensor))
 
@@ -205,7 +212,7 @@ class NormalizeVsTorch(unittest.TestCase):
         mine = dict(zip(positional, node.args), **node.kwargs)
         for name in names:
             a, b = mine[name], bound[name]
-            same = (a is b) if isinstance(a, torch.fx.Node) else (a == b)
+            same = (a is b) if isinstance(a, torch.fx.Node) else (strict(a) == strict(b))
             if not same:
                 return f"argument {name}: graft {a!r}, torch.fx {b!r}"
         return None
