@@ -298,6 +298,10 @@ function Graph:functionalize() end
 ---@return graft.ReinplaceReport
 function Graph:reinplace() end
 
+--- Answers x.dtype, x.size(), x.dim(), x.shape[i] from tensor meta and folds them to constants.
+---@return integer folded
+function Graph:specialize() end
+
 --- Replaces calls that repeat an earlier one (same target and arguments) by it; never merges impure calls.
 ---@return integer removed
 function Graph:eliminate_common_subexpressions() end
@@ -486,7 +490,7 @@ function Graph:add_submodule(path, build, class) end
 ---@class graft.Transformer: graft.TransformerSpec
 ---@field kind "transformer"
 
----@alias graft.BuiltinName "dead_code_elimination"|"common_subexpression_elimination"|"stable_topological_sort"|"normalize_args"|"functionalize"|"reinplace"|"lint"
+---@alias graft.BuiltinName "dead_code_elimination"|"common_subexpression_elimination"|"stable_topological_sort"|"normalize_args"|"functionalize"|"reinplace"|"specialize"|"lint"
 
 ---@class graft.Builtin
 ---@field kind "builtin"

@@ -293,7 +293,7 @@ TEST_CASE("pipeline: moves count as changes, nested groups count once, insertion
     REQUIRE_FALSE(st.is_ok());
     CHECK(st.diagnostic().message ==
           "unknown built-in pass 'no_such_builtin' (dead_code_elimination, common_subexpression_elimination, "
-          "stable_topological_sort, normalize_args, functionalize, reinplace, lint)");
+          "stable_topological_sort, normalize_args, functionalize, reinplace, specialize, lint)");
   }
 }
 

@@ -111,7 +111,7 @@ local error, type, ipairs, pairs, tostring, string, table, math =
 local kinds = { pass = true, transformer = true, builtin = true, fixpoint = true, pipeline = true }
 local builtins = {
   dead_code_elimination = true, common_subexpression_elimination = true, stable_topological_sort = true,
-  normalize_args = true, functionalize = true, reinplace = true, lint = true,
+  normalize_args = true, functionalize = true, reinplace = true, specialize = true, lint = true,
 }
 local handler_names = { call_function = true, call_method = true, call_module = true, get_attr = true }
 
@@ -164,7 +164,7 @@ end
 
 function graft.builtin(name)
   if not builtins[name] then
-    error("graft.builtin: unknown built-in pass '" .. tostring(name) .. "' (dead_code_elimination, common_subexpression_elimination, stable_topological_sort, normalize_args, functionalize, reinplace, lint)", 2)
+    error("graft.builtin: unknown built-in pass '" .. tostring(name) .. "' (dead_code_elimination, common_subexpression_elimination, stable_topological_sort, normalize_args, functionalize, reinplace, specialize, lint)", 2)
   end
   return tagged("builtin", { name = name })
 end

@@ -20,6 +20,7 @@
 #include "graft/passes/functionalize.hpp"
 #include "graft/passes/normalize_args.hpp"
 #include "graft/passes/reinplace.hpp"
+#include "graft/passes/specialize.hpp"
 #include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
@@ -824,6 +825,16 @@ int graph_reinplace(lua_State* L) {
   return 1;
 }
 
+/// g:specialize(): metadata queries answered from tensor meta, folded to constants; returns
+/// how many nodes were folded.
+int graph_specialize(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  require_writable(L, *cg.session);
+  charge_graph(L, *cg.session->graph);
+  lua_pushinteger(L, static_cast<lua_Integer>(specialize(*cg.session->graph).folded));
+  return 1;
+}
+
 int graph_eliminate_common_subexpressions(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   require_writable(L, *cg.session);
@@ -1083,6 +1094,7 @@ void install_graph_metamethods(lua_State* L, int metatable) {
                               {"normalize_args", cfunction<graph_normalize_args>},
                               {"functionalize", cfunction<graph_functionalize>},
                               {"reinplace", cfunction<graph_reinplace>},
+                              {"specialize", cfunction<graph_specialize>},
                               {"eliminate_common_subexpressions", cfunction<graph_eliminate_common_subexpressions>},
                               {"lint", cfunction<graph_lint>},
                               {"module", cfunction<graph_module>},

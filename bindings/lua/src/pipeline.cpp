@@ -18,6 +18,7 @@
 #include "graft/passes/functionalize.hpp"
 #include "graft/passes/normalize_args.hpp"
 #include "graft/passes/reinplace.hpp"
+#include "graft/passes/specialize.hpp"
 #include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
 #include "pipeline_spec.hpp"
@@ -90,10 +91,10 @@ void read_step(lua_State* L, int index, Step& step, int depth) {
     step.name = lua_tostring(L, index);
     if (step.name != "dead_code_elimination" && step.name != "stable_topological_sort" && step.name != "lint" &&
         step.name != "normalize_args" && step.name != "common_subexpression_elimination" &&
-        step.name != "functionalize" && step.name != "reinplace")
+        step.name != "functionalize" && step.name != "reinplace" && step.name != "specialize")
       luaL_error(L,
                  "unknown built-in pass '%s' (dead_code_elimination, common_subexpression_elimination, "
-                 "stable_topological_sort, normalize_args, functionalize, reinplace, lint)",
+                 "stable_topological_sort, normalize_args, functionalize, reinplace, specialize, lint)",
                  step.name.c_str());
     return;
   }
@@ -351,6 +352,10 @@ class Runner {
       Result<FunctionalizeReport> r = functionalize(gm_.graph, *s_.schemas());
       if (!r)
         return Status::error(Diagnostic{.file = s_.script_name(), .message = "functionalize: " + r.status().message()});
+      return Status::ok();
+    }
+    if (name == "specialize") {
+      specialize(gm_.graph);
       return Status::ok();
     }
     if (name == "reinplace") {

@@ -10,4 +10,5 @@
 #include "graft/passes/normalize_args.hpp"
 #include "graft/passes/purity.hpp"
 #include "graft/passes/reinplace.hpp"
+#include "graft/passes/specialize.hpp"
 #include "graft/passes/topological_sort.hpp"
