@@ -176,6 +176,10 @@ std::string without_alias(std::string_view type) {
   return out;
 }
 
+bool same_parameter(const SchemaArgument& a, const SchemaArgument& b) {
+  return a.name == b.name && a.kwarg_only == b.kwarg_only && without_alias(a.type) == without_alias(b.type);
+}
+
 bool argument_fits(const Argument& value, std::string_view type, const Graph* g) {
   return fits(value, without_alias(type), g);
 }

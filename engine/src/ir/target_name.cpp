@@ -68,6 +68,8 @@ bool parse_op_overload(std::string_view target, OpOverloadName& out) {
   return !out.op.empty();
 }
 
+bool is_inplace_name(std::string_view name) { return !name.empty() && name.back() == '_' && !name.starts_with("__"); }
+
 std::string_view fx_target_name(std::string_view spelling) {
   const std::string_view recorded = lookup(fx_tables().aliases, spelling);
   return recorded.empty() ? spelling : recorded;

@@ -17,16 +17,12 @@ namespace {
 
 constexpr std::string_view kGetitem = "_operator.getitem";
 
-bool trailing_underscore(std::string_view name) {
-  return !name.empty() && name.back() == '_' && !name.starts_with("__");
-}
-
 /// The functional form of a mutating schema: `add_.Tensor` -> `add.Tensor`, `copy_` -> `copy`,
 /// `add.out` -> the overload of `add` with the same arguments but the written keyword-only ones.
 const OpSchema* functional_variant(const OpSchemaRegistry& ops, const OpSchema& s) {
   std::vector<const SchemaArgument*> wanted;  // the arguments the functional form must take
   std::string name = s.name;
-  if (trailing_underscore(name)) {
+  if (is_inplace_name(name)) {
     name.pop_back();
     for (const SchemaArgument& a : s.arguments) wanted.push_back(&a);
   } else {
@@ -36,11 +32,7 @@ const OpSchema* functional_variant(const OpSchemaRegistry& ops, const OpSchema& 
   for (const OpSchema* candidate : ops.overloads(s.ns + "::" + name)) {
     if (candidate->is_mutable() || candidate->arguments.size() != wanted.size()) continue;
     bool same = true;
-    for (std::size_t i = 0; same && i < wanted.size(); ++i) {
-      const SchemaArgument& a = candidate->arguments[i];
-      same = a.name == wanted[i]->name && a.kwarg_only == wanted[i]->kwarg_only &&
-          without_alias(a.type) == without_alias(wanted[i]->type);
-    }
+    for (std::size_t i = 0; same && i < wanted.size(); ++i) same = same_parameter(candidate->arguments[i], *wanted[i]);
     if (same) return candidate;
   }
   return nullptr;
@@ -214,7 +206,7 @@ class Functionalizer {
         return make(target, std::move(args), std::move(kwargs), op);
       }
     }
-    if (op == OpKind::CallMethod && trailing_underscore(target))
+    if (op == OpKind::CallMethod && is_inplace_name(target))
       return make(std::string_view(target).substr(0, target.size() - 1), std::move(args), std::move(kwargs), op);
     // Python's in-place operators: `x += y` computes `x + y`.
     if (op == OpKind::CallMethod && target.starts_with("__i") && target.ends_with("__") && target != "__setitem__")
@@ -230,7 +222,7 @@ class Functionalizer {
     if (schema == nullptr && op == OpKind::CallFunction) {
       // A torch function: `torch.relu_(x)` -> `torch.relu(x)`; `torch.add(x, y, out=z)` -> without `out`.
       std::string name = target;
-      if (std::erase_if(kwargs, [](const auto& kv) { return kv.first == "out"; }) == 0 && trailing_underscore(name))
+      if (std::erase_if(kwargs, [](const auto& kv) { return kv.first == "out"; }) == 0 && is_inplace_name(name))
         name.pop_back();
       if (name != target || kwargs.size() != g_.kwargs(n).size())
         if (!aten_operator_of(name).empty()) return make(name, std::move(args), std::move(kwargs));

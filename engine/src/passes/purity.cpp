@@ -20,21 +20,17 @@ bool python_write(std::string_view name) {
   return std::find(std::begin(kPythonWrites), std::end(kPythonWrites), name) != std::end(kPythonWrites);
 }
 
-bool trailing_underscore(std::string_view name) {
-  return !name.empty() && name.back() == '_' && !name.starts_with("__");
-}
-
 bool mutates_by_name(std::string_view target, OpKind op) {
   if (op == OpKind::CallMethod) {
     if (target.starts_with("__") && target.ends_with("__") && target.size() > 4)
       return python_write(target.substr(2, target.size() - 4));  // __iadd__, __setitem__
-    return trailing_underscore(target);
+    return is_inplace_name(target);
   }
   if (target.starts_with("_operator.")) return python_write(target.substr(10));
   OpOverloadName parts;  // torch.ops.aten.add_.Tensor, torch.ops.aten.add.out
-  if (parse_op_overload(target, parts)) return trailing_underscore(parts.op) || parts.overload == "out";
+  if (parse_op_overload(target, parts)) return is_inplace_name(parts.op) || parts.overload == "out";
   const std::size_t dot = target.rfind('.');  // torch.relu_, torch.nn.functional.relu_
-  return trailing_underscore(dot == std::string_view::npos ? target : target.substr(dot + 1));
+  return is_inplace_name(dot == std::string_view::npos ? target : target.substr(dot + 1));
 }
 
 /// `out=` names the tensor a call writes its result into.

@@ -18,9 +18,7 @@ const OpSchema* inplace_variant(const OpSchemaRegistry& ops, const OpSchema& s) 
     if (c->overload != s.overload || c->arguments.size() != s.arguments.size() || !c->arguments[0].is_mutable())
       continue;
     bool same = true;
-    for (std::size_t i = 0; same && i < s.arguments.size(); ++i)
-      same = c->arguments[i].name == s.arguments[i].name && c->arguments[i].kwarg_only == s.arguments[i].kwarg_only &&
-          without_alias(c->arguments[i].type) == without_alias(s.arguments[i].type);
+    for (std::size_t i = 0; same && i < s.arguments.size(); ++i) same = same_parameter(c->arguments[i], s.arguments[i]);
     if (same) return c;
   }
   return nullptr;

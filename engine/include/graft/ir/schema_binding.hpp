@@ -35,6 +35,10 @@ bool bind_arguments(const OpSchema& schema, const std::vector<Argument>& args, c
 /// `Tensor[]`, `t[](a!)` -> `t[]`. Two arguments that differ only there take the same values.
 std::string without_alias(std::string_view type);
 
+/// The same parameter in two schemas: name, keyword-only and type, alias annotation aside
+/// (`add.Tensor`'s `self` and `add_.Tensor`'s `Tensor(a!) self`).
+bool same_parameter(const SchemaArgument& a, const SchemaArgument& b);
+
 /// Whether `value` can be passed where `type` is expected (`Tensor`, `int[2]`, `Scalar?`,
 /// `Tensor(a!)`), as far as a graph argument shows: a number may be a Tensor (torch wraps it),
 /// a Scalar or a float; None only an optional; a node whose recorded meta in `g` says it is a

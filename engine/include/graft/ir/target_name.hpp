@@ -17,6 +17,10 @@ struct OpOverloadName {
 /// Splits an operator target; false for anything that is not under `torch.ops.`.
 bool parse_op_overload(std::string_view target, OpOverloadName& out);
 
+/// torch's naming rule for an operator or method that writes to its first input: a trailing `_`
+/// (`add_`, `relu_`), not a magic method (`__and__`).
+bool is_inplace_name(std::string_view name);
+
 /// The name torch.fx records for the function reached through `spelling`: torch.fx names a
 /// call_function target by the function's own module and name, so
 /// `torch.nn.functional.linear` is recorded as `torch._C._nn.linear`, `operator.add` as
