@@ -298,6 +298,24 @@ function Graph:functionalize() end
 ---@return graft.ReinplaceReport
 function Graph:reinplace() end
 
+---@class graft.MetaMismatch
+---@field node string
+---@field recorded table|nil
+---@field computed table|nil
+
+---@class graft.MetaReport
+---@field computed integer nodes whose meta a function computed
+---@field kept integer nodes that kept their recorded meta
+---@field unknown integer nodes left without meta
+---@field missing table<string, integer> targets no function covers, with their node counts
+---@field mismatches graft.MetaMismatch[]|nil with check = true
+
+--- Computes every node's tensor_meta with Lua meta functions (scripts/meta: require("meta.functions")).
+---@param functions table<string, function> keyed by schema name ("aten::add"), target or module class
+---@param options? {only_missing?: boolean, check?: boolean, strict?: boolean}
+---@return graft.MetaReport
+function Graph:propagate_meta(functions, options) end
+
 --- Answers x.dtype, x.size(), x.dim(), x.shape[i] from tensor meta and folds them to constants.
 ---@return integer folded
 function Graph:specialize() end

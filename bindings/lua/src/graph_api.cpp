@@ -24,6 +24,7 @@
 #include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
+#include "meta_propagation.hpp"
 #include "pattern_api.hpp"
 #include "rule_api.hpp"
 #include "sandbox_state.hpp"
@@ -1095,6 +1096,7 @@ void install_graph_metamethods(lua_State* L, int metatable) {
                               {"functionalize", cfunction<graph_functionalize>},
                               {"reinplace", cfunction<graph_reinplace>},
                               {"specialize", cfunction<graph_specialize>},
+                              {"propagate_meta", cfunction<graph_propagate_meta>},
                               {"eliminate_common_subexpressions", cfunction<graph_eliminate_common_subexpressions>},
                               {"lint", cfunction<graph_lint>},
                               {"module", cfunction<graph_module>},

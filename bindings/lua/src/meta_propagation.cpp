@@ -1,0 +1,676 @@
+// g:propagate_meta(functions [, options]): tensor meta computed node by node by Lua meta
+// functions, in graph order, each reading the meta its inputs were given.
+#include "meta_propagation.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "graft/ir/graph.hpp"
+#include "graft/ir/module_table.hpp"
+#include "graft/ir/schema_binding.hpp"
+#include "graph_api.hpp"
+#include "handles.hpp"
+#include "lua_values.hpp"
+#include "pattern_api.hpp"
+#include "sandbox_state.hpp"
+
+namespace graft::lua::detail {
+
+namespace {
+
+struct PropagateOptions {
+  bool only_missing = false;  ///< nodes with recorded meta keep it; only the others are computed
+  bool check = false;  ///< compare with the recorded meta; write nothing
+  bool strict = false;  ///< a call no function covers is an error
+};
+
+PropagateOptions read_options(lua_State* L, int index) {
+  PropagateOptions o;
+  if (lua_isnoneornil(L, index)) return o;
+  luaL_checktype(L, index, LUA_TTABLE);
+  check_option_names(L, index, "g:propagate_meta", {"only_missing", "check", "strict"});
+  auto flag = [&](const char* name, bool& out) {
+    if (lua_getfield(L, index, name) != LUA_TNIL) out = lua_toboolean(L, -1) != 0;
+    lua_pop(L, 1);
+  };
+  flag("only_missing", o.only_missing);
+  flag("check", o.check);
+  flag("strict", o.strict);
+  return o;
+}
+
+// {====================================================================================
+// Values as meta functions see them: plain tables, strings for enums, nil for None.
+
+void push_plain_dims(lua_State* L, const Dims& dims) {
+  lua_createtable(L, static_cast<int>(dims.size()), 0);
+  lua_Integer i = 0;
+  for (const Dim& d : dims) {
+    if (d.is_symbolic()) lua_pushstring(L, d.symbol_name().c_str());
+    else lua_pushinteger(L, d.value());
+    lua_rawseti(L, -2, ++i);
+  }
+}
+
+void push_plain_meta(lua_State* L, const ValueMeta& v) {
+  luaL_checkstack(L, 4, "tensor meta");
+  switch (v.kind) {
+    case ValueMeta::Kind::None: lua_pushnil(L); return;
+    case ValueMeta::Kind::Tensor:
+      lua_createtable(L, 0, 4);
+      push_plain_dims(L, v.tensor.shape);
+      lua_setfield(L, -2, "shape");
+      lua_pushstring(L, v.tensor.dtype.str().c_str());
+      lua_setfield(L, -2, "dtype");
+      push_plain_dims(L, v.tensor.stride);
+      lua_setfield(L, -2, "stride");
+      lua_pushstring(L, v.tensor.device.str().c_str());
+      lua_setfield(L, -2, "device");
+      return;
+    case ValueMeta::Kind::Tuple: {
+      lua_createtable(L, static_cast<int>(v.elements.size()), 1);
+      lua_Integer i = 0;
+      for (const ValueMeta& e : v.elements) {
+        push_plain_meta(L, e);
+        lua_rawseti(L, -2, ++i);
+      }
+      lua_pushinteger(L, i);
+      lua_setfield(L, -2, "n");
+      return;
+    }
+  }
+}
+
+/// Pushes `a` for a meta function: a node's value from the cache at `cache` (nil, with
+/// `unknown` set, when that node has none), numbers, strings, booleans, enums by name, lists
+/// as arrays (None inside them as graft.None), None itself as nil.
+void push_meta_argument(lua_State* L, const Argument& a, int cache, bool& unknown, bool nested) {
+  luaL_checkstack(L, 4, "meta function arguments");
+  switch (a.kind()) {
+    case ArgKind::None:
+      if (nested) lua_getfield(L, LUA_REGISTRYINDEX, "graft.none_value");
+      else lua_pushnil(L);
+      return;
+    case ArgKind::Bool: lua_pushboolean(L, a.get<bool>() ? 1 : 0); return;
+    case ArgKind::Int: lua_pushinteger(L, a.get<std::int64_t>()); return;
+    case ArgKind::Float: lua_pushnumber(L, a.get<double>()); return;
+    case ArgKind::String: lua_pushlstring(L, a.get<std::string>().data(), a.get<std::string>().size()); return;
+    case ArgKind::Node:
+      if (lua_rawgeti(L, cache, static_cast<lua_Integer>(a.node_id()) + 1) == LUA_TNIL) unknown = true;
+      return;
+    case ArgKind::DType: lua_pushstring(L, a.get<DType>().name.c_str()); return;
+    case ArgKind::Device: lua_pushstring(L, a.get<Device>().name.c_str()); return;
+    case ArgKind::Layout: lua_pushstring(L, a.get<Layout>().name.c_str()); return;
+    case ArgKind::MemoryFormat: lua_pushstring(L, a.get<MemoryFormat>().name.c_str()); return;
+    case ArgKind::List:
+    case ArgKind::Tuple: {
+      const auto& items = *a.items();
+      lua_createtable(L, static_cast<int>(items.size()), 0);
+      lua_Integer i = 0;
+      for (const Argument& item : items) {
+        push_meta_argument(L, item, cache, unknown, true);
+        lua_rawseti(L, -2, ++i);
+      }
+      return;
+    }
+    case ArgKind::Dict: {
+      const Dict& d = a.get<Dict>();
+      lua_createtable(L, 0, static_cast<int>(d.size()));
+      for (std::size_t i = 0; i < d.size(); ++i) {
+        push_meta_argument(L, d.key(i), cache, unknown, true);
+        push_meta_argument(L, d.value(i), cache, unknown, true);
+        lua_rawset(L, -3);
+      }
+      return;
+    }
+    case ArgKind::Slice: {
+      const auto& parts = a.get<Slice>().parts;
+      lua_createtable(L, 0, 3);
+      const char* names[] = {"start", "stop", "step"};
+      for (std::size_t i = 0; i < parts.size() && i < 3; ++i) {
+        push_meta_argument(L, parts[i], cache, unknown, false);
+        lua_setfield(L, -2, names[i]);
+      }
+      return;
+    }
+  }
+}
+
+// {====================================================================================
+// What a meta function returned
+
+bool has_shape(lua_State* L, int index) {
+  lua_pushliteral(L, "shape");
+  const bool yes = lua_rawget(L, index) != LUA_TNIL;
+  lua_pop(L, 1);
+  return yes;
+}
+
+/// A table describes tensors when it has `shape`, or is a list holding such tables.
+bool describes_tensors(lua_State* L, int index, int depth) {
+  if (!lua_istable(L, index) || depth > 32) return false;
+  if (has_shape(L, index)) return true;
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, index));
+  bool any = false;
+  for (lua_Integer i = 1; i <= n && !any; ++i) {
+    lua_rawgeti(L, index, i);
+    any = describes_tensors(L, lua_gettop(L), depth + 1);
+    lua_pop(L, 1);
+  }
+  return any;
+}
+
+std::optional<Dims> contiguous_strides(const Dims& shape) {
+  Dims stride;
+  stride.resize(shape.size());
+  std::int64_t next = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    if (shape[i].is_symbolic()) return std::nullopt;
+    stride[i] = Dim(next);
+    next *= std::max<std::int64_t>(shape[i].value(), 1);
+  }
+  return stride;
+}
+
+struct ConvertRequest {
+  ValueMeta out;
+  const std::string* default_device = nullptr;
+};
+
+/// Reads the returned value at `index` into `out`, filling in what the function left out: the
+/// device (the first input's) and, for concrete shapes, contiguous strides; the Lua table gets
+/// them too, so the nodes reading it see them.
+void convert_returned(lua_State* L, int index, ValueMeta& out, const std::string& device, int depth) {
+  index = lua_absindex(L, index);
+  if (!describes_tensors(L, index, 0)) {
+    out = ValueMeta{};
+    return;
+  }
+  if (has_shape(L, index)) {
+    lua_pushliteral(L, "device");
+    if (lua_rawget(L, index) == LUA_TNIL) {
+      lua_pushstring(L, device.c_str());
+      lua_setfield(L, index, "device");
+    }
+    lua_pop(L, 1);
+    out = to_value_meta(L, index);
+    if (out.tensor.stride.empty() && !out.tensor.shape.empty()) {
+      if (auto stride = contiguous_strides(out.tensor.shape)) {
+        out.tensor.stride = *stride;
+        push_plain_dims(L, *stride);
+        lua_setfield(L, index, "stride");
+      }
+    } else if (out.tensor.stride.size() != out.tensor.shape.size()) {
+      luaL_error(L, "tensor_meta: %d strides for %d dims", static_cast<int>(out.tensor.stride.size()),
+                 static_cast<int>(out.tensor.shape.size()));
+    }
+    return;
+  }
+  out = ValueMeta{};
+  out.kind = ValueMeta::Kind::Tuple;
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, index));
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, i);
+    ValueMeta e;
+    if (lua_istable(L, -1) && depth < 32) convert_returned(L, -1, e, device, depth + 1);
+    out.elements.push_back(std::move(e));
+    lua_pop(L, 1);
+  }
+}
+
+/// Protected body of convert_returned: 1 = the value, 2 = light userdata ConvertRequest.
+int convert_protected(lua_State* L) {
+  auto* req = static_cast<ConvertRequest*>(lua_touserdata(L, 2));
+  convert_returned(L, 1, req->out, *req->default_device, 0);
+  return 0;
+}
+
+// {====================================================================================
+// The walk
+
+/// Where a node's function comes from: looked up once per target (or schema) and kept in
+/// the array at `fns` (0: no function).
+class FunctionIndex {
+ public:
+  FunctionIndex(lua_State* L, int table, int slots) : L_(L), table_(table), slots_(slots) {}
+
+  /// Pushes the function for `key` and returns true, or pushes nothing and returns false.
+  bool push(const std::string& key) {
+    auto [it, fresh] = slot_of_.try_emplace(key, 0);
+    if (fresh) {
+      lua_pushlstring(L_, key.data(), key.size());
+      const int type = lua_gettable(L_, table_);
+      if (type == LUA_TFUNCTION) {
+        it->second = ++count_;
+        lua_rawseti(L_, slots_, it->second);
+      } else {
+        if (type != LUA_TNIL)
+          luaL_error(L_, "g:propagate_meta: functions['%s'] is a %s, expected a function", key.c_str(),
+                     luaL_typename(L_, -1));
+        lua_pop(L_, 1);
+      }
+    }
+    if (it->second == 0) return false;
+    lua_rawgeti(L_, slots_, it->second);
+    return true;
+  }
+
+ private:
+  lua_State* L_;
+  int table_;
+  int slots_;
+  int count_ = 0;
+  std::unordered_map<std::string, int> slot_of_;
+};
+
+/// The alias set a type writes to: `Tensor(a!)` -> "a"; empty when it writes nothing.
+std::string_view written_alias(std::string_view type) {
+  const auto open = type.find('(');
+  const auto bang = type.find("!)");
+  if (open == std::string_view::npos || bang == std::string_view::npos || bang < open) return {};
+  return type.substr(open + 1, bang - open - 1);
+}
+
+/// For a schema whose every return is an argument it writes (`add_`, `relu_`, `out=`
+/// variants): the index of that argument per return. Empty otherwise.
+std::vector<std::size_t> written_returns(const OpSchema& s) {
+  std::vector<std::size_t> which;
+  for (const SchemaArgument& r : s.returns) {
+    const std::string_view alias = written_alias(r.type);
+    if (alias.empty()) return {};
+    std::size_t found = s.arguments.size();
+    for (std::size_t i = 0; i < s.arguments.size() && found == s.arguments.size(); ++i)
+      if (written_alias(s.arguments[i].type) == alias) found = i;
+    if (found == s.arguments.size()) return {};
+    which.push_back(found);
+  }
+  return which;
+}
+
+std::string schema_key(const OpSchema& s, bool with_overload) {
+  std::string key = s.ns + "::" + s.name;
+  if (with_overload && !s.overload.empty()) key += "." + s.overload;
+  return key;
+}
+
+bool same_meta(const ValueMeta& a, const ValueMeta& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case ValueMeta::Kind::None: return true;
+    case ValueMeta::Kind::Tensor:
+      return a.tensor.shape == b.tensor.shape && a.tensor.dtype == b.tensor.dtype &&
+          a.tensor.device == b.tensor.device &&
+          (a.tensor.stride.empty() || b.tensor.stride.empty() || a.tensor.stride == b.tensor.stride);
+    case ValueMeta::Kind::Tuple:
+      if (a.elements.size() != b.elements.size()) return false;
+      for (std::size_t i = 0; i < a.elements.size(); ++i)
+        if (!same_meta(a.elements[i], b.elements[i])) return false;
+      return true;
+  }
+  return false;
+}
+
+/// The device of the first tensor in `v`, or empty.
+std::string first_device(const ValueMeta& v) {
+  if (v.kind == ValueMeta::Kind::Tensor) return v.tensor.device.str();
+  for (const ValueMeta& e : v.elements)
+    if (std::string d = first_device(e); !d.empty()) return d;
+  return {};
+}
+
+struct Mismatch {
+  NodeId node;
+  ValueMeta recorded;
+  ValueMeta computed;
+};
+
+class Propagation {
+ public:
+  Propagation(lua_State* L, GraphSession& session, const PropagateOptions& options, int functions)
+      : L_(L), session_(session), g_(*session.graph), options_(options) {
+    lua_createtable(L, static_cast<int>(g_.num_slots()), 0);
+    cache_ = lua_gettop(L);
+    lua_newtable(L);
+    index_.emplace(L, functions, lua_gettop(L));
+    computed_.resize(g_.num_slots());
+  }
+
+  void run() {
+    SandboxState& state = state_of(L_);
+    for (NodeId n : g_.nodes()) {
+      state.charge_work(L_, 1);
+      visit(n);
+    }
+  }
+
+  void commit() {
+    for (NodeId n = 0; n < computed_.size(); ++n)
+      if (computed_[n]) g_.meta(n).tensor_meta = std::move(*computed_[n]);
+  }
+
+  void push_report() {
+    lua_createtable(L_, 0, 5);
+    lua_pushinteger(L_, computed_count_);
+    lua_setfield(L_, -2, "computed");
+    lua_pushinteger(L_, kept_);
+    lua_setfield(L_, -2, "kept");
+    lua_pushinteger(L_, unknown_);
+    lua_setfield(L_, -2, "unknown");
+    push_new_dict(L_);  // sorted by target, so reports compare equal run to run
+    const int missing = lua_gettop(L_);
+    for (const auto& [target, count] : missing_) {
+      lua_pushlstring(L_, target.data(), target.size());
+      lua_pushinteger(L_, count);
+      dict_set(L_, missing);
+    }
+    lua_setfield(L_, -2, "missing");
+    if (options_.check) {
+      lua_createtable(L_, static_cast<int>(mismatches_.size()), 0);
+      lua_Integer i = 0;
+      for (const Mismatch& m : mismatches_) {
+        lua_createtable(L_, 0, 3);
+        lua_pushstring(L_, g_.name(m.node).c_str());
+        lua_setfield(L_, -2, "node");
+        push_plain_meta(L_, m.recorded);
+        lua_setfield(L_, -2, "recorded");
+        push_plain_meta(L_, m.computed);
+        lua_setfield(L_, -2, "computed");
+        lua_rawseti(L_, -2, ++i);
+      }
+      lua_setfield(L_, -2, "mismatches");
+    }
+  }
+
+ private:
+  void set_value(NodeId n, const ValueMeta& v) {
+    push_plain_meta(L_, v);
+    lua_rawseti(L_, cache_, static_cast<lua_Integer>(n) + 1);
+  }
+
+  /// The node keeps (and passes on) what was recorded for it, if anything.
+  void keep_recorded(NodeId n) {
+    const ValueMeta& recorded = g_.meta(n).tensor_meta;
+    if (recorded.kind == ValueMeta::Kind::None) {
+      ++unknown_;
+      return;
+    }
+    ++kept_;
+    set_value(n, recorded);
+  }
+
+  void visit(NodeId n) {
+    const NodeMeta& meta = g_.meta(n);
+    switch (g_.op(n)) {
+      case OpKind::Placeholder: keep_recorded(n); return;
+      case OpKind::GetAttr:
+        if (meta.tensor_meta.kind == ValueMeta::Kind::None) return attribute(n);
+        keep_recorded(n);
+        return;
+      case OpKind::Output: return output(n);
+      default: break;
+    }
+    if (options_.only_missing && meta.tensor_meta.kind != ValueMeta::Kind::None) return keep_recorded(n);
+    call(n);
+  }
+
+  /// A get_attr without recorded meta: the parameter or buffer the module table describes.
+  void attribute(NodeId n) {
+    const TensorSpec* spec = session_.modules ? session_.modules->find_tensor(g_.target(n)) : nullptr;
+    if (spec == nullptr) {
+      ++unknown_;
+      return;
+    }
+    ValueMeta v;
+    v.kind = ValueMeta::Kind::Tensor;
+    v.tensor.shape = spec->shape;
+    v.tensor.dtype = spec->dtype;
+    v.tensor.device = InternedString("cpu");
+    if (auto stride = contiguous_strides(spec->shape)) v.tensor.stride = *stride;
+    finish(n, std::move(v));
+  }
+
+  /// The output node describes what it returns, as torch.fx's ShapeProp records it.
+  void output(NodeId n) {
+    if (g_.args(n).size() != 1) return;
+    bool unknown = false;
+    push_meta_argument(L_, g_.args(n)[0], cache_, unknown, false);
+    ValueMeta v;
+    if (!unknown) convert(n, v);
+    lua_pop(L_, 1);
+    if (unknown || v.kind == ValueMeta::Kind::None) return keep_recorded(n);
+    finish(n, std::move(v));
+  }
+
+  void call(NodeId n) {
+    const OpKind op = g_.op(n);
+    const std::string& target = g_.target(n);
+    std::vector<BoundCall> bound;
+    bool found = false;
+    const OpSchema* schema = nullptr;
+    if (op == OpKind::CallModule) {
+      const ModuleInfo* m = session_.modules ? session_.modules->find(target) : nullptr;
+      found = m != nullptr && index_->push(m->class_name);
+    } else if (op == OpKind::CallFunction && index_->push(target)) {
+      found = true;
+    } else {
+      bound = bind_call(*state_of(L_).schemas(), g_, n);
+      if (!bound.empty()) {
+        schema = bound.front().schema;
+        if (written_result(n, bound.front())) return;
+        found = index_->push(schema_key(*schema, true)) || index_->push(schema_key(*schema, false));
+      }
+    }
+    if (!found) {
+      const std::string what = op == OpKind::CallModule && session_.modules && session_.modules->find(target)
+          ? session_.modules->find(target)->class_name
+          : (op == OpKind::CallMethod ? "Tensor." + target : target);
+      if (options_.strict)
+        luaL_error(L_, "g:propagate_meta: node '%s': no meta function for %s", g_.name(n).c_str(), what.c_str());
+      ++missing_[what];
+      return keep_recorded(n);
+    }
+    const int fn = lua_gettop(L_);
+    bool unknown = false;
+    std::string device;
+    push_call_arguments(n, schema ? &bound.front() : nullptr, unknown);
+    const int nargs = lua_gettop(L_) - fn;
+    if (unknown) {
+      lua_settop(L_, fn - 1);
+      return keep_recorded(n);
+    }
+    device = input_device(n);
+    const bool was_read_only = session_.read_only;
+    session_.read_only = true;  // a function that edits the graph would pull nodes from under the walk
+    const int rc = lua_pcall(L_, nargs, 1, 0);
+    session_.read_only = was_read_only;
+    if (rc != LUA_OK) {
+      if (state_of(L_).budget().exhausted) lua_error(L_);
+      const char* msg = lua_tostring(L_, -1);
+      luaL_error(L_, "g:propagate_meta: node '%s' (%s): %s", g_.name(n).c_str(),
+                 schema ? schema_key(*schema, true).c_str() : target.c_str(), msg ? msg : "error");
+    }
+    ValueMeta v;
+    if (!lua_isnil(L_, -1)) {
+      default_device_ = device.empty() ? "cpu" : device;
+      convert(n, v);
+    }
+    if (!lua_isnil(L_, -1) && !lua_istable(L_, -1)) {
+      lua_rawseti(L_, cache_, static_cast<lua_Integer>(n) + 1);  // a number or string: readers see it
+      ++computed_count_;
+      return;
+    }
+    lua_pop(L_, 1);
+    if (v.kind == ValueMeta::Kind::None) return keep_recorded(n);
+    finish(n, std::move(v));
+  }
+
+  /// An op that returns what it writes (in place, `out=`) gives that argument's meta, with no
+  /// meta function to call. False when the op is not one.
+  bool written_result(NodeId n, const BoundCall& call) {
+    const std::vector<std::size_t> which = written_returns(*call.schema);
+    if (which.empty()) return false;
+    bool unknown = false;
+    const int top = lua_gettop(L_);
+    for (std::size_t i : which)
+      if (!call.values[i]) return false;
+    if (which.size() > 1) lua_createtable(L_, static_cast<int>(which.size()), 0);
+    lua_Integer k = 0;
+    for (std::size_t i : which) {
+      push_meta_argument(L_, *call.values[i], cache_, unknown, false);
+      if (which.size() > 1) lua_rawseti(L_, top + 1, ++k);
+    }
+    if (unknown) {
+      lua_settop(L_, top);
+      keep_recorded(n);
+      return true;
+    }
+    ValueMeta v;
+    convert(n, v);
+    lua_settop(L_, top);
+    if (v.kind == ValueMeta::Kind::None) keep_recorded(n);
+    else finish(n, std::move(v));
+    return true;
+  }
+
+  /// The arguments table (bound by name when a schema binds, else positional plus keywords),
+  /// then the target (the schema's name when bound), then for call_module the module.
+  void push_call_arguments(NodeId n, const BoundCall* bound, bool& unknown) {
+    luaL_checkstack(L_, 8, "meta function arguments");
+    const auto& args = g_.args(n);
+    const auto& kwargs = g_.kwargs(n);
+    if (bound != nullptr) {
+      const OpSchema& s = *bound->schema;
+      lua_createtable(L_, 0, static_cast<int>(s.arguments.size()));
+      for (std::size_t i = 0; i < s.arguments.size(); ++i) {
+        std::optional<Argument> value = bound->values[i];
+        if (!value) value = schema_default(s.arguments[i]);
+        if (!value || value->is_none()) continue;
+        push_meta_argument(L_, *value, cache_, unknown, false);
+        lua_setfield(L_, -2, s.arguments[i].name.c_str());
+      }
+      lua_pushstring(L_, schema_key(s, true).c_str());
+      return;
+    }
+    lua_createtable(L_, static_cast<int>(args.size()), static_cast<int>(kwargs.size()) + 1);
+    lua_Integer i = 0;
+    for (const Argument& a : args) {
+      push_meta_argument(L_, a, cache_, unknown, false);
+      lua_rawseti(L_, -2, ++i);
+    }
+    lua_pushinteger(L_, i);
+    lua_setfield(L_, -2, "n");
+    for (const auto& [k, v] : kwargs) {
+      push_meta_argument(L_, v, cache_, unknown, false);
+      lua_setfield(L_, -2, k.c_str());
+    }
+    lua_pushstring(L_, g_.target(n).c_str());
+    if (g_.op(n) == OpKind::CallModule) push_module(g_.target(n));
+  }
+
+  /// A call_module's module: {class =, path =, parameters = {name = meta}, settings = {...}}.
+  void push_module(const std::string& path) {
+    const ModuleInfo* m = session_.modules->find(path);
+    lua_createtable(L_, 0, 4);
+    lua_pushstring(L_, m->class_name.c_str());
+    lua_setfield(L_, -2, "class");
+    lua_pushstring(L_, m->path.c_str());
+    lua_setfield(L_, -2, "path");
+    lua_createtable(L_, 0, static_cast<int>(m->parameters.size() + m->buffers.size()));
+    for (const auto* specs : {&m->parameters, &m->buffers})
+      for (const TensorSpec& t : *specs) {
+        ValueMeta v;
+        v.kind = ValueMeta::Kind::Tensor;
+        v.tensor.shape = t.shape;
+        v.tensor.dtype = t.dtype;
+        v.tensor.device = InternedString("cpu");
+        if (auto stride = contiguous_strides(t.shape)) v.tensor.stride = *stride;
+        push_plain_meta(L_, v);
+        lua_setfield(L_, -2, t.name.c_str());
+      }
+    lua_setfield(L_, -2, "parameters");
+    if (!m->attributes_json.empty()) push_json(L_, m->attributes_json);
+    else lua_newtable(L_);
+    lua_setfield(L_, -2, "settings");
+  }
+
+  std::string input_device(NodeId n) const {
+    for (NodeId in : g_.inputs(n)) {
+      const ValueMeta* v = computed_[in] ? &*computed_[in] : &g_.meta(in).tensor_meta;
+      if (std::string d = first_device(*v); !d.empty()) return d;
+    }
+    return {};
+  }
+
+  /// The value on top converted into `out` (protected: a malformed table names the node).
+  void convert(NodeId n, ValueMeta& out) {
+    ConvertRequest req;
+    req.default_device = &default_device_;
+    lua_pushcfunction(L_, convert_protected);
+    lua_pushvalue(L_, -2);
+    lua_pushlightuserdata(L_, &req);
+    if (lua_pcall(L_, 2, 0, 0) != LUA_OK) {
+      if (state_of(L_).budget().exhausted) lua_error(L_);
+      const char* msg = lua_tostring(L_, -1);
+      luaL_error(L_, "g:propagate_meta: node '%s' (%s): the meta function returned a bad value: %s",
+                 g_.name(n).c_str(), g_.target(n).c_str(), msg ? msg : "error");
+    }
+    out = std::move(req.out);
+  }
+
+  void finish(NodeId n, ValueMeta v) {
+    ++computed_count_;
+    set_value(n, v);
+    const ValueMeta& recorded = g_.meta(n).tensor_meta;
+    if (options_.check) {
+      if (recorded.kind != ValueMeta::Kind::None && !same_meta(recorded, v))
+        mismatches_.push_back({n, recorded, v});
+      return;
+    }
+    computed_[n] = std::move(v);
+  }
+
+  lua_State* L_;
+  GraphSession& session_;
+  Graph& g_;
+  PropagateOptions options_;
+  int cache_ = 0;
+  std::optional<FunctionIndex> index_;
+  std::vector<std::optional<ValueMeta>> computed_;
+  std::string default_device_ = "cpu";
+  lua_Integer computed_count_ = 0;
+  lua_Integer kept_ = 0;
+  lua_Integer unknown_ = 0;
+  std::map<std::string, lua_Integer> missing_;
+  std::vector<Mismatch> mismatches_;
+};
+
+/// Clears the read-only mark a failed call left (Lua errors unwind through here).
+struct ReadOnlyReset {
+  GraphSession& session;
+  bool was;
+  ~ReadOnlyReset() { session.read_only = was; }
+};
+
+}  // namespace
+
+int graph_propagate_meta(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  const PropagateOptions options = read_options(L, 3);
+  if (!options.check) require_writable(L, *cg.session);
+  lua_settop(L, 3);
+  ReadOnlyReset reset{*cg.session, cg.session->read_only};
+  Propagation p(L, *cg.session, options, 2);
+  p.run();
+  if (!options.check) p.commit();
+  p.push_report();
+  return 1;
+}
+
+}  // namespace graft::lua::detail

@@ -1,0 +1,115 @@
+-- New tensors: factories (empty, zeros, full, arange, *_like) and joins (cat, stack).
+local D = require("meta.dtypes")
+local S = require("meta.symbolic")
+local layout = require("meta.layout")
+local shape = require("meta.shape")
+
+local F = {}
+
+local copy = shape.copy
+
+local function factory(default_dtype)
+  return function(a)
+    local sizes = copy(a.size)
+    local t = shape.tensor(sizes, a.dtype or default_dtype(a), layout.for_format(sizes, a.memory_format))
+    t.device = a.device or "cpu"
+    return t
+  end
+end
+local function float_default() return D.default_float end
+for _, name in ipairs({ "empty", "zeros", "ones", "rand", "randn", "empty_strided" }) do
+  F["aten::" .. name] = factory(float_default)
+end
+F["aten::empty_strided"] = function(a)
+  return { shape = copy(a.size), dtype = a.dtype or D.default_float, stride = copy(a.stride),
+    device = a.device or "cpu" }
+end
+F["aten::full"] = factory(function(a)
+  local v = a.fill_value
+  if type(v) == "boolean" then return "bool" end
+  return math.type(v) == "integer" and "int64" or D.default_float
+end)
+F["aten::randint"] = factory(function() return "int64" end)
+F["aten::scalar_tensor"] = function(a)
+  local t = shape.tensor({}, a.dtype or D.default_float)
+  t.device = a.device or "cpu"
+  return t
+end
+
+local function like(a)
+  local t = a.self
+  local out = shape.tensor(copy(t.shape), a.dtype or t.dtype,
+    layout.for_format(t.shape, a.memory_format or "preserve_format", t))
+  out.device = a.device or t.device
+  return out
+end
+for _, name in ipairs({ "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
+  "randint_like" }) do
+  F["aten::" .. name] = like
+end
+
+local function new_of(a)
+  local sizes = copy(a.size)
+  local t = shape.tensor(sizes, a.dtype or a.self.dtype)
+  t.device = a.device or a.self.device
+  return t
+end
+for _, name in ipairs({ "new_empty", "new_zeros", "new_ones", "new_full" }) do F["aten::" .. name] = new_of end
+
+F["aten::arange"] = function(a)
+  local start, stop, step = a.start, a["end"], a.step or 1
+  if stop == nil then start, stop = 0, a["end"] end
+  start = start or 0
+  local all_int = math.type(start) == "integer" and math.type(stop) == "integer" and math.type(step) == "integer"
+  local n
+  if all_int then n = math.max(0, (stop - start + step - (step > 0 and 1 or -1)) // step)
+  else n = math.max(0, math.ceil((stop - start) / step)) end
+  local t = shape.tensor({ math.tointeger(n) }, a.dtype or (all_int and "int64" or D.default_float))
+  t.device = a.device or "cpu"
+  return t
+end
+
+-- torch.cat skips legacy empty inputs (1-d, 0 elements) when sizing the result
+local function skipped(t) return #t.shape == 1 and t.shape[1] == 0 end
+
+F["aten::cat"] = function(a)
+  local tensors = a.tensors
+  local ref
+  for _, t in ipairs(tensors) do
+    if not skipped(t) then
+      ref = t
+      break
+    end
+  end
+  local dtype
+  for _, t in ipairs(tensors) do dtype = D.promote(dtype, t.dtype) end
+  if ref == nil then return shape.tensor({ 0 }, dtype) end
+  local k = shape.axis(a.dim or 0, #ref.shape)
+  local out = copy(ref.shape)
+  local total = 0
+  local format
+  for _, t in ipairs(tensors) do
+    if not skipped(t) then
+      total = S.add(total, t.shape[k])
+      local f = layout.suggest_format(t)
+      if format == nil then format = f elseif format ~= f then format = "contiguous_format" end
+    end
+  end
+  out[k] = total
+  return shape.tensor(out, dtype, layout.for_format(out, format))
+end
+F["aten::concat"] = F["aten::cat"]
+F["aten::concatenate"] = F["aten::cat"]
+
+F["aten::stack"] = function(a)
+  local first = a.tensors[1]
+  local n = #first.shape
+  local k = shape.axis(a.dim or 0, n + 1)
+  local out = copy(first.shape)
+  table.insert(out, k, #a.tensors)
+  local dtype
+  for _, t in ipairs(a.tensors) do dtype = D.promote(dtype, t.dtype) end
+  return shape.tensor(out, dtype)
+end
+
+return F

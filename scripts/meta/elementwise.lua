@@ -1,0 +1,150 @@
+-- Elementwise ops: broadcasting, type promotion, and the layout TensorIterator gives the result.
+local D = require("meta.dtypes")
+local layout = require("meta.layout")
+local shape = require("meta.shape")
+
+local F = {}
+
+local function is_tensor(v) return type(v) == "table" and v.shape ~= nil end
+
+--- The result of an elementwise op over `operands` (tensors and scalars, nil skipped), with
+--- `dtype` (default: the operands' result type).
+local function pointwise(dtype, ...)
+  local tensors, shapes = {}, {}
+  for i = 1, select("#", ...) do
+    local v = select(i, ...)
+    if is_tensor(v) then
+      tensors[#tensors + 1] = v
+      shapes[#shapes + 1] = v.shape
+    end
+  end
+  local out = shape.broadcast(table.unpack(shapes))
+  return shape.tensor(out, dtype or D.result_type(...), layout.dense_like(tensors, out))
+end
+F.pointwise = pointwise
+
+-- Binary ops computing in the promoted type of their operands.
+local function binary(a) return pointwise(nil, a.self, a.other) end
+for _, name in ipairs({ "add", "sub", "rsub", "mul", "maximum", "minimum", "fmax", "fmin", "remainder", "fmod",
+  "bitwise_and", "bitwise_or", "bitwise_xor", "__and__", "__or__", "__xor__", "__lshift__", "__rshift__",
+  "bitwise_left_shift", "bitwise_right_shift", "floor_divide", "heaviside", "xlogy", "nextafter" }) do
+  F["aten::" .. name] = binary
+end
+
+-- Binary ops whose integer results are floats.
+local function binary_float(a)
+  local t = D.result_type(a.self, a.other)
+  return pointwise(D.to_float(t), a.self, a.other)
+end
+for _, name in ipairs({ "atan2", "hypot", "copysign", "logaddexp", "logaddexp2" }) do
+  F["aten::" .. name] = binary_float
+end
+
+F["aten::div"] = function(a)
+  local t = D.result_type(a.self, a.other)
+  if a.rounding_mode == nil then t = D.to_float(t) end
+  return pointwise(t, a.self, a.other)
+end
+F["aten::true_divide"] = binary_float
+
+F["aten::pow"] = function(a) return pointwise(nil, a.self, a.exponent) end
+F["aten::float_power"] = function(a)
+  local t = D.is_complex(D.result_type(a.self, a.exponent)) and "complex128" or "float64"
+  return pointwise(t, a.self, a.exponent)
+end
+
+-- Comparisons and logical ops: bool.
+local function to_bool(a) return pointwise("bool", a.self, a.other) end
+for _, name in ipairs({ "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
+  "not_equal", "logical_and", "logical_or", "logical_xor" }) do
+  F["aten::" .. name] = to_bool
+end
+
+-- Unary ops that keep the dtype.
+local function unary(a) return pointwise(a.self.dtype, a.self) end
+for _, name in ipairs({ "relu", "relu6", "neg", "positive", "gelu", "silu", "mish", "elu", "selu", "celu",
+  "leaky_relu", "hardtanh", "hardswish", "hardsigmoid", "hardshrink", "softshrink", "softplus", "threshold",
+  "clamp", "clamp_min", "clamp_max", "clip", "sign", "sgn", "floor", "ceil", "round", "trunc", "frac",
+  "bitwise_not", "square", "prelu", "glu_jvp", "nan_to_num", "fill", "lerp", "addcmul", "addcdiv", "logit",
+  "sigmoid_backward", "threshold_backward", "hardtanh_backward" }) do
+  F["aten::" .. name] = unary
+end
+
+-- Unary ops computing in floats.
+local function unary_float(a) return pointwise(D.to_float(a.self.dtype), a.self) end
+for _, name in ipairs({ "sigmoid", "tanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+  "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv",
+  "reciprocal", "lgamma", "digamma", "i0", "sinc", "deg2rad", "rad2deg" }) do
+  F["aten::" .. name] = unary_float
+end
+
+F["aten::abs"] = function(a) return pointwise(D.to_real(a.self.dtype), a.self) end
+
+-- Tests: bool.
+local function unary_bool(a) return pointwise("bool", a.self) end
+for _, name in ipairs({ "logical_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit" }) do
+  F["aten::" .. name] = unary_bool
+end
+
+F["aten::where"] = function(a) return pointwise(D.result_type(a.self, a.other), a.condition, a.self, a.other) end
+
+F["aten::masked_fill"] = function(a)
+  local out = shape.broadcast(a.self.shape, a.mask.shape)
+  return shape.tensor(out, a.self.dtype)
+end
+
+-- Copies: a new tensor in the requested memory format (preserve: like the input).
+local function copy_of(t, dtype, format)
+  return shape.tensor(shape.copy(t.shape), dtype or t.dtype, layout.for_format(t.shape, format or "preserve_format", t))
+end
+F.copy_of = copy_of
+
+F["aten::clone"] = function(a) return copy_of(a.self, nil, a.memory_format) end
+F["aten::lift_fresh_copy"] = function(a) return copy_of(a.self) end
+F["aten::_to_copy"] = function(a)
+  local t = copy_of(a.self, a.dtype, a.memory_format)
+  t.device = a.device or a.self.device
+  return t
+end
+
+-- x.to(...): the input itself when nothing changes, else a copy.
+local function to(a, dtype, device)
+  dtype = dtype or a.self.dtype
+  device = device or a.self.device
+  if dtype == a.self.dtype and device == a.self.device and not a.copy then return a.self end
+  local t = copy_of(a.self, dtype, a.memory_format)
+  t.device = device
+  return t
+end
+F["aten::to.dtype"] = function(a) return to(a, a.dtype) end
+F["aten::to.device"] = function(a) return to(a, a.dtype, a.device) end
+F["aten::to.dtype_layout"] = function(a) return to(a, a.dtype, a.device) end
+F["aten::to.other"] = function(a) return to(a, a.other.dtype, a.other.device) end
+F["aten::type_as"] = function(a)
+  if a.self.dtype == a.other.dtype then return a.self end
+  return copy_of(a.self, a.other.dtype)
+end
+
+F["aten::contiguous"] = function(a)
+  local format = a.memory_format or "contiguous_format"
+  local want = layout.for_format(a.self.shape, format)
+  local same = true
+  for i, s in ipairs(want) do
+    if a.self.shape[i] ~= 1 and a.self.stride[i] ~= s then same = false end
+  end
+  if same then return a.self end
+  return shape.tensor(shape.copy(a.self.shape), a.self.dtype, want)
+end
+
+-- Random and dropout: the input's shape (and for native_dropout a bool mask).
+F["aten::dropout"] = function(a)
+  if not a.train then return a.input end
+  return copy_of(a.input)
+end
+F["aten::native_dropout"] = function(a)
+  local out = copy_of(a.input)
+  return { out, copy_of(a.input, "bool") }
+end
+F["aten::bernoulli"] = function(a) return copy_of(a.self) end
+
+return F

@@ -1,0 +1,137 @@
+-- The meta functions graft ships, in one table for g:propagate_meta:
+--
+--   local functions = require("meta.functions")
+--   local report = g:propagate_meta(functions)
+--
+-- Keys: an operator schema's name ("aten::add.Tensor", or "aten::add" for every overload),
+-- whose function gets the call's arguments by the schema's names; the target torch.fx records
+-- for a call_function ("_operator.getitem"), whose function gets them by position; a module
+-- class for call_module. Add your own ops to this table (or to a copy of it).
+local elementwise = require("meta.elementwise")
+local shape = require("meta.shape")
+local views = require("meta.views")
+
+local functions = {}
+
+for _, part in ipairs({ "meta.elementwise", "meta.views", "meta.reductions", "meta.linalg", "meta.nn",
+  "meta.construct" }) do
+  local fns = require(part)
+  local keys = {}
+  for k in pairs(fns) do
+    if type(k) == "string" and string.find(k, "::", 1, true) then keys[#keys + 1] = k end
+  end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    if functions[k] then error("meta function '" .. k .. "' is defined twice (" .. part .. ")") end
+    functions[k] = fns[k]
+  end
+end
+
+local function is_tensor(v) return type(v) == "table" and v.shape ~= nil end
+
+-- {====================================================================================
+-- Values that are not tensors: sizes, dims, dtypes (symbolic traces ask for them)
+
+functions["aten::size"] = function(a)
+  if a.dim ~= nil then return a.self.shape[shape.axis(a.dim, #a.self.shape)] end
+  return shape.copy(a.self.shape)
+end
+functions["aten::dim"] = function(a) return #a.self.shape end
+functions["aten::numel"] = function(a) return shape.numel(a.self.shape) end
+functions["aten::sym_size"] = functions["aten::size"]
+functions["aten::sym_numel"] = functions["aten::numel"]
+
+functions["builtins.getattr"] = function(a)
+  local t, name = a[1], a[2]
+  if not is_tensor(t) then return nil end
+  if name == "shape" then return shape.copy(t.shape) end
+  if name == "dtype" then return t.dtype end
+  if name == "device" then return t.device end
+  if name == "ndim" then return #t.shape end
+  if name == "T" then return functions["aten::numpy_T"]({ self = t }) end
+  return nil
+end
+
+--- x[i] for a tuple or list value, and basic indexing of a tensor: integers, slices, None.
+local function index_tensor(t, index)
+  if type(index) ~= "table" or index.start ~= nil or index.stop ~= nil or index.step ~= nil or
+      getmetatable(index) ~= nil then
+    index = { index }
+  end
+  local dim = 0
+  for _, ix in ipairs(index) do
+    if math.type(ix) == "integer" then
+      t = views.selected(t, dim)
+    elseif ix == graft.None then
+      t = views.unsqueezed(t, dim)
+      dim = dim + 1
+    elseif type(ix) == "table" and not is_tensor(ix) then
+      t = views.sliced(t, dim, ix.start, ix.stop, ix.step)
+      dim = dim + 1
+    else
+      return nil -- advanced indexing: not covered
+    end
+  end
+  return t
+end
+
+functions["_operator.getitem"] = function(a)
+  local v, i = a[1], a[2]
+  if is_tensor(v) then return index_tensor(v, i) end
+  if type(v) ~= "table" or math.type(i) ~= "integer" then return nil end
+  local n = v.n or #v
+  if i < 0 then i = i + n end
+  return v[i + 1]
+end
+
+-- Python's operators on tensors and on sizes (a traced `x.size(0) * 2`).
+local S = require("meta.symbolic")
+local function operator(size_op, tensor_key)
+  return function(a)
+    local x, y = a[1], a[2]
+    if is_tensor(x) or is_tensor(y) then return functions[tensor_key]({ self = x, other = y }) end
+    if size_op and (math.type(x) == "integer" or type(x) == "string") and
+        (math.type(y) == "integer" or type(y) == "string") then
+      return size_op(x, y)
+    end
+    return nil
+  end
+end
+functions["_operator.add"] = operator(S.add, "aten::add")
+functions["_operator.sub"] = operator(S.sub, "aten::sub")
+functions["_operator.mul"] = operator(S.mul, "aten::mul")
+functions["_operator.floordiv"] = operator(S.floordiv, "aten::floor_divide")
+functions["_operator.truediv"] = operator(nil, "aten::div")
+functions["_operator.matmul"] = function(a) return functions["aten::matmul"]({ self = a[1], other = a[2] }) end
+functions["_operator.neg"] = function(a)
+  if is_tensor(a[1]) then return functions["aten::neg"]({ self = a[1] }) end
+  if math.type(a[1]) == "integer" then return -a[1] end
+  return nil
+end
+
+-- {====================================================================================
+-- torch.nn modules whose result needs no settings (call_module, keyed by class)
+
+local function same_as_input(a) return elementwise.pointwise(a[1].dtype, a[1]) end
+for _, class in ipairs({ "activation.ReLU", "activation.ReLU6", "activation.GELU", "activation.SiLU",
+  "activation.Hardswish", "activation.Hardsigmoid", "activation.Sigmoid", "activation.Tanh",
+  "activation.LeakyReLU", "activation.ELU", "activation.Mish" }) do
+  functions["torch.nn.modules." .. class] = same_as_input
+end
+functions["torch.nn.modules.dropout.Dropout"] = function(a) return a[1] end
+functions["torch.nn.modules.linear.Identity"] = function(a) return a[1] end
+functions["torch.nn.modules.linear.Linear"] = function(a, _, m)
+  return functions["aten::linear"]({ input = a[1], weight = m.parameters.weight })
+end
+functions["torch.nn.modules.normalization.LayerNorm"] = function(a)
+  return shape.tensor(shape.copy(a[1].shape), a[1].dtype)
+end
+functions["torch.nn.modules.batchnorm.BatchNorm2d"] = function(a)
+  return functions["aten::batch_norm"]({ input = a[1] })
+end
+functions["torch.nn.modules.flatten.Flatten"] = function(a, _, m)
+  return functions["aten::flatten"]({ self = a[1], start_dim = m.settings.start_dim or 1,
+    end_dim = m.settings.end_dim or -1 })
+end
+
+return functions

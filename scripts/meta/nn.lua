@@ -1,0 +1,109 @@
+-- Neural-network ops: softmax, normalisations, embedding, attention.
+local layout = require("meta.layout")
+local shape = require("meta.shape")
+
+local F = {}
+
+local copy = shape.copy
+
+F["aten::_softmax"] = function(a)
+  local dtype = a.half_to_float and "float32" or a.self.dtype
+  return shape.tensor(copy(a.self.shape), dtype)
+end
+F["aten::_log_softmax"] = F["aten::_softmax"]
+F["aten::softmax"] = function(a) return shape.tensor(copy(a.self.shape), a.dtype or a.self.dtype) end
+F["aten::log_softmax"] = F["aten::softmax"]
+
+-- Statistics are kept in float32 for half-precision inputs.
+local function stat_dtype(t)
+  if t == "float16" or t == "bfloat16" then return "float32" end
+  return t
+end
+
+F["aten::native_layer_norm"] = function(a)
+  local x = a.input
+  local n, k = #x.shape, #a.normalized_shape
+  local stats = {}
+  for i = 1, n do stats[i] = i <= n - k and x.shape[i] or 1 end
+  return {
+    shape.tensor(copy(x.shape), x.dtype),
+    shape.tensor(stats, stat_dtype(x.dtype)),
+    shape.tensor(copy(stats), stat_dtype(x.dtype)),
+  }
+end
+F["aten::layer_norm"] = function(a) return shape.tensor(copy(a.input.shape), a.input.dtype) end
+
+local function batch_norm_output(x)
+  return shape.tensor(copy(x.shape), x.dtype, layout.for_format(x.shape, layout.suggest_format(x)))
+end
+
+F["aten::native_batch_norm"] = function(a)
+  local x = a.input
+  local stats = a.training and { x.shape[2] } or { 0 }
+  local stat = stat_dtype(x.dtype)
+  return { batch_norm_output(x), shape.tensor(stats, stat), shape.tensor(copy(stats), stat) }
+end
+F["aten::_native_batch_norm_legit"] = function(a)
+  local x = a.input
+  return { batch_norm_output(x), shape.tensor({ x.shape[2] }, stat_dtype(x.dtype)),
+    shape.tensor({ x.shape[2] }, stat_dtype(x.dtype)) }
+end
+F["aten::_native_batch_norm_legit_no_training"] = function(a)
+  local x = a.input
+  return { batch_norm_output(x), shape.tensor({ 0 }, stat_dtype(x.dtype)), shape.tensor({ 0 }, stat_dtype(x.dtype)) }
+end
+F["aten::batch_norm"] = function(a) return batch_norm_output(a.input) end
+F["aten::instance_norm"] = function(a) return shape.tensor(copy(a.input.shape), a.input.dtype) end
+F["aten::group_norm"] = function(a) return shape.tensor(copy(a.input.shape), a.input.dtype) end
+F["aten::native_group_norm"] = function(a)
+  local x = a.input
+  return { batch_norm_output(x), shape.tensor({ a.N, a.group }, x.dtype), shape.tensor({ a.N, a.group }, x.dtype) }
+end
+
+F["aten::embedding"] = function(a)
+  local out = copy(a.indices.shape)
+  out[#out + 1] = a.weight.shape[#a.weight.shape]
+  return shape.tensor(out, a.weight.dtype)
+end
+
+--- The attention output: the query's shape with the value's last dim.
+local function attention_output(q, v)
+  local out = copy(q.shape)
+  out[#out] = v.shape[#v.shape]
+  return shape.tensor(out, q.dtype)
+end
+
+--- The attention weights: (..., L, S).
+local function attention_weights(q, k)
+  local out = copy(q.shape)
+  out[#out] = k.shape[#k.shape - 1]
+  return shape.tensor(out, q.dtype)
+end
+
+F["aten::scaled_dot_product_attention"] = function(a) return attention_output(a.query, a.value) end
+F["aten::_scaled_dot_product_attention"] = function(a)
+  local weights = a.need_attn_weights and attention_weights(a.query, a.key) or shape.tensor({ 0 }, a.query.dtype)
+  return { attention_output(a.query, a.value), weights }
+end
+F["aten::_scaled_dot_product_attention_math"] = function(a)
+  return { attention_output(a.query, a.value), attention_weights(a.query, a.key) }
+end
+
+F["aten::_native_multi_head_attention"] = function(a)
+  local q, k = a.query, a.key
+  local out = shape.tensor(copy(q.shape), q.dtype)
+  if not a.need_weights then return { out, shape.tensor({ 0 }, q.dtype) } end
+  local weights = { q.shape[1] }
+  if not a.average_attn_weights then weights[#weights + 1] = a.num_head end
+  weights[#weights + 1] = q.shape[2]
+  weights[#weights + 1] = k.shape[2]
+  return { out, shape.tensor(weights, q.dtype) }
+end
+
+F["aten::one_hot"] = function(a)
+  local out = copy(a.self.shape)
+  out[#out + 1] = a.num_classes
+  return shape.tensor(out, "int64")
+end
+
+return F
