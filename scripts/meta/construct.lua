@@ -69,6 +69,18 @@ F["aten::arange"] = function(a)
   return t
 end
 
+--- Padding: `pad` holds (before, after) pairs from the last dim backwards.
+F["aten::constant_pad_nd"] = function(a)
+  local t = a.self
+  local out = copy(t.shape)
+  local n = #out
+  for i = 1, #a.pad // 2 do
+    local d = n - i + 1
+    out[d] = S.add(S.add(out[d], a.pad[2 * i - 1]), a.pad[2 * i])
+  end
+  return shape.tensor(out, t.dtype, layout.for_format(out, layout.suggest_format(t)))
+end
+
 -- torch.cat skips legacy empty inputs (1-d, 0 elements) when sizing the result
 local function skipped(t) return #t.shape == 1 and t.shape[1] == 0 end
 

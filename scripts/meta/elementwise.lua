@@ -7,24 +7,40 @@ local F = {}
 
 local function is_tensor(v) return type(v) == "table" and v.shape ~= nil end
 
---- The result of an elementwise op over `operands` (tensors and scalars, nil skipped), with
---- `dtype` (default: the operands' result type).
-local function pointwise(dtype, ...)
+--- `t` as TensorIterator sees it when the op computes in `common`: on the CPU an input of
+--- another dtype is first copied to `common` (`t.to(common)`: the copy keeps a dense layout,
+--- else takes the row-major or channels-last one).
+local function as_common(t, common)
+  if common == nil or t.dtype == common or (t.device ~= nil and t.device ~= "cpu") then return t end
+  local stride = layout.for_format(t.shape, "preserve_format", t)
+  return { shape = t.shape, dtype = common, stride = stride, device = t.device }
+end
+
+local SCALAR = { shape = {}, stride = {} } -- a Python number: a 0-dim operand to TensorIterator
+
+--- The result of an elementwise op over the operands (tensors and scalars; nil skipped) that
+--- computes in `common` (nil: no conversion) and returns `dtype`.
+local function pointwise(dtype, common, ...)
   local tensors, shapes = {}, {}
   for i = 1, select("#", ...) do
     local v = select(i, ...)
     if is_tensor(v) then
-      tensors[#tensors + 1] = v
+      tensors[#tensors + 1] = as_common(v, common)
       shapes[#shapes + 1] = v.shape
+    elseif v ~= nil then
+      tensors[#tensors + 1] = SCALAR
     end
   end
   local out = shape.broadcast(table.unpack(shapes))
-  return shape.tensor(out, dtype or D.result_type(...), layout.dense_like(tensors, out))
+  return shape.tensor(out, dtype, layout.dense_like(tensors, out))
 end
 F.pointwise = pointwise
 
 -- Binary ops computing in the promoted type of their operands.
-local function binary(a) return pointwise(nil, a.self, a.other) end
+local function binary(a)
+  local t = D.result_type(a.self, a.other)
+  return pointwise(t, t, a.self, a.other)
+end
 for _, name in ipairs({ "add", "sub", "rsub", "mul", "maximum", "minimum", "fmax", "fmin", "remainder", "fmod",
   "bitwise_and", "bitwise_or", "bitwise_xor", "__and__", "__or__", "__xor__", "__lshift__", "__rshift__",
   "bitwise_left_shift", "bitwise_right_shift", "floor_divide", "heaviside", "xlogy", "nextafter" }) do
@@ -33,8 +49,8 @@ end
 
 -- Binary ops whose integer results are floats.
 local function binary_float(a)
-  local t = D.result_type(a.self, a.other)
-  return pointwise(D.to_float(t), a.self, a.other)
+  local t = D.to_float(D.result_type(a.self, a.other))
+  return pointwise(t, t, a.self, a.other)
 end
 for _, name in ipairs({ "atan2", "hypot", "copysign", "logaddexp", "logaddexp2" }) do
   F["aten::" .. name] = binary_float
@@ -43,25 +59,28 @@ end
 F["aten::div"] = function(a)
   local t = D.result_type(a.self, a.other)
   if a.rounding_mode == nil then t = D.to_float(t) end
-  return pointwise(t, a.self, a.other)
+  return pointwise(t, t, a.self, a.other)
 end
 F["aten::true_divide"] = binary_float
 
-F["aten::pow"] = function(a) return pointwise(nil, a.self, a.exponent) end
+F["aten::pow"] = function(a)
+  local t = D.result_type(a.self, a.exponent)
+  return pointwise(t, t, a.self, a.exponent)
+end
 F["aten::float_power"] = function(a)
   local t = D.is_complex(D.result_type(a.self, a.exponent)) and "complex128" or "float64"
-  return pointwise(t, a.self, a.exponent)
+  return pointwise(t, t, a.self, a.exponent)
 end
 
 -- Comparisons and logical ops: bool.
-local function to_bool(a) return pointwise("bool", a.self, a.other) end
+local function to_bool(a) return pointwise("bool", D.result_type(a.self, a.other), a.self, a.other) end
 for _, name in ipairs({ "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
   "not_equal", "logical_and", "logical_or", "logical_xor" }) do
   F["aten::" .. name] = to_bool
 end
 
 -- Unary ops that keep the dtype.
-local function unary(a) return pointwise(a.self.dtype, a.self) end
+local function unary(a) return pointwise(a.self.dtype, nil, a.self) end
 for _, name in ipairs({ "relu", "relu6", "neg", "positive", "gelu", "silu", "mish", "elu", "selu", "celu",
   "leaky_relu", "hardtanh", "hardswish", "hardsigmoid", "hardshrink", "softshrink", "softplus", "threshold",
   "clamp", "clamp_min", "clamp_max", "clip", "sign", "sgn", "floor", "ceil", "round", "trunc", "frac",
@@ -71,22 +90,30 @@ for _, name in ipairs({ "relu", "relu6", "neg", "positive", "gelu", "silu", "mis
 end
 
 -- Unary ops computing in floats.
-local function unary_float(a) return pointwise(D.to_float(a.self.dtype), a.self) end
+local function unary_float(a)
+  local t = D.to_float(a.self.dtype)
+  return pointwise(t, t, a.self)
+end
 for _, name in ipairs({ "sigmoid", "tanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
   "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv",
   "reciprocal", "lgamma", "digamma", "i0", "sinc", "deg2rad", "rad2deg" }) do
   F["aten::" .. name] = unary_float
 end
 
-F["aten::abs"] = function(a) return pointwise(D.to_real(a.self.dtype), a.self) end
+F["aten::abs"] = function(a) return pointwise(D.to_real(a.self.dtype), nil, a.self) end
 
 -- Tests: bool.
-local function unary_bool(a) return pointwise("bool", a.self) end
+local function unary_bool(a) return pointwise("bool", nil, a.self) end
 for _, name in ipairs({ "logical_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit" }) do
   F["aten::" .. name] = unary_bool
 end
 
-F["aten::where"] = function(a) return pointwise(D.result_type(a.self, a.other), a.condition, a.self, a.other) end
+-- where converts self and other to their result type first, on every device
+F["aten::where"] = function(a)
+  local t = D.result_type(a.self, a.other)
+  local function to(v) return is_tensor(v) and as_common(v, t) or v end
+  return pointwise(t, nil, a.condition, to(a.self), to(a.other))
+end
 
 F["aten::masked_fill"] = function(a)
   local out = shape.broadcast(a.self.shape, a.mask.shape)

@@ -112,7 +112,7 @@ end
 -- {====================================================================================
 -- torch.nn modules whose result needs no settings (call_module, keyed by class)
 
-local function same_as_input(a) return elementwise.pointwise(a[1].dtype, a[1]) end
+local function same_as_input(a) return elementwise.pointwise(a[1].dtype, nil, a[1]) end
 for _, class in ipairs({ "activation.ReLU", "activation.ReLU6", "activation.GELU", "activation.SiLU",
   "activation.Hardswish", "activation.Hardsigmoid", "activation.Sigmoid", "activation.Tanh",
   "activation.LeakyReLU", "activation.ELU", "activation.Mish" }) do

@@ -81,13 +81,12 @@ local function attention_weights(q, k)
 end
 
 F["aten::scaled_dot_product_attention"] = function(a) return attention_output(a.query, a.value) end
-F["aten::_scaled_dot_product_attention"] = function(a)
-  local weights = a.need_attn_weights and attention_weights(a.query, a.key) or shape.tensor({ 0 }, a.query.dtype)
-  return { attention_output(a.query, a.value), weights }
-end
-F["aten::_scaled_dot_product_attention_math"] = function(a)
+-- torch 1.13's private attention ops return the weights whether asked for or not
+local function output_and_weights(a)
   return { attention_output(a.query, a.value), attention_weights(a.query, a.key) }
 end
+F["aten::_scaled_dot_product_attention"] = output_and_weights
+F["aten::_scaled_dot_product_attention_math"] = output_and_weights
 
 F["aten::_native_multi_head_attention"] = function(a)
   local q, k = a.query, a.key

@@ -102,7 +102,7 @@ local function expanded(t, sizes)
     local size = d >= 1 and t.shape[d] or 1
     local stride
     if d >= 1 then stride = t.stride[d]
-    elseif i == n then stride = 1
+    elseif i == n then stride = 0 -- a 0-dim tensor expanded: every new dim repeats it
     else stride = S.mul(out_sizes[i + 1], out_strides[i + 1]) end
     local target = sizes[i]
     if target == -1 then

@@ -453,6 +453,7 @@ class Propagation {
     std::vector<BoundCall> bound;
     bool found = false;
     const OpSchema* schema = nullptr;
+    std::vector<std::size_t> out_arguments;
     if (op == OpKind::CallModule) {
       const ModuleInfo* m = session_.modules ? session_.modules->find(target) : nullptr;
       found = m != nullptr && index_->push(m->class_name);
@@ -462,8 +463,23 @@ class Propagation {
       bound = bind_call(*state_of(L_).schemas(), g_, n);
       if (!bound.empty()) {
         schema = bound.front().schema;
-        if (written_result(n, bound.front())) return;
-        found = index_->push(schema_key(*schema, true)) || index_->push(schema_key(*schema, false));
+        const OpSchema* key = schema;
+        const std::vector<std::size_t> written = written_returns(*schema);
+        if (!written.empty()) {
+          if (schema->arguments[written.front()].kwarg_only) {
+            out_arguments = written;  // out=: the functional result, fitted into `out`
+          } else if (const OpSchema* view = view_form(*schema)) {
+            key = view;  // squeeze_, transpose_, ...: reshape `self` as the view op would
+          } else {
+            written_result(n, bound.front(), written);  // add_, relu_: `self`, as it was
+            return;
+          }
+        }
+        found = index_->push(schema_key(*key, true)) || index_->push(schema_key(*key, false));
+        if (!found && !out_arguments.empty()) {
+          written_result(n, bound.front(), out_arguments);
+          return;
+        }
       }
     }
     if (!found) {
@@ -477,14 +493,13 @@ class Propagation {
     }
     const int fn = lua_gettop(L_);
     bool unknown = false;
-    std::string device;
     push_call_arguments(n, schema ? &bound.front() : nullptr, unknown);
     const int nargs = lua_gettop(L_) - fn;
     if (unknown) {
       lua_settop(L_, fn - 1);
       return keep_recorded(n);
     }
-    device = input_device(n);
+    const std::string device = input_device(n);
     const bool was_read_only = session_.read_only;
     session_.read_only = true;  // a function that edits the graph would pull nodes from under the walk
     const int rc = lua_pcall(L_, nargs, 1, 0);
@@ -495,26 +510,79 @@ class Propagation {
       luaL_error(L_, "g:propagate_meta: node '%s' (%s): %s", g_.name(n).c_str(),
                  schema ? schema_key(*schema, true).c_str() : target.c_str(), msg ? msg : "error");
     }
-    ValueMeta v;
-    if (!lua_isnil(L_, -1)) {
-      default_device_ = device.empty() ? "cpu" : device;
-      convert(n, v);
+    if (lua_isnil(L_, -1)) {
+      lua_pop(L_, 1);
+      return keep_recorded(n);
     }
-    if (!lua_isnil(L_, -1) && !lua_istable(L_, -1)) {
+    ValueMeta v;
+    default_device_ = device.empty() ? "cpu" : device;
+    convert(n, v);
+    if (!lua_istable(L_, -1)) {
       lua_rawseti(L_, cache_, static_cast<lua_Integer>(n) + 1);  // a number or string: readers see it
       ++computed_count_;
       return;
     }
-    lua_pop(L_, 1);
-    if (v.kind == ValueMeta::Kind::None) return keep_recorded(n);
-    finish(n, std::move(v));
+    if (v.kind == ValueMeta::Kind::None) {
+      lua_pop(L_, 1);
+      return keep_recorded(n);
+    }
+    if (!out_arguments.empty()) {
+      lua_pop(L_, 1);
+      return finish(n, fit_into_out(v, bound.front(), out_arguments));
+    }
+    lua_rawseti(L_, cache_, static_cast<lua_Integer>(n) + 1);  // the completed table itself
+    finish(n, std::move(v), /*cached=*/true);
   }
 
-  /// An op that returns what it writes (in place, `out=`) gives that argument's meta, with no
-  /// meta function to call. False when the op is not one.
-  bool written_result(NodeId n, const BoundCall& call) {
-    const std::vector<std::size_t> which = written_returns(*call.schema);
-    if (which.empty()) return false;
+  /// The in-place form of a view op (`squeeze_` of `squeeze.dim`, `transpose_` of
+  /// `transpose.int`): it reshapes `self` as the view would. Null for other ops.
+  const OpSchema* view_form(const OpSchema& s) const {
+    if (s.name.empty() || s.name.back() != '_' || s.name.starts_with("__")) return nullptr;
+    const std::string base = s.ns + "::" + s.name.substr(0, s.name.size() - 1);
+    for (const OpSchema* o : state_of(L_).schemas()->overloads(base)) {
+      if (o->arguments.size() != s.arguments.size() || o->returns.size() != 1) continue;
+      const std::string& type = o->returns.front().type;
+      if (type.find('(') == std::string::npos || type.find('!') != std::string::npos) continue;
+      bool same = true;
+      for (std::size_t i = 0; i < s.arguments.size() && same; ++i) same = o->arguments[i].name == s.arguments[i].name;
+      if (same) return o;
+    }
+    return nullptr;
+  }
+
+  /// An `out=` call's result: each out tensor as given when the result has its shape, else
+  /// resized to the result's shape (row-major), keeping the out tensor's dtype.
+  ValueMeta fit_into_out(const ValueMeta& result, const BoundCall& call, const std::vector<std::size_t>& outs) {
+    std::vector<ValueMeta> fitted;
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      const ValueMeta& r = outs.size() == 1 ? result : (k < result.elements.size() ? result.elements[k] : result);
+      const Argument& given = *call.values[outs[k]];
+      const ValueMeta* out = given.is_node() && computed_[given.node_id()] ? &*computed_[given.node_id()]
+          : given.is_node()                                                ? &g_.meta(given.node_id()).tensor_meta
+                                                                           : nullptr;
+      if (out == nullptr || out->kind != ValueMeta::Kind::Tensor || r.kind != ValueMeta::Kind::Tensor) {
+        fitted.push_back(r);
+        continue;
+      }
+      if (out->tensor.shape == r.tensor.shape) {
+        fitted.push_back(*out);
+        continue;
+      }
+      ValueMeta resized = r;
+      resized.tensor.dtype = out->tensor.dtype;
+      resized.tensor.stride = contiguous_strides(r.tensor.shape).value_or(Dims{});
+      fitted.push_back(std::move(resized));
+    }
+    if (fitted.size() == 1) return fitted.front();
+    ValueMeta tuple;
+    tuple.kind = ValueMeta::Kind::Tuple;
+    tuple.elements = std::move(fitted);
+    return tuple;
+  }
+
+  /// An in-place op returns the argument it writes, as it was: that argument's meta, with no
+  /// meta function to call. False when the call omits that argument.
+  bool written_result(NodeId n, const BoundCall& call, const std::vector<std::size_t>& which) {
     bool unknown = false;
     const int top = lua_gettop(L_);
     for (std::size_t i : which)
@@ -623,9 +691,9 @@ class Propagation {
     out = std::move(req.out);
   }
 
-  void finish(NodeId n, ValueMeta v) {
+  void finish(NodeId n, ValueMeta v, bool cached = false) {
     ++computed_count_;
-    set_value(n, v);
+    if (!cached) set_value(n, v);
     const ValueMeta& recorded = g_.meta(n).tensor_meta;
     if (options_.check) {
       if (recorded.kind != ValueMeta::Kind::None && !same_meta(recorded, v))
