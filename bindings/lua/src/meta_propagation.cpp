@@ -685,8 +685,8 @@ class Propagation {
     if (lua_pcall(L_, 2, 0, 0) != LUA_OK) {
       if (state_of(L_).budget().exhausted) lua_error(L_);
       const char* msg = lua_tostring(L_, -1);
-      luaL_error(L_, "g:propagate_meta: node '%s' (%s): the meta function returned a bad value: %s",
-                 g_.name(n).c_str(), g_.target(n).c_str(), msg ? msg : "error");
+      luaL_error(L_, "g:propagate_meta: node '%s' (%s): the meta function returned a bad value: %s", g_.name(n).c_str(),
+                 g_.target(n).c_str(), msg ? msg : "error");
     }
     out = std::move(req.out);
   }
@@ -696,8 +696,7 @@ class Propagation {
     if (!cached) set_value(n, v);
     const ValueMeta& recorded = g_.meta(n).tensor_meta;
     if (options_.check) {
-      if (recorded.kind != ValueMeta::Kind::None && !same_meta(recorded, v))
-        mismatches_.push_back({n, recorded, v});
+      if (recorded.kind != ValueMeta::Kind::None && !same_meta(recorded, v)) mismatches_.push_back({n, recorded, v});
       return;
     }
     computed_[n] = std::move(v);
