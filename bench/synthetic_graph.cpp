@@ -79,8 +79,9 @@ struct Builder {
     NodeId ctx =
         call("torch.ops.aten.bmm.default", {Argument::node(attn), Argument::node(vh)}, {kHeads, kSeq, kHeadDim});
     NodeId merged = call("torch.ops.aten.transpose.int", {Argument::node(ctx), 0, 1}, {kSeq, kHeads, kHeadDim});
-    NodeId flat =
-        call("torch.ops.aten.view.default", {Argument::node(merged), Argument::list({kSeq, kHidden})}, {kSeq, kHidden});
+    // reshape, not view: the transposed heads are not contiguous (a view would fail in PyTorch)
+    NodeId flat = call("torch.ops.aten.reshape.default", {Argument::node(merged), Argument::list({kSeq, kHidden})},
+                       {kSeq, kHidden});
     NodeId o = linear(p + "self_attention.out_proj", flat, kHidden, kHidden);
     NodeId r1 = call("torch.ops.aten.add.Tensor", {Argument::node(o), Argument::node(x)}, {kSeq, kHidden});
     NodeId h2 = layer_norm(p + "ln_2", r1);

@@ -14,9 +14,9 @@ function L.contiguous(shape)
   for i = n, 1, -1 do
     stride[i] = next_stride
     local size = shape[i]
-    if math_type(size) == "integer" then
-      if size > 1 then next_stride = mul(next_stride, size) end
-    else
+    if math_type(size) == "integer" and math_type(next_stride) == "integer" then
+      if size > 1 then next_stride = next_stride * size end
+    elseif math_type(size) ~= "integer" or size > 1 then
       next_stride = mul(next_stride, size)
     end
   end
@@ -44,12 +44,17 @@ end
 
 --- Whether (shape, stride) is row-major contiguous (size-1 dims may have any stride).
 function L.is_contiguous(shape, stride)
-  if is_empty(shape) then return true end
   local expected = 1
   for i = #shape, 1, -1 do
-    if not is_one(shape[i]) then
-      if not eq(stride[i], expected) then return false end
-      expected = mul(expected, shape[i])
+    local size = shape[i]
+    if size == 0 then return true end
+    if size ~= 1 then
+      local st = stride[i]
+      if st ~= expected and not eq(st, expected) then
+        return is_empty(shape)
+      end
+      if math_type(size) == "integer" and math_type(expected) == "integer" then expected = expected * size
+      else expected = mul(expected, size) end
     end
   end
   return true
@@ -148,23 +153,24 @@ function L.dense_like(inputs, shape)
   local n = #shape
   local same_shape = #inputs > 0
   for _, t in ipairs(inputs) do
-    if #t.shape ~= n then same_shape = false
-    else
+    local s = t.shape
+    if #s ~= n then same_shape = false
+    elseif s ~= shape then
       for i = 1, n do
-        if not eq(t.shape[i], shape[i]) then same_shape = false end
+        if s[i] ~= shape[i] and not eq(s[i], shape[i]) then same_shape = false end
       end
     end
   end
   if same_shape then
-    local contiguous, channels_last, dense = true, true, true
-    for _, t in ipairs(inputs) do
-      contiguous = contiguous and L.is_contiguous(t.shape, t.stride)
-      channels_last = channels_last and L.is_channels_last(t.shape, t.stride)
-      dense = dense and L.is_non_overlapping_and_dense(t.shape, t.stride)
+    local function all(test)
+      for _, t in ipairs(inputs) do
+        if not test(t.shape, t.stride) then return false end
+      end
+      return true
     end
-    if contiguous then return L.contiguous(shape) end
-    if channels_last then return L.channels_last(shape) end
-    if dense then
+    if all(L.is_contiguous) then return L.contiguous(shape) end
+    if all(L.is_channels_last) then return L.channels_last(shape) end
+    if all(L.is_non_overlapping_and_dense) then
       local first = inputs[#inputs].stride
       local all_equal = true
       for _, t in ipairs(inputs) do

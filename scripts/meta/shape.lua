@@ -51,14 +51,20 @@ function M.numel(shape) return S.prod(shape) end
 --- The broadcast shape of several shapes (torch.broadcast_shapes).
 function M.broadcast(...)
   local shapes = { ... }
+  local first = shapes[1]
   local n = 0
-  for _, s in ipairs(shapes) do n = math.max(n, #s) end
+  local same = true
+  for _, s in ipairs(shapes) do
+    if #s > n then n = #s end
+    if s ~= first then same = false end
+  end
+  if same and first then return M.copy(first) end
   local out = {}
   for i = 1, n do
     local size = 1
     for _, s in ipairs(shapes) do
       local d = s[#s - n + i]
-      if d ~= nil and d ~= 1 then
+      if d ~= nil and d ~= 1 and d ~= size then
         if size == 1 then size = d
         elseif not S.eq(size, d) then
           error(string.format("shapes cannot be broadcast: size %s against %s at dim %d", tostring(size),

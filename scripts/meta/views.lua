@@ -29,7 +29,7 @@ F["aten::view"] = function(a)
   end
   return reshaped(a.self, a.size, false)
 end
-F["aten::_unsafe_view"] = function(a) return reshaped(a.self, a.size, true) end
+F["aten::_unsafe_view"] = function(a) return reshaped(a.self, a.size, false) end
 F["aten::reshape"] = function(a) return reshaped(a.self, a.shape, true) end
 F["aten::view_as"] = function(a) return reshaped(a.self, a.other.shape, false) end
 F["aten::reshape_as"] = function(a) return reshaped(a.self, a.other.shape, true) end
