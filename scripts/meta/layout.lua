@@ -186,6 +186,22 @@ function L.dense_like(inputs, shape)
     end
   end
   if n <= 1 then return L.contiguous(shape) end
+  -- Inputs of the result's shape with row-major strides (and 0-dim scalars) keep the row-major
+  -- order: the dim ordering below would find nothing to swap.
+  local canonical = L.contiguous(shape)
+  local row_major = true
+  for _, t in ipairs(inputs) do
+    if #t.shape > 0 then
+      for i = 1, n do
+        if t.shape[i] ~= shape[i] or t.stride[i] ~= canonical[i] then
+          row_major = false
+          break
+        end
+      end
+    end
+    if not row_major then break end
+  end
+  if row_major then return canonical end
   local strides = {}
   for k, t in ipairs(inputs) do strides[k] = broadcast_strides(t, shape) end
   -- 1 if dim a should come after dim b (be slower-moving), -1 before, 0 undecided
@@ -248,6 +264,8 @@ function L.view_strides(shape, stride, new_shape)
     if same then return { table.unpack(stride) } end
     return L.contiguous(new_shape)
   end
+  -- row-major in, row-major out
+  if L.is_contiguous(shape, stride) then return L.contiguous(new_shape) end
   local view_d = #new_shape
   local chunk_base_stride = stride[n]
   local tensor_numel = 1

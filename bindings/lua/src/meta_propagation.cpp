@@ -343,9 +343,12 @@ class Propagation {
 
   void run() {
     SandboxState& state = state_of(L_);
+    remaining_users_.assign(g_.num_slots(), 0);
+    for (NodeId n : g_.nodes()) remaining_users_[n] = static_cast<std::uint32_t>(g_.users(n).size());
     for (NodeId n : g_.nodes()) {
       state.charge_work(L_, 1);
       visit(n);
+      release_inputs(n);
     }
   }
 
@@ -388,6 +391,20 @@ class Propagation {
   }
 
  private:
+  /// Drops the Lua value of each input `n` was the last reader of: the tables the collector
+  /// must walk stay as few as the values still to be read, not one per node.
+  void release_inputs(NodeId n) {
+    const NodeIdList& inputs = g_.inputs(n);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const NodeId in = inputs[i];
+      bool repeat = false;
+      for (std::size_t j = 0; j < i && !repeat; ++j) repeat = inputs[j] == in;
+      if (repeat || remaining_users_[in] == 0 || --remaining_users_[in] > 0) continue;
+      lua_pushnil(L_);
+      lua_rawseti(L_, cache_, static_cast<lua_Integer>(in) + 1);
+    }
+  }
+
   void set_value(NodeId n, const ValueMeta& v) {
     push_plain_meta(L_, v);
     lua_rawseti(L_, cache_, static_cast<lua_Integer>(n) + 1);
@@ -709,6 +726,7 @@ class Propagation {
   int cache_ = 0;
   std::optional<FunctionIndex> index_;
   std::vector<std::optional<ValueMeta>> computed_;
+  std::vector<std::uint32_t> remaining_users_;  ///< readers of each node not visited yet
   std::string default_device_ = "cpu";
   lua_Integer computed_count_ = 0;
   lua_Integer kept_ = 0;
@@ -724,6 +742,14 @@ struct ReadOnlyReset {
   ~ReadOnlyReset() { session.read_only = was; }
 };
 
+/// Most tables a walk makes die young (argument tables, intermediate shapes); Lua's generational
+/// collector finds them cheaply. The previous mode comes back afterwards.
+struct GenerationalGc {
+  lua_State* L;
+  int previous = lua_gc(L, LUA_GCGEN, 0, 0);
+  ~GenerationalGc() { lua_gc(L, previous, 0, 0); }
+};
+
 }  // namespace
 
 int graph_propagate_meta(lua_State* L) {
@@ -733,6 +759,7 @@ int graph_propagate_meta(lua_State* L) {
   if (!options.check) require_writable(L, *cg.session);
   lua_settop(L, 3);
   ReadOnlyReset reset{*cg.session, cg.session->read_only};
+  GenerationalGc gc{L};
   Propagation p(L, *cg.session, options, 2);
   p.run();
   if (!options.check) p.commit();
