@@ -70,5 +70,41 @@ TEST_CASE("specialize: sizes, ranks and shape items; symbolic sizes and unknown 
         "return (v, 2, 6, sym, 4, unknown)\n");
 }
 
+TEST_CASE("specialize: what folded sizes unlock: shape arithmetic and passed asserts") {
+  // ViT's checks (`torch._assert(h == self.image_size, ...)`, `n_h = h // p`); a cast to the
+  // dtype x already has stays, as in torch.dynamo's graphs.
+  GraphModule gm = test::module_of_text(R"(
+    x = placeholder
+    shape = call_function getattr(x, 'shape')
+    h = call_function _operator.getitem(shape, 2)
+    eq = call_function _operator.eq(h, 224)
+    check = call_function torch._assert(eq, 'Wrong image height!')
+    n_h = call_function _operator.floordiv(h, 16)
+    cells = call_function _operator.mul(n_h, n_h)
+    neg = call_function _operator.floordiv(-7, 2)
+    mod = call_function _operator.mod(-7, 2)
+    lt = call_function _operator.lt(1.5, 2)
+    zero = call_function _operator.floordiv(h, 0)
+    big = call_function _operator.mul(4611686018427387904, 4)
+    wrong = call_function _operator.eq(h, 225)
+    failing = call_function torch._assert(wrong, 'never true')
+    same = call_method to(x, torch.float32)
+    other = call_method to(x, torch.float16)
+    r = call_method reshape(same, 1, 768, cells)
+    return (r, other, neg, mod, lt, zero, big)
+  )");
+  tensor(gm.graph, "x", {1, 3, 224, 224}, "float32");
+  specialize(gm.graph);
+  CHECK(to_graph_text(gm.graph) ==
+        "x = placeholder\n"
+        "zero = call_function _operator.floordiv(224, 0)\n"
+        "big = call_function _operator.mul(4611686018427387904, 4)\n"
+        "failing = call_function torch._assert(False, 'never true')\n"
+        "same = call_method to(x, torch.float32)\n"
+        "other = call_method to(x, torch.float16)\n"
+        "r = call_method reshape(same, 1, 768, 196)\n"
+        "return (r, other, -4, 1, True, zero, big)\n");
+}
+
 }  // namespace
 }  // namespace graft

@@ -16,8 +16,10 @@ struct SpecializeReport {
 /// Replaces, where the input's recorded tensor meta answers it with static sizes:
 /// `getattr(x, "dtype")` (and `"device"`) by the dtype (device); `getattr(x, "shape")`,
 /// `x.size()` by the tuple of sizes; `x.size(i)`, `x.dim()`, `getattr(x, "ndim")`, `x.numel()`
-/// by the number; and then `getitem` of a constant tuple by its item. Users read the constant
-/// in place of the node, which is erased. Symbolic sizes are left as they are.
+/// by the number; and then what that unlocks: `getitem` of a constant tuple by its item,
+/// `_operator` arithmetic and comparisons of two numbers by the result (`h // p`, `x.dim() == 3`),
+/// `torch._assert(True, ...)` removed, as torch.dynamo leaves them out of its graphs. Users
+/// read the constant in place of the node, which is erased. Symbolic sizes are left as they are.
 SpecializeReport specialize(Graph& g);
 
 }  // namespace graft
