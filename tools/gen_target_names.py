@@ -11,6 +11,11 @@
   method <name>                      a Tensor method implemented in C whose arguments are the
                                      schemas' of `aten::<name>` (not a Python wrapper such as
                                      `split` or `norm`, nor `to`, whose arguments differ)
+  signature <recorded name> <schema> a torch.nn.functional function written in Python, its
+                                     Python signature in schema syntax, namespace `python`:
+                                     `signature torch.nn.functional.relu python::relu(Tensor input,
+                                     bool inplace=False) -> Tensor` (types from its annotations,
+                                     `Any` where it has none)
 
 The engine reads it to record and compare targets the way torch.fx does (a Lua pattern written
 with graft.ns("torch.nn.functional").linear records torch._C._nn.linear) and to find the schema
@@ -98,6 +103,85 @@ def tensor_methods():
                   and name not in SIGNATURE_DIFFERS)
 
 
+# Python annotations -> schema types; anything else is `Any`.
+PYTHON_TYPES = {"Tensor": "Tensor", "bool": "bool", "float": "float", "int": "int", "str": "str",
+                "List[int]": "int[]", "List[float]": "float[]", "Union[int, float]": "Scalar",
+                "BroadcastingList1[int]": "int[]", "BroadcastingList2[int]": "int[]", "BroadcastingList3[int]": "int[]",
+                "BroadcastingList2[float]": "float[]"}
+
+
+def schema_type(annotation):
+    import inspect
+    import typing
+
+    if annotation is inspect.Parameter.empty or annotation is None:
+        return "Any"
+    if typing.get_origin(annotation) is typing.Union:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1 and len(typing.get_args(annotation)) == 2:
+            inner = schema_type(args[0])
+            return "Any" if inner == "Any" else inner + "?"
+    text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
+    text = text or str(annotation).replace("typing.", "").replace("torch.", "")
+    return PYTHON_TYPES.get(text, "Any")
+
+
+def schema_default(value):
+    """The default as schema text, or None when it has no such spelling."""
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        return text if "inf" not in text and "nan" not in text else None
+    if isinstance(value, str) and '"' not in value and "\\" not in value:
+        return f'"{value}"'
+    return None
+
+
+def python_signatures():
+    """Sorted (recorded name, schema) for the Python functions of torch.nn.functional whose
+    signature has a schema spelling (no *args / **kwargs, defaults that are literals)."""
+    import inspect
+
+    import torch.nn.functional as F
+    from torch.fx.node import _get_qualified_name
+
+    found = {}
+    for attr in sorted(dir(F)):
+        fn = getattr(F, attr)
+        if attr.startswith("_") or not inspect.isfunction(fn):
+            continue
+        try:
+            recorded, sig = _get_qualified_name(fn), inspect.signature(fn)
+        except Exception:
+            continue
+        parts, star = [], False
+        for p in sig.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                break
+            if p.kind is p.KEYWORD_ONLY and not star:
+                parts.append("*")
+                star = True
+            kind = schema_type(p.annotation)
+            if p.name == "dtype":  # annotated Optional[int] (TorchScript's ScalarType), passed torch dtypes
+                kind = "ScalarType?" if kind.endswith("?") else "ScalarType"
+            text = f"{kind} {p.name}"
+            if p.default is not p.empty:
+                default = schema_default(p.default)
+                if default is None:
+                    break
+                text += f"={default}"
+            parts.append(text)
+        else:
+            if " " not in recorded and recorded.startswith("torch.nn.functional."):
+                found[recorded] = f"python::{recorded.rsplit('.', 1)[1]}({', '.join(parts)}) -> Any"
+    return sorted(found.items())
+
+
 def names_text():
     """The whole file: a two-line header naming the torch version and the command, then the
     alias lines and the aten lines, each sorted."""
@@ -107,7 +191,7 @@ def names_text():
               "ATen operator each calls (aten <recorded name> <operator>); generated, do not edit.",
               f"# Made by: {COMMAND}"]
     lines = ([f"alias {a} {b}" for a, b in name_pairs()] + [f"aten {a} {b}" for a, b in aten_operators()] +
-             [f"method {m}" for m in tensor_methods()])
+             [f"method {m}" for m in tensor_methods()] + [f"signature {a} {b}" for a, b in python_signatures()])
     return "\n".join(header + lines) + "\n"
 
 

@@ -136,6 +136,26 @@ TEST_CASE("functionalize: out=, methods, inplace=True, permute and split items")
   CHECK(f.report.writes == 5);
 }
 
+TEST_CASE("functionalize: inplace=True passed by position, as normalisation writes F.relu") {
+  // F.relu(x, True): the Python signature puts `inplace` second. Missing it would leave a write.
+  const Functionalized f = functionalized(R"(
+    x = placeholder
+    c = call_function torch.ops.aten.clone.default(x)
+    i = call_function torch.nn.functional.relu(c, True)
+    h = call_function torch.nn.functional.hardtanh(c, -1.0, 1.0, True)
+    k = call_function torch.nn.functional.relu(c, False)
+    return (c, k)
+  )");
+  CHECK(f.text ==
+        "x = placeholder\n"
+        "c = call_function torch.ops.aten.clone.default(x)\n"
+        "relu = call_function torch.nn.functional.relu(c, False)\n"
+        "hardtanh = call_function torch.nn.functional.hardtanh(relu, -1.0, 1.0, False)\n"
+        "k = call_function torch.nn.functional.relu(hardtanh, False)\n"
+        "return (hardtanh, k)\n");
+  CHECK(f.report.writes == 2);
+}
+
 TEST_CASE("functionalize: torch functions with _ or out=, and Python's += operators") {
   const Functionalized f = functionalized(R"(
     x = placeholder

@@ -2,6 +2,9 @@
 // that writes every call in one spelling.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <string>
+
 #include "graft/io/graph_text.hpp"
 #include "graft/ir/schema_binding.hpp"
 #include "graft/ir/target_name.hpp"
@@ -263,6 +266,45 @@ TEST_CASE("argument_fits: literal kinds against schema types") {
   CHECK(argument_fits(Argument::node(0), "Tensor(a!)"));
   CHECK(argument_fits(Argument::node(0), "int"));  // no graph, no meta: a node may be anything
   CHECK(argument_fits(Argument(1.5), "Generator?"));  // unknown types accept anything
+}
+
+TEST_CASE("normalize: torch.nn.functional's Python functions through their generated signatures") {
+  // Every signature line of the generated table parses.
+  std::ifstream in(std::string(GRAFT_TEST_DATA) + "/../../engine/data/fx_target_names.txt");
+  REQUIRE(in);
+  std::size_t signatures = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("signature ")) continue;
+    const std::string target = line.substr(10, line.find(' ', 10) - 10);
+    CHECK_MESSAGE(python_signature(target) != nullptr, line);
+    ++signatures;
+  }
+  CHECK(signatures > 80);
+  const OpSchema* relu = python_signature("torch.nn.functional.relu");
+  REQUIRE(relu != nullptr);
+  CHECK(to_string(*relu) == "python::relu(Tensor input, bool inplace=False) -> Any");
+  CHECK(python_signature("torch.nn.functional.threshold") != nullptr);  // recorded as _threshold
+  CHECK(python_signature("torch.relu") == nullptr);  // a C function: ATen's schemas describe it
+  // The spellings of a call become one; a call that does not bind is left as it is.
+  CHECK(normalized_text(R"(
+    x = placeholder
+    a = call_function torch.nn.functional.relu(x)
+    b = call_function torch.nn.functional.relu(input=x, inplace=True)
+    c = call_function torch.nn.functional.softmax(x, -1)
+    d = call_function torch.nn.functional.softmax(x, dim=-1, dtype=torch.float16)
+    e = call_function torch.nn.functional.layer_norm(x, [4], eps=0.001)
+    f = call_function torch.nn.functional.relu(x, False, 3)
+    return (a, b, c, d, e, f)
+  )",
+                        OpSchemaRegistry::builtin()) ==
+        "x = placeholder\n"
+        "a = call_function torch.nn.functional.relu(x, False)\n"
+        "b = call_function torch.nn.functional.relu(x, True)\n"
+        "c = call_function torch.nn.functional.softmax(x, -1, 3, None)\n"
+        "d = call_function torch.nn.functional.softmax(x, -1, 3, torch.float16)\n"
+        "e = call_function torch.nn.functional.layer_norm(x, [4], None, None, 0.001)\n"
+        "f = call_function torch.nn.functional.relu(x, False, 3)\n"
+        "return (a, b, c, d, e, f)\n");
 }
 
 }  // namespace

@@ -14,8 +14,12 @@ one graph, which `graft run` normalises. Then, in PyTorch:
 A failing case is shrunk (arguments given by the case are dropped back to their defaults while
 it still fails) and reported with its seed and graph.
 
+The same for torch.nn.functional's Python functions (F.relu, F.softmax, F.layer_norm, ...),
+whose generated signatures (engine/data/fx_target_names.txt) graft binds them with: 120 cases.
+
 The bundled torchvision graphs (ATen and torch.fx-traced, with methods and torch functions) are
 normalised too, in all three default modes, and must compute what the model computes."""
+import inspect
 import json
 import os
 import random
@@ -26,6 +30,7 @@ import unittest
 
 import torch
 import torch.fx
+import torch.nn.functional as F
 from torch.fx.operator_schemas import normalize_function
 
 from graft_fx import export_graph_module, import_graph
@@ -156,6 +161,60 @@ def make_case(seed, keep=None):
     return torch.fx.GraphModule(torch.nn.Module(), g), inputs, op, values, keep
 
 
+# torch.nn.functional functions written in Python: the case's value for each parameter.
+FUNCTIONAL = [
+    (F.relu, dict(input=t(3, 4))),
+    (F.relu6, dict(input=t(3, 4))),
+    (F.silu, dict(input=t(3, 4))),
+    (F.hardswish, dict(input=t(3, 4))),
+    (F.elu, dict(input=t(3, 4), alpha=0.5)),
+    (F.celu, dict(input=t(3, 4), alpha=2.0)),
+    (F.leaky_relu, dict(input=t(3, 4), negative_slope=0.3)),
+    (F.hardtanh, dict(input=t(3, 4), min_val=-0.25, max_val=0.5)),
+    (F.softmax, dict(input=t(3, 4), dim=0, dtype=torch.float64), {"dim"}),
+    (F.log_softmax, dict(input=t(3, 4), dim=1, dtype=torch.float64), {"dim"}),
+    (F.softmin, dict(input=t(3, 4), dim=0), {"dim"}),  # no dim is deprecated
+    (F.dropout, dict(input=t(3, 4), p=0.25, training=False), {"training"}),  # training=True is random
+    (F.layer_norm, dict(input=t(2, 3, 4), normalized_shape=[4], weight=t(4, seed=1), bias=t(4, seed=2), eps=0.01)),
+    (F.group_norm, dict(input=t(2, 4, 3), num_groups=2, weight=t(4, seed=1), bias=t(4, seed=2), eps=0.01)),
+    (F.normalize, dict(input=t(3, 4), p=1.0, dim=0, eps=0.001)),
+    (F.glu, dict(input=t(4, 6), dim=0)),
+]
+
+
+def functional_case(seed):
+    """(module, inputs, function): two random spellings of one F call with the case's values."""
+    rng = random.Random(seed)
+    fn, values, *always = FUNCTIONAL[seed % len(FUNCTIONAL)]
+    always = always[0] if always else set()
+    params = list(inspect.signature(fn).parameters.values())
+    g = torch.fx.Graph()
+    inputs, nodes = [], {}
+    for name, v in values.items():
+        if isinstance(v, torch.Tensor):
+            nodes[name] = g.placeholder(name)
+            inputs.append(v)
+    # the case's value, or the default (then a spelling may leave the parameter out)
+    own = {p.name for p in params
+           if p.name in values and (p.default is p.empty or p.name in always or rng.random() < 0.6)}
+    calls = []
+    for _ in range(2):
+        args, kwargs, positional = [], {}, True
+        for p in params:
+            if p.name not in own and rng.random() < 0.5:
+                positional = False
+                continue
+            value = nodes.get(p.name, values.get(p.name)) if p.name in own else p.default
+            if positional and p.kind is p.POSITIONAL_OR_KEYWORD and rng.random() < 0.5:
+                args.append(value)
+            else:
+                positional = False
+                kwargs[p.name] = value
+        calls.append(g.call_function(fn, tuple(args), kwargs))
+    g.output(tuple(calls))
+    return torch.fx.GraphModule(torch.nn.Module(), g), inputs, fn
+
+
 class NormalizeVsTorch(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -232,6 +291,27 @@ class NormalizeVsTorch(unittest.TestCase):
             self.fail(f"seed {seed} ({op}), case arguments {sorted(keep)}: {self.problem(seed, keep)}\n"
                       f"{make_case(seed, keep)[0].graph}")
         self.assertGreater(len(ops), len(CALLS) * 3 // 4)  # the seeds reach most operators
+
+    def test_functional_calls(self):
+        for seed in range(120):
+            gm, inputs, fn = functional_case(seed)
+            out, error = self.normalised(gm)
+            self.assertIsNone(error, f"seed {seed}: {error}\n{gm.graph}")
+            got = import_graph(out, gm)
+            with torch.no_grad():
+                for e, r in zip(gm(*inputs), got(*inputs)):
+                    self.assertTrue(torch.equal(e, r), f"seed {seed}: computes something else\n{gm.graph}")
+            calls = [n for n in got.graph.nodes if n.op == "call_function"]
+            self.assertEqual((calls[0].args, calls[0].kwargs), (calls[1].args, calls[1].kwargs),
+                             f"seed {seed}: two spellings stay different\n{gm.graph}")
+            # graft's form: every parameter by position, defaults written out, bound as torch.fx binds
+            names = list(inspect.signature(fn).parameters)
+            self.assertEqual((len(calls[0].args), dict(calls[0].kwargs)), (len(names), {}), f"seed {seed}")
+            torch_form = normalize_function(fn, tuple(calls[0].args), {}, normalize_to_only_use_kwargs=True)
+            for name, mine in zip(names, calls[0].args):
+                theirs = torch_form.kwargs[name]
+                same = (mine is theirs) if isinstance(mine, torch.fx.Node) else strict(mine) == strict(theirs)
+                self.assertTrue(same, f"seed {seed}, {fn.__name__}.{name}: graft {mine!r}, torch.fx {theirs!r}")
 
     def test_methods_and_torch_functions_compute_the_same(self):
         class M(torch.nn.Module):

@@ -103,11 +103,27 @@ class TargetNamesFileTest(unittest.TestCase):
     def test_file_shape(self):
         self.assertTrue(self.committed.endswith("\n") and "\r" not in self.committed)
         kinds = [line[0] for line in self.lines]
-        self.assertEqual(kinds, sorted(kinds, key=["alias", "aten", "method"].index))
-        for kind in ("alias", "aten", "method"):
+        self.assertEqual(kinds, sorted(kinds, key=["alias", "aten", "method", "signature"].index))
+        for kind, least in (("alias", 100), ("aten", 100), ("method", 100), ("signature", 80)):
             body = [" ".join(line) for line in self.lines if line[0] == kind]
             self.assertEqual(body, sorted(set(body)), f"{kind} lines sorted and distinct")
-            self.assertGreater(len(body), 100, kind)
+            self.assertGreater(len(body), least, kind)
+
+    def test_signatures_are_the_python_functions_parameters(self):
+        import inspect
+
+        import torch.nn.functional as F
+
+        signatures = [line for line in self.lines if line[0] == "signature"]
+        for _, recorded, schema in ((line[0], line[1], " ".join(line[2:])) for line in signatures):
+            fn = resolve(recorded)
+            self.assertIsNotNone(fn, recorded)
+            names = [p.name for p in inspect.signature(fn).parameters.values()]
+            inside = schema[schema.index("(") + 1:schema.rindex(") ->")]
+            listed = [part.split("=")[0].split()[-1] for part in inside.split(", ") if part != "*"] if inside else []
+            self.assertEqual(listed, names, recorded)
+        self.assertIn("torch.nn.functional.relu", [line[1] for line in signatures])
+        self.assertIs(resolve("torch.nn.functional.relu"), F.relu)
 
     def test_an_alias_reaches_the_same_function_as_its_recorded_name(self):
         # Resolved by import path, not by the generator's torch.fx helper.

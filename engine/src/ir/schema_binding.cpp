@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <optional>
 
 #include "graft/ir/target_name.hpp"
 
@@ -184,6 +187,21 @@ bool argument_fits(const Argument& value, std::string_view type, const Graph* g)
   return fits(value, without_alias(type), g);
 }
 
+const OpSchema* python_signature(std::string_view target) {
+  const std::string_view text = python_signature_text(target);
+  if (text.empty()) return nullptr;
+  // Parsed once each; the table is fixed, so entries are never removed and pointers stay valid.
+  static std::mutex mutex;
+  static std::map<std::string_view, std::optional<OpSchema>> parsed;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto [it, fresh] = parsed.try_emplace(text);
+  if (fresh) {
+    Result<OpSchema> schema = parse_op_schema(text);
+    if (schema) it->second = std::move(schema).value();
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
 CallSchemas schemas_for_call(const OpSchemaRegistry& registry, OpKind op, std::string_view target) {
   CallSchemas out;
   if (op == OpKind::CallMethod) {
@@ -203,6 +221,8 @@ CallSchemas schemas_for_call(const OpSchemaRegistry& registry, OpKind op, std::s
   if (const std::string_view aten = aten_operator_of(target); !aten.empty()) {
     out.candidates = registry.overloads(aten);
     out.python_names = true;
+  } else if (const OpSchema* python = python_signature(target)) {
+    out.candidates.push_back(python);
   }
   return out;
 }

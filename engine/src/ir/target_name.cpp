@@ -16,6 +16,7 @@ struct FxNameTables {
   std::vector<NamePair> aliases;  // spelling, recorded name
   std::vector<NamePair> aten;  // recorded name, aten::op
   std::vector<std::string_view> methods;  // Tensor methods with ATen arguments
+  std::vector<NamePair> signatures;  // recorded name, Python signature as a schema
 };
 
 /// The embedded tables, parsed on first use (thread-safe static); views into the embedded bytes.
@@ -36,11 +37,13 @@ const FxNameTables& fx_tables() {
       NamePair pair{line.substr(first + 1, second - first - 1), line.substr(second + 1)};
       if (kind == "alias") t.aliases.push_back(pair);
       if (kind == "aten") t.aten.push_back(pair);
+      if (kind == "signature") t.signatures.push_back(pair);
     }
     // The generator sorts; sorting again is cheap and keeps the lookups right whatever the file.
     std::sort(t.aliases.begin(), t.aliases.end());
     std::sort(t.aten.begin(), t.aten.end());
     std::sort(t.methods.begin(), t.methods.end());
+    std::sort(t.signatures.begin(), t.signatures.end());
     return t;
   }();
   return tables;
@@ -83,6 +86,10 @@ std::vector<std::string_view> fx_target_spellings(std::string_view recorded) {
 }
 
 std::string_view aten_operator_of(std::string_view target) { return lookup(fx_tables().aten, fx_target_name(target)); }
+
+std::string_view python_signature_text(std::string_view target) {
+  return lookup(fx_tables().signatures, fx_target_name(target));
+}
 
 bool is_aten_method(std::string_view name) {
   const auto& m = fx_tables().methods;

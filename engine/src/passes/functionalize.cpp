@@ -200,11 +200,9 @@ class Functionalizer {
     const std::string target = g_.target(n);
     std::vector<Argument> args = g_.args(n);
     Kwargs kwargs = g_.kwargs(n);
-    for (auto& [key, value] : kwargs) {
-      if (key == "inplace" && value.holds<bool>() && value.get<bool>()) {
-        value = Argument(false);
-        return make(target, std::move(args), std::move(kwargs), op);
-      }
+    if (const auto flag = inplace_flag(g_, n)) {  // relu(x, inplace=True) -> relu(x, inplace=False)
+      (flag->keyword ? kwargs[flag->index].second : args[flag->index]) = Argument(false);
+      return make(target, std::move(args), std::move(kwargs), op);
     }
     if (op == OpKind::CallMethod && is_inplace_name(target))
       return make(std::string_view(target).substr(0, target.size() - 1), std::move(args), std::move(kwargs), op);

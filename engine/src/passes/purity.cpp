@@ -55,11 +55,7 @@ constexpr std::string_view kPythonRandom[] = {"torch.nn.functional.dropout",
                                               "torch.nn.functional.fractional_max_pool2d_with_indices",
                                               "torch.nn.functional.fractional_max_pool3d_with_indices"};
 
-bool inplace_kwarg(const Graph& g, NodeId n) {
-  for (const auto& [key, value] : g.kwargs(n))  // relu(x, inplace=True) writes to x
-    if (key == "inplace" && value.holds<bool>() && value.get<bool>()) return true;
-  return false;
-}
+bool inplace_kwarg(const Graph& g, NodeId n) { return inplace_flag(g, n).has_value(); }
 
 /// The schema of a call and its arguments bound to it: the overload a torch.ops target names, or
 /// the first overload a torch function or method binds to; null when none.
@@ -96,6 +92,21 @@ void add_node_refs(const Argument& a, std::vector<NodeId>& out) {
 }
 
 }  // namespace
+
+std::optional<InplaceFlag> inplace_flag(const Graph& g, NodeId n) {
+  const Kwargs& kwargs = g.kwargs(n);
+  for (std::size_t i = 0; i < kwargs.size(); ++i)  // relu(x, inplace=True) writes to x
+    if (kwargs[i].first == "inplace" && kwargs[i].second.holds<bool>() && kwargs[i].second.get<bool>())
+      return InplaceFlag{true, i};
+  if (g.op(n) != OpKind::CallFunction) return std::nullopt;
+  const OpSchema* python = python_signature(g.target(n));
+  if (python == nullptr) return std::nullopt;
+  const auto& args = g.args(n);
+  for (std::size_t i = 0; i < python->arguments.size() && i < args.size(); ++i)
+    if (python->arguments[i].name == "inplace" && args[i].holds<bool>() && args[i].get<bool>())
+      return InplaceFlag{false, i};
+  return std::nullopt;
+}
 
 bool is_mutating(const Graph& g, NodeId n, const OpSchemaRegistry& ops) {
   const OpKind op = g.op(n);

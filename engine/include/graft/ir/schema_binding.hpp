@@ -45,9 +45,14 @@ bool same_parameter(const SchemaArgument& a, const SchemaArgument& b);
 /// tensor only a tensor, any other node anything. Unknown types accept anything.
 bool argument_fits(const Argument& value, std::string_view type, const Graph* g = nullptr);
 
+/// The Python signature of a torch.nn.functional function written in Python, as a schema
+/// (`python::relu(Tensor input, bool inplace=False) -> Any`), or null (target_name.hpp).
+const OpSchema* python_signature(std::string_view target);
+
 /// The schemas that may describe a call: for call_function, the overload a `torch.ops` target
 /// names, every overload of an overload packet (`torch.ops.aten.add`) or of the ATen operator a
-/// torch function calls (`torch.add`, `torch._C._nn.linear`; `python_names` is then set); for
+/// torch function calls (`torch.add`, `torch._C._nn.linear`; `python_names` is then set), or
+/// the Python signature of a torch.nn.functional function (`F.relu`, `F.softmax`); for
 /// call_method, every overload of `aten::<method>` when the method takes ATen's arguments
 /// (`is_aten_method`; the receiver is `self`).
 struct CallSchemas {

@@ -38,6 +38,11 @@ std::vector<std::string_view> fx_target_spellings(std::string_view recorded);
 /// spells the schemas' `self` as `input` in these functions.
 std::string_view aten_operator_of(std::string_view target);
 
+/// The Python signature of a torch.nn.functional function written in Python, in schema syntax
+/// with namespace `python` (`torch.nn.functional.relu` gives `python::relu(Tensor input, bool
+/// inplace=False) -> Any`; a spelling such as `F.threshold`'s is resolved first); empty for others.
+std::string_view python_signature_text(std::string_view target);
+
 /// Whether `name` is a Tensor method implemented in C whose arguments are those of the
 /// `aten::<name>` schemas (`add`, `transpose`); false for Python wrappers whose arguments differ
 /// (`split`, `norm`) and for names that are not Tensor methods.

@@ -2,6 +2,8 @@
 // which passes may remove, merge or reorder it.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "graft/ir/graph.hpp"
@@ -13,6 +15,14 @@ namespace graft {
 /// (`Tensor(a!)`: `add_`, `add.out`, `copy_`); `inplace=True`; for calls no schema describes,
 /// torch's naming rule (a trailing `_`, an `out` overload).
 bool is_mutating(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
+
+/// Where a call passes `inplace=True`: by keyword, or by position where the function's Python
+/// signature has `inplace` (`F.relu(x, True)`, as normalisation writes it).
+struct InplaceFlag {
+  bool keyword = false;
+  std::size_t index = 0;  ///< into the kwargs or the args
+};
+std::optional<InplaceFlag> inplace_flag(const Graph& g, NodeId n);
 
 /// The inputs `n` writes to (the values bound to `Tensor(a!)` arguments, the input of an
 /// `inplace=True` call, a trailing-`_` method's receiver), in argument order.
