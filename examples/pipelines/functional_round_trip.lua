@@ -6,12 +6,24 @@
 --   clean up       the views and clones the writes left unused
 --   fuse           the classifier's Linear -> Hardswish into one kernel call (rules/linear_act_aten)
 --   re-inplace     functional calls whose input dies there write into it again, saving memory
+--   check meta     every node's shape, dtype and strides recomputed from the input's
+--                  (scripts/meta) and compared with the meta the passes kept; the fused kernel
+--                  is an op of our own, so it gets a meta function here
 --
 -- Each step prints what it did. The result computes exactly what the model computes
 -- (tests/python/test_functional_round_trip.py runs it in PyTorch).
 --
 --   graft run examples/pipelines/functional_round_trip.lua examples/graphs/mobilenet_v3_small.aten.json -o out.json
 local fuse = require("rules.linear_act_aten")
+local functions = require("meta.functions")
+
+-- graft_fx.kernels.linear_act(x, w, b, act[, shape]): F.linear, then a view to `shape` if given
+functions["graft_fx.kernels.linear_act"] = function(a)
+  local out = functions["aten::linear"]({ input = a[1], weight = a[2] })
+  local shape = a[5] or a.shape
+  if shape then return functions["aten::view"]({ self = out, size = shape }) end
+  return out
+end
 
 return graft.pipeline {
   name = "functional_round_trip",
@@ -38,6 +50,12 @@ return graft.pipeline {
           shown = shown + 1
         end
       end
+    end },
+    graft.pass { name = "check_meta", run = function(g)
+      local r = g:propagate_meta(functions, { check = true })
+      print(string.format("check meta: %d nodes recomputed, %d differ from the meta the passes kept",
+                          r.computed, #r.mismatches))
+      assert(#r.mismatches == 0 and r.unknown == 0, "meta differs")
     end },
   },
   checks = { "lint" },

@@ -43,6 +43,10 @@ class FunctionalRoundTrip(unittest.TestCase):
         self.assertEqual(written, 30)  # 19 hardswish_, 5 relu_, 6 add_ in the bundled graph
         self.assertGreater(reinplaced, written)  # re-inplacing also finds calls that were functional
         self.assertIn("linear_act 1/1", report)
+        # the meta the passes kept is what scripts/meta computes from the input's, node for node
+        checked = re.search(r"check meta: (\d+) nodes recomputed, (\d+) differ", report)
+        self.assertGreater(int(checked.group(1)), 150)
+        self.assertEqual(int(checked.group(2)), 0)
 
         model = build_model("torchvision.models.mobilenet_v3_small", 0).eval()
         inputs = example_inputs([[1, 3, 224, 224]], 0)
