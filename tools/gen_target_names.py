@@ -14,8 +14,8 @@
   signature <recorded name> <schema> a torch.nn.functional function written in Python, its
                                      Python signature in schema syntax, namespace `python`:
                                      `signature torch.nn.functional.relu python::relu(Tensor input,
-                                     bool inplace=False) -> Tensor` (types from its annotations,
-                                     `Any` where it has none)
+                                     Any inplace=False) -> Any` (Tensor parameters typed, the others
+                                     `Any`: Python does not check annotations)
 
 The engine reads it to record and compare targets the way torch.fx does (a Lua pattern written
 with graft.ns("torch.nn.functional").linear records torch._C._nn.linear) and to find the schema
@@ -103,27 +103,22 @@ def tensor_methods():
                   and name not in SIGNATURE_DIFFERS)
 
 
-# Python annotations -> schema types; anything else is `Any`.
-PYTHON_TYPES = {"Tensor": "Tensor", "bool": "bool", "float": "float", "int": "int", "str": "str",
-                "List[int]": "int[]", "List[float]": "float[]", "Union[int, float]": "Scalar",
-                "BroadcastingList1[int]": "int[]", "BroadcastingList2[int]": "int[]", "BroadcastingList3[int]": "int[]",
-                "BroadcastingList2[float]": "float[]"}
-
-
 def schema_type(annotation):
+    """Tensor and Tensor? from the annotations; every other parameter is `Any`: Python does not
+    check annotations (`size: Optional[int]` takes a tuple, `dtype: Optional[int]` a torch dtype),
+    so a stricter type would only refuse calls Python accepts."""
     import inspect
     import typing
 
-    if annotation is inspect.Parameter.empty or annotation is None:
-        return "Any"
-    if typing.get_origin(annotation) is typing.Union:
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if len(args) == 1 and len(typing.get_args(annotation)) == 2:
-            inner = schema_type(args[0])
-            return "Any" if inner == "Any" else inner + "?"
-    text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
-    text = text or str(annotation).replace("typing.", "").replace("torch.", "")
-    return PYTHON_TYPES.get(text, "Any")
+    import torch
+
+    if annotation is torch.Tensor:
+        return "Tensor"
+    if typing.get_origin(annotation) is typing.Union and annotation is not inspect.Parameter.empty:
+        args = typing.get_args(annotation)
+        if len(args) == 2 and type(None) in args and torch.Tensor in args:
+            return "Tensor?"
+    return "Any"
 
 
 def schema_default(value):
@@ -166,10 +161,7 @@ def python_signatures():
             if p.kind is p.KEYWORD_ONLY and not star:
                 parts.append("*")
                 star = True
-            kind = schema_type(p.annotation)
-            if p.name == "dtype":  # annotated Optional[int] (TorchScript's ScalarType), passed torch dtypes
-                kind = "ScalarType?" if kind.endswith("?") else "ScalarType"
-            text = f"{kind} {p.name}"
+            text = f"{schema_type(p.annotation)} {p.name}"
             if p.default is not p.empty:
                 default = schema_default(p.default)
                 if default is None:

@@ -101,11 +101,9 @@ F["aten::cat"] = function(a)
   local total = 0
   local format
   for _, t in ipairs(tensors) do
-    if not skipped(t) then
-      total = S.add(total, t.shape[k])
-      local f = layout.suggest_format(t)
-      if format == nil then format = f elseif format ~= f then format = "contiguous_format" end
-    end
+    if not skipped(t) then total = S.add(total, t.shape[k]) end
+    local f = layout.suggest_format(t) -- every input votes, the skipped ones too
+    if format == nil then format = f elseif format ~= f then format = "contiguous_format" end
   end
   out[k] = total
   return shape.tensor(out, dtype, layout.for_format(out, format))
@@ -113,15 +111,39 @@ end
 F["aten::concat"] = F["aten::cat"]
 F["aten::concatenate"] = F["aten::cat"]
 
+-- stack: the inputs each unsqueezed at dim, joined. torch 1.13 (CPU) lays the result out in the
+-- inputs' memory format (channels-last when every input suggests it, else row-major), the new
+-- dim just slower than the dim it is inserted before; row-major when it stacks at the new last dim.
 F["aten::stack"] = function(a)
+  local unsqueeze = require("meta.views")["aten::unsqueeze"]
   local first = a.tensors[1]
   local n = #first.shape
-  local k = shape.axis(a.dim or 0, n + 1)
-  local out = copy(first.shape)
-  table.insert(out, k, #a.tensors)
-  local dtype
-  for _, t in ipairs(a.tensors) do dtype = D.promote(dtype, t.dtype) end
-  return shape.tensor(out, dtype)
+  local dim = a.dim or 0
+  if dim < 0 then dim = dim + n + 1 end
+  local parts = {}
+  local channels_last = n == 4
+  for i, t in ipairs(a.tensors) do
+    parts[i] = unsqueeze({ self = t, dim = dim })
+    channels_last = channels_last and layout.suggest_format(t) == "channels_last"
+  end
+  local out = F["aten::cat"]({ tensors = parts, dim = dim })
+  if dim == n then
+    out.stride = layout.contiguous(out.shape)
+    return out
+  end
+  local order = {} -- the input's dims, fastest first
+  if channels_last then order = { 2, 4, 3, 1 } else for i = n, 1, -1 do order[#order + 1] = i end end
+  local stride, next_stride = {}, 1
+  local function place(d)
+    stride[d] = next_stride
+    next_stride = S.mul(next_stride, out.shape[d])
+  end
+  for _, d in ipairs(order) do
+    place(d <= dim and d or d + 1)
+    if d == dim + 1 then place(dim + 1) end -- the new dim, just slower than the dim it precedes
+  end
+  out.stride = stride
+  return out
 end
 
 return F

@@ -83,8 +83,8 @@ end
 local function unary(a) return pointwise(a.self.dtype, nil, a.self) end
 for _, name in ipairs({ "relu", "relu6", "neg", "positive", "gelu", "silu", "mish", "elu", "selu", "celu",
   "leaky_relu", "hardtanh", "hardswish", "hardsigmoid", "hardshrink", "softshrink", "softplus", "threshold",
-  "clamp", "clamp_min", "clamp_max", "clip", "sign", "sgn", "floor", "ceil", "round", "trunc", "frac",
-  "bitwise_not", "square", "prelu", "glu_jvp", "nan_to_num", "fill", "lerp", "addcmul", "addcdiv", "logit",
+  "sign", "sgn", "floor", "ceil", "round", "trunc", "frac",
+  "bitwise_not", "square", "prelu", "glu_jvp", "nan_to_num", "fill", "logit",
   "sigmoid_backward", "threshold_backward", "hardtanh_backward" }) do
   F["aten::" .. name] = unary
 end
@@ -99,6 +99,33 @@ for _, name in ipairs({ "sigmoid", "tanh", "exp", "exp2", "expm1", "log", "log2"
   "reciprocal", "lgamma", "digamma", "i0", "sinc", "deg2rad", "rad2deg" }) do
   F["aten::" .. name] = unary_float
 end
+
+--- Only tensors: Scalar arguments decide the dtype but are not operands of the iteration.
+local function tensor_or_nil(v) return is_tensor(v) and v or nil end
+
+-- clamp promotes with its bounds (an int tensor clamped at 0.5 is float)
+local function clamp(low, high)
+  return function(a)
+    local t = D.result_type(a.self, a[low], a[high])
+    return pointwise(t, t, a.self, tensor_or_nil(a[low]), tensor_or_nil(high and a[high]))
+  end
+end
+F["aten::clamp"] = clamp("min", "max")
+F["aten::clip"] = clamp("min", "max")
+F["aten::clamp_min"] = clamp("min")
+F["aten::clamp_max"] = clamp("max")
+
+-- Ternary ops broadcast all three operands.
+F["aten::lerp"] = function(a)
+  local t = D.result_type(a.self, a["end"])
+  return pointwise(t, t, a.self, a["end"], tensor_or_nil(a.weight))
+end
+local function combine3(a)
+  local t = D.result_type(a.self, a.tensor1, a.tensor2)
+  return pointwise(t, t, a.self, a.tensor1, a.tensor2)
+end
+F["aten::addcmul"] = combine3
+F["aten::addcdiv"] = combine3
 
 F["aten::abs"] = function(a) return pointwise(D.to_real(a.self.dtype), nil, a.self) end
 

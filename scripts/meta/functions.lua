@@ -41,7 +41,8 @@ functions["aten::numel"] = function(a) return shape.numel(a.self.shape) end
 functions["aten::sym_size"] = functions["aten::size"]
 functions["aten::sym_numel"] = functions["aten::numel"]
 
-functions["builtins.getattr"] = function(a)
+-- torch.fx records builtins.getattr as `getattr`
+functions["getattr"] = function(a)
   local t, name = a[1], a[2]
   if not is_tensor(t) then return nil end
   if name == "shape" then return shape.copy(t.shape) end

@@ -104,11 +104,28 @@ function L.is_non_overlapping_and_dense(shape, stride)
   return true
 end
 
+--- Whether the strides order the dims as channels-last does (torch's
+--- is_channels_last_strides_2d/_3d, the test behind suggest_memory_format): C fastest, then W,
+--- H (, D), N; ambiguous cases (size-1 dims with equal strides) count as row-major.
+local function strides_like_channels_last(shape, stride)
+  local order = #shape == 4 and { 2, 4, 3, 1 } or { 2, 5, 4, 3, 1 }
+  if stride[2] == 0 then return false end
+  local min = 0
+  for _, d in ipairs(order) do
+    local size, st = shape[d], stride[d]
+    if math_type(size) ~= "integer" or math_type(st) ~= "integer" then return false end
+    if size == 0 or st < min then return false end
+    if d == 1 and min == stride[2] then return false end
+    min = st
+    if size > 1 then min = min * size end
+  end
+  return true
+end
+
 --- The memory format torch suggests for a tensor (suggest_memory_format).
 function L.suggest_format(t)
-  if (#t.shape == 4 or #t.shape == 5) and not L.is_contiguous(t.shape, t.stride) and
-      L.is_channels_last(t.shape, t.stride) then
-    return "channels_last"
+  if (#t.shape == 4 or #t.shape == 5) and strides_like_channels_last(t.shape, t.stride) then
+    return #t.shape == 4 and "channels_last" or "channels_last_3d"
   end
   return "contiguous_format"
 end
@@ -123,7 +140,7 @@ function L.for_format(shape, format, like)
       for i, s in ipairs(like.stride) do copy[i] = s end
       return copy
     end
-    if L.suggest_format(like) == "channels_last" then return L.channels_last(shape) end
+    if L.suggest_format(like) ~= "contiguous_format" then return L.channels_last(shape) end
     return L.dense_like({ like }, shape)
   end
   return L.contiguous(shape)
@@ -264,8 +281,16 @@ function L.view_strides(shape, stride, new_shape)
     if same then return { table.unpack(stride) } end
     return L.contiguous(new_shape)
   end
-  -- row-major in, row-major out
-  if L.is_contiguous(shape, stride) then return L.contiguous(new_shape) end
+  -- row-major in (exactly: size-1 dims may carry other strides), row-major out
+  local canonical = L.contiguous(shape)
+  local exact = true
+  for i = 1, n do
+    if stride[i] ~= canonical[i] then
+      exact = false
+      break
+    end
+  end
+  if exact then return L.contiguous(new_shape) end
   local view_d = #new_shape
   local chunk_base_stride = stride[n]
   local tensor_numel = 1

@@ -73,8 +73,8 @@ end
 --- Channels-last in, channels-last out (what torch's CPU kernels do); else row-major.
 local function conv_layout(input, weight, out)
   local fmt = layout.suggest_format(input)
-  if weight and fmt ~= "channels_last" then fmt = layout.suggest_format(weight) end
-  if fmt == "channels_last" and (#out == 4 or #out == 5) then return layout.channels_last(out) end
+  if weight and fmt == "contiguous_format" then fmt = layout.suggest_format(weight) end
+  if fmt ~= "contiguous_format" and (#out == 4 or #out == 5) then return layout.channels_last(out) end
   return layout.contiguous(out)
 end
 
@@ -147,7 +147,7 @@ local function pool_shape(t, spatial, kernel, stride, padding, dilation, ceil_mo
 end
 
 local function pool_layout(t, out)
-  if layout.suggest_format(t) == "channels_last" then return layout.channels_last(out) end
+  if layout.suggest_format(t) ~= "contiguous_format" then return layout.channels_last(out) end
   return layout.contiguous(out)
 end
 
@@ -195,5 +195,36 @@ F["aten::adaptive_avg_pool2d"] = adaptive(2, false)
 F["aten::_adaptive_avg_pool2d"] = adaptive(2, false)
 F["aten::adaptive_avg_pool3d"] = adaptive(3, false)
 F["aten::adaptive_max_pool2d"] = adaptive(2, true)
+
+--- Upsampling: the output size given, or the input's times the scale, rounded down.
+local function upsample(spatial)
+  return function(a)
+    local t = a.input or a.self
+    local n = #t.shape
+    local out = {}
+    for i = 1, n - spatial do out[i] = t.shape[i] end
+    local scales = a.scale_factors or
+      (spatial == 1 and { a.scales } or spatial == 2 and { a.scales_h, a.scales_w } or
+        { a.scales_d, a.scales_h, a.scales_w })
+    for i = 1, spatial do
+      local size = t.shape[n - spatial + i]
+      if a.output_size then
+        out[#out + 1] = a.output_size[i]
+      elseif S.is_concrete(size) and type(scales[i]) == "number" then
+        out[#out + 1] = math.tointeger(math.floor(size * scales[i]))
+      else
+        return nil -- a symbolic size times a float scale
+      end
+    end
+    return shape.tensor(out, t.dtype, pool_layout(t, out))
+  end
+end
+F["aten::upsample_nearest1d"] = upsample(1)
+F["aten::upsample_nearest2d"] = upsample(2)
+F["aten::upsample_nearest3d"] = upsample(3)
+F["aten::upsample_bilinear2d"] = upsample(2)
+F["aten::upsample_bicubic2d"] = upsample(2)
+F["aten::upsample_linear1d"] = upsample(1)
+F["aten::upsample_trilinear3d"] = upsample(3)
 
 return F

@@ -14,11 +14,8 @@ F["aten::_log_softmax"] = F["aten::_softmax"]
 F["aten::softmax"] = function(a) return shape.tensor(copy(a.self.shape), a.dtype or a.self.dtype) end
 F["aten::log_softmax"] = F["aten::softmax"]
 
--- Statistics are kept in float32 for half-precision inputs.
-local function stat_dtype(t)
-  if t == "float16" or t == "bfloat16" then return "float32" end
-  return t
-end
+-- Statistics have the input's dtype (torch 1.13's CPU kernels, bfloat16 included).
+local function stat_dtype(t) return t end
 
 F["aten::native_layer_norm"] = function(a)
   local x = a.input
@@ -100,6 +97,7 @@ F["aten::_native_multi_head_attention"] = function(a)
 end
 
 F["aten::one_hot"] = function(a)
+  if a.num_classes == nil or a.num_classes < 0 then return nil end -- the largest index decides
   local out = copy(a.self.shape)
   out[#out + 1] = a.num_classes
   return shape.tensor(out, "int64")

@@ -1,8 +1,9 @@
 -- Sizes that may be symbolic: an integer, or a string naming an expression over symbols
--- ("s0", "768*s0", "s0 + s1", "((s0 - 1)//2)"). Sums of products of symbols with integer
--- coefficients are kept exact; a floor division that does not divide evenly becomes an opaque
--- symbol of its own, written in parentheses. Expressions print one canonical way (terms sorted
--- by their symbols, the constant last), so equal sizes are equal strings.
+-- ("s0", "768*s0", "s0 + s1", "(s0//2)", "((s0 + 1)//2) - 1"). Sums of products of symbols
+-- with integer coefficients are kept exact; what a floor division leaves after taking out the
+-- whole multiples becomes an opaque symbol of its own, written in parentheses. Expressions
+-- print one canonical way (terms sorted by their symbols, the constant last), so equal sizes
+-- are equal strings.
 local S = {}
 
 local math_type = math.type
@@ -91,16 +92,22 @@ local function poly_value(p)
   return poly_text(p)
 end
 
+--- floor(a / d) for a positive integer d. Terms whose coefficients d divides, and the
+--- multiples of d in the constant, come out of the floor (they are whole numbers of d for any
+--- value of the symbols); what is left, if it has symbols, becomes one opaque symbol. So
+--- `(s0 - 2)//2 + 1` and `s0//2` are the same string, and `(2*s0 + 1)//2` is `s0`.
 local function poly_floordiv(a, d)
-  if next(a.t) == nil then return poly_const(a.c // d) end
-  local exact = a.c % d == 0
-  for _, v in pairs(a.t) do exact = exact and v % d == 0 end
-  if exact then
-    local r = { c = a.c // d, t = {} }
-    for k, v in pairs(a.t) do r.t[k] = v // d end
-    return r
+  local out = { c = a.c // d, t = {} }
+  local rest = { c = a.c % d, t = {} }
+  for k, v in pairs(a.t) do
+    if v % d == 0 then out.t[k] = v // d else rest.t[k] = v end
   end
-  return poly_symbol("((" .. poly_text(a) .. ")//" .. d .. ")")
+  if next(rest.t) == nil then return out end -- 0 <= rest.c < d: its floor is 0
+  local text = poly_text(rest)
+  local single = string.find(text, "^[%a_][%w_%.]*$") ~= nil
+  local atom = single and ("(" .. text .. "//" .. d .. ")") or ("((" .. text .. ")//" .. d .. ")")
+  out.t[atom] = 1
+  return out
 end
 
 -- {====================================================================================
@@ -121,6 +128,10 @@ local function parse(text)
   local function primary()
     skip()
     local start = pos
+    if peek("-") then -- unary minus binds tighter than * and //, as in Python
+      pos = pos + 1
+      return poly_mul(poly_const(-1), primary())
+    end
     if peek("(") then
       pos = pos + 1
       local inner = expr()
@@ -162,12 +173,7 @@ local function parse(text)
     end
   end
   expr = function()
-    local sign = 1
-    if peek("-") then
-      pos = pos + 1
-      sign = -1
-    end
-    local p = poly_mul(poly_const(sign), term())
+    local p = term()
     while true do
       if peek("+") then
         pos = pos + 1
@@ -226,6 +232,10 @@ function S.div(a, b)
       if b == 0 or a % b ~= 0 then error(a .. " is not a multiple of " .. b, 0) end
       return a // b
     end
+    local p = to_poly(a)
+    local exact = b ~= 0 and p.c % b == 0
+    for _, v in pairs(p.t) do exact = exact and v % b == 0 end
+    if not exact then error("cannot divide " .. tostring(a) .. " by " .. b .. " exactly", 0) end
     return S.floordiv(a, b)
   end
   -- b symbolic: cancel b's monomial from every term of a when b is a single term c*m
@@ -292,6 +302,7 @@ function S.evaluate(a, values)
     for _, s in ipairs(factors(k)) do
       local x = values[s]
       local inner, d = string.match(s, "^%(%((.*)%)//(%d+)%)$")
+      if not inner then inner, d = string.match(s, "^%(([%a_][%w_%.]*)//(%d+)%)$") end
       if x == nil and inner then
         x = S.evaluate(inner, values)
         x = x and x // math.tointeger(tonumber(d))

@@ -1,5 +1,6 @@
 -- Views and shape changes: the result shares the input's storage, so its strides follow from
 -- the input's (view, permute, transpose, expand, slice, select, split, ...).
+local D = require("meta.dtypes")
 local S = require("meta.symbolic")
 local layout = require("meta.layout")
 local shape = require("meta.shape")
@@ -23,12 +24,35 @@ local function reshaped(t, sizes, may_copy)
   return shape.tensor(out, t.dtype)
 end
 
-F["aten::view"] = function(a)
-  if type(a.size) ~= "table" then -- view.dtype: the same bytes as another dtype
-    return view_of(a.self, copy(a.self.shape), copy(a.self.stride))
+--- x.view(dtype): the same bytes read as another dtype; the last dim (stride 1) grows or
+--- shrinks by the ratio of the element sizes, the other strides scale with it.
+local function view_dtype(t, dtype)
+  local old, new = D.itemsize(t.dtype), D.itemsize(dtype)
+  local sizes, strides = copy(t.shape), copy(t.stride)
+  if old ~= new then
+    local n = #sizes
+    if n == 0 then error("view(dtype): a 0-dim tensor keeps its element size", 0) end
+    if strides[n] ~= 1 then error("view(dtype): the last dim must have stride 1", 0) end
+    for i = 1, n - 1 do strides[i] = S.div(S.mul(strides[i], old), new) end
+    sizes[n] = S.div(S.mul(sizes[n], old), new)
   end
+  return { shape = sizes, dtype = dtype, stride = strides, device = t.device }
+end
+
+F["aten::view"] = function(a)
+  if type(a.size) ~= "table" then return view_dtype(a.self, a.dtype) end
   return reshaped(a.self, a.size, false)
 end
+
+-- resize_ gives self a new shape, row-major when it changes
+F["aten::resize_"] = function(a)
+  local t = a.self
+  local same = #t.shape == #a.size
+  for i = 1, #a.size do same = same and S.eq(t.shape[i], a.size[i]) end
+  if same then return t end
+  return shape.tensor(copy(a.size), t.dtype, layout.for_format(a.size, a.memory_format))
+end
+F["aten::resize_as_"] = function(a) return F["aten::resize_"]({ self = a.self, size = a.the_template.shape }) end
 F["aten::_unsafe_view"] = function(a) return reshaped(a.self, a.size, false) end
 F["aten::reshape"] = function(a) return reshaped(a.self, a.shape, true) end
 F["aten::view_as"] = function(a) return reshaped(a.self, a.other.shape, false) end

@@ -180,6 +180,40 @@ TEST_CASE("lua meta: errors name the node and leave the graph as it was") {
   REQUIRE_MESSAGE(r.ok(), r.error->to_string());
 }
 
+TEST_CASE("lua meta: values that are not tensors, raw lookups, self-holding results, kept output meta") {
+  GraphModule gm = parse(graph_doc(
+      node("x", "placeholder", "x", "[]", tensor("[2,3]", "[3,1]")) + ",\n" +
+      node("s", "call_method", "size", R"([{"node":"x"}])") + ",\n" +
+      node("v", "call_method", "view", R"([{"node":"x"},{"node":"s"}])") + ",\n" +
+      node("w", "call_method", "view", R"([{"node":"x"},3,2])") + ",\n" +
+      node("r", "call_function", "torch.ops.aten.resize_.default", R"([{"node":"w"},[6]])") + ",\n" +
+      node("output", "output", "output", R"([[{"node":"v"},{"node":"r"}]])", tensor("[7]", "[1]", "float16"))));
+  const std::string script = R"lua(
+    local functions = require("meta.functions")
+    return function(g)
+      -- x.size() is a list of sizes: view reads it; x.view(3, 2) binds its varargs as [3, 2]
+      local r = g:propagate_meta(functions, { only_missing = true })
+      assert(r.unknown == 0, r.unknown)
+      local v, w, res = g:find("v").meta.tensor_meta, g:find("w").meta.tensor_meta, g:find("r").meta.tensor_meta
+      assert(v.shape[1] == 2 and v.shape[2] == 3 and w.shape[1] == 3 and w.shape[2] == 2)
+      assert(#res.shape == 1 and res.shape[1] == 6, "resize_ has a function of its own")
+      assert(g:find("s").meta.tensor_meta == nil)  -- a value, not a tensor: not written
+      assert(g:find("output").meta.tensor_meta.dtype == "float16", "only_missing keeps the output's")
+      -- lookups are raw: a metatable's __index is not asked
+      local inherited = setmetatable({}, { __index = functions })
+      r = g:propagate_meta(inherited, { check = true })
+      assert(r.missing["Tensor.view"] == 2, "no function found through __index")
+      -- a result that holds itself is an error naming the node, not a hang
+      local loop = {}
+      for i = 1, 4 do loop[i] = loop end
+      local ok, err = pcall(g.propagate_meta, g, { ["aten::size"] = function() return loop end })
+      assert(not ok and err:find("node 's'", 1, true) and err:find("more than 4096 tables", 1, true), err)
+    end
+  )lua";
+  lua::PipelineReport r = run_on(script, gm, with_shipped_scripts());
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+}
+
 TEST_CASE("lua meta: a budget overrun inside a meta function stays a budget overrun") {
   GraphModule gm = sample();
   lua::SandboxOptions o;
@@ -207,12 +241,20 @@ TEST_CASE("lua meta: symbolic sizes in canonical form") {
       assert(S.div("768*s0", 768) == "s0")
       assert(S.div("768*s0*s1", "s0") == "768*s1")
       assert(S.floordiv("2*s0 + 4", 2) == "s0 + 2")
-      assert(S.floordiv(S.sub("s0", 1), 2) == "((s0 - 1)//2)")
-      assert(S.add(S.floordiv(S.sub("s0", 1), 2), 1) == "((s0 - 1)//2) + 1")
-      assert(S.evaluate("((s0 - 1)//2) + 1", { s0 = 8 }) == 4)
+      -- floor division: whole multiples come out, the rest is one opaque symbol
+      assert(S.floordiv("s0", 2) == "(s0//2)")
+      assert(S.floordiv(S.sub("s0", 1), 2) == "((s0 + 1)//2) - 1", S.floordiv(S.sub("s0", 1), 2))
+      assert(S.add(S.floordiv(S.sub("s0", 2), 2), 1) == S.floordiv("s0", 2))  -- one spelling each
+      assert(S.floordiv("2*s0 + 1", 2) == "s0")
+      assert(S.floordiv("3*s0 + 7", 2) == "((3*s0 + 1)//2) + 3", S.floordiv("3*s0 + 7", 2))
+      assert(S.evaluate(S.add(S.floordiv(S.sub("s0", 1), 2), 1), { s0 = 8 }) == 4)
+      assert(S.evaluate("(s0//2) + 1", { s0 = 9 }) == 5)
       assert(S.evaluate("2*s0 - s1", { s0 = 5, s1 = 3 }) == 7)
+      assert(S.evaluate("-s0//2 + 10", { s0 = 3 }) == 8)  -- (-s0)//2, as Python reads it
       assert(S.eq("s0 + s1", "s1+s0") and not S.eq("s0", "s1"))
-      assert(not pcall(S.div, "s0", 2) or S.div("2*s0", 2) == "s0")
+      assert(S.div("2*s0", 2) == "s0")
+      local exact, why = pcall(S.div, "s0", 2)
+      assert(not exact and why:find("exactly"), why)
       local ok, err = pcall(S.div, "s0 + 1", "s0")
       assert(not ok and err:find("cannot divide"), err)
     end

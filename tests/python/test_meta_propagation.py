@@ -582,7 +582,8 @@ class GeneratedCases(unittest.TestCase):
             warnings.simplefilter("ignore", UserWarning)
             doc = trace_cases(cases)
         calls = sum(1 for n in doc["nodes"] if n["op"] == "call_function")
-        self.assertGreaterEqual(calls, len(cases))
+        if len(cases) > 1:  # a single case may trace to no call (x.contiguous() of a contiguous x)
+            self.assertGreaterEqual(calls, len(cases))
         computed, log = self.prop.run(strip_meta(doc))
         missing = [line.strip() for line in log.splitlines() if "no meta function" in line]
         return differences(doc, computed) + [(m, None, None, None) for m in missing]

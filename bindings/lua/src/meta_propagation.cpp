@@ -152,15 +152,21 @@ bool has_shape(lua_State* L, int index) {
   return yes;
 }
 
-/// A table describes tensors when it has `shape`, or is a list holding such tables.
-bool describes_tensors(lua_State* L, int index, int depth) {
+/// Tables a returned value may hold in all (a table that holds itself would otherwise be
+/// walked without end).
+constexpr int kMaxReturnedTables = 4096;
+
+/// A table describes tensors when it has `shape`, or is a list holding such tables. `budget`
+/// counts the tables looked at.
+bool describes_tensors(lua_State* L, int index, int depth, int& budget) {
   if (!lua_istable(L, index) || depth > 32) return false;
+  if (--budget < 0) luaL_error(L, "the value holds more than %d tables (or itself)", kMaxReturnedTables);
   if (has_shape(L, index)) return true;
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, index));
   bool any = false;
   for (lua_Integer i = 1; i <= n && !any; ++i) {
     lua_rawgeti(L, index, i);
-    any = describes_tensors(L, lua_gettop(L), depth + 1);
+    any = describes_tensors(L, lua_gettop(L), depth + 1, budget);
     lua_pop(L, 1);
   }
   return any;
@@ -186,9 +192,11 @@ struct ConvertRequest {
 /// Reads the returned value at `index` into `out`, filling in what the function left out: the
 /// device (the first input's) and, for concrete shapes, contiguous strides; the Lua table gets
 /// them too, so the nodes reading it see them.
-void convert_returned(lua_State* L, int index, ValueMeta& out, const std::string& device, int depth) {
+void convert_returned(lua_State* L, int index, ValueMeta& out, const std::string& device, int depth, int& budget) {
   index = lua_absindex(L, index);
-  if (!describes_tensors(L, index, 0)) {
+  if (--budget < 0) luaL_error(L, "the value holds more than %d tables (or itself)", kMaxReturnedTables);
+  int look = kMaxReturnedTables;
+  if (!describes_tensors(L, index, 0, look)) {
     out = ValueMeta{};
     return;
   }
@@ -218,7 +226,7 @@ void convert_returned(lua_State* L, int index, ValueMeta& out, const std::string
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, index, i);
     ValueMeta e;
-    if (lua_istable(L, -1) && depth < 32) convert_returned(L, -1, e, device, depth + 1);
+    if (lua_istable(L, -1) && depth < 32) convert_returned(L, -1, e, device, depth + 1, budget);
     out.elements.push_back(std::move(e));
     lua_pop(L, 1);
   }
@@ -227,7 +235,8 @@ void convert_returned(lua_State* L, int index, ValueMeta& out, const std::string
 /// Protected body of convert_returned: 1 = the value, 2 = light userdata ConvertRequest.
 int convert_protected(lua_State* L) {
   auto* req = static_cast<ConvertRequest*>(lua_touserdata(L, 2));
-  convert_returned(L, 1, req->out, *req->default_device, 0);
+  int budget = kMaxReturnedTables;
+  convert_returned(L, 1, req->out, *req->default_device, 0, budget);
   return 0;
 }
 
@@ -245,7 +254,7 @@ class FunctionIndex {
     auto [it, fresh] = slot_of_.try_emplace(key, 0);
     if (fresh) {
       lua_pushlstring(L_, key.data(), key.size());
-      const int type = lua_gettable(L_, table_);
+      const int type = lua_rawget(L_, table_);  // raw: no script code runs while the walk looks up
       if (type == LUA_TFUNCTION) {
         it->second = ++count_;
         lua_rawseti(L_, slots_, it->second);
@@ -454,7 +463,8 @@ class Propagation {
 
   /// The output node describes what it returns, as torch.fx's ShapeProp records it.
   void output(NodeId n) {
-    if (g_.args(n).size() != 1) return;
+    if (options_.only_missing && g_.meta(n).tensor_meta.kind != ValueMeta::Kind::None) return keep_recorded(n);
+    if (g_.args(n).size() != 1) return keep_recorded(n);
     bool unknown = false;
     push_meta_argument(L_, g_.args(n)[0], cache_, unknown, false);
     ValueMeta v;
@@ -487,9 +497,11 @@ class Propagation {
             out_arguments = written;  // out=: the functional result, fitted into `out`
           } else if (const OpSchema* view = view_form(*schema)) {
             key = view;  // squeeze_, transpose_, ...: reshape `self` as the view op would
-          } else {
+          } else if (!index_->push(schema_key(*schema, true)) && !index_->push(schema_key(*schema, false))) {
             written_result(n, bound.front(), written);  // add_, relu_: `self`, as it was
             return;
+          } else {
+            lua_pop(L_, 1);  // resize_ and the like have functions of their own
           }
         }
         found = index_->push(schema_key(*key, true)) || index_->push(schema_key(*key, false));
@@ -517,10 +529,7 @@ class Propagation {
       return keep_recorded(n);
     }
     const std::string device = input_device(n);
-    const bool was_read_only = session_.read_only;
-    session_.read_only = true;  // a function that edits the graph would pull nodes from under the walk
     const int rc = lua_pcall(L_, nargs, 1, 0);
-    session_.read_only = was_read_only;
     if (rc != LUA_OK) {
       if (state_of(L_).budget().exhausted) lua_error(L_);
       const char* msg = lua_tostring(L_, -1);
@@ -534,14 +543,12 @@ class Propagation {
     ValueMeta v;
     default_device_ = device.empty() ? "cpu" : device;
     convert(n, v);
-    if (!lua_istable(L_, -1)) {
-      lua_rawseti(L_, cache_, static_cast<lua_Integer>(n) + 1);  // a number or string: readers see it
+    if (v.kind == ValueMeta::Kind::None) {
+      // A value that is not a tensor (a size, a list of sizes, a dtype): readers see it, the
+      // graph's meta does not hold it.
+      lua_rawseti(L_, cache_, static_cast<lua_Integer>(n) + 1);
       ++computed_count_;
       return;
-    }
-    if (v.kind == ValueMeta::Kind::None) {
-      lua_pop(L_, 1);
-      return keep_recorded(n);
     }
     if (!out_arguments.empty()) {
       lua_pop(L_, 1);
@@ -746,8 +753,11 @@ struct ReadOnlyReset {
 /// collector finds them cheaply. The previous mode comes back afterwards.
 struct GenerationalGc {
   lua_State* L;
-  int previous = lua_gc(L, LUA_GCGEN, 0, 0);
-  ~GenerationalGc() { lua_gc(L, previous, 0, 0); }
+  int previous = lua_gc(L, LUA_GCGEN, 0, 0);  // 0: keep the mode's parameters
+  ~GenerationalGc() {
+    if (previous == LUA_GCINC) lua_gc(L, LUA_GCINC, 0, 0, 0);
+    else lua_gc(L, LUA_GCGEN, 0, 0);
+  }
 };
 
 }  // namespace
@@ -759,6 +769,7 @@ int graph_propagate_meta(lua_State* L) {
   if (!options.check) require_writable(L, *cg.session);
   lua_settop(L, 3);
   ReadOnlyReset reset{*cg.session, cg.session->read_only};
+  cg.session->read_only = true;  // a function that edits the graph would pull nodes from under the walk
   GenerationalGc gc{L};
   Propagation p(L, *cg.session, options, 2);
   p.run();

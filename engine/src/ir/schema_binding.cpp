@@ -135,8 +135,17 @@ std::optional<Argument> schema_default(const SchemaArgument& a) {
   return v;
 }
 
+namespace {
+
+bool is_int_list(std::string_view type) {
+  const std::string t = without_alias(type);
+  return (t.starts_with("int[") || t.starts_with("SymInt[")) && t.ends_with("]");
+}
+
+}  // namespace
+
 bool bind_arguments(const OpSchema& schema, const std::vector<Argument>& args, const Kwargs& kwargs,
-                    BoundArguments& out, std::string* why, bool python_names) {
+                    BoundArguments& out, std::string* why, bool python_names, bool int_list_varargs) {
   auto fail = [why](std::string reason) {
     if (why) *why = std::move(reason);
     return false;
@@ -145,6 +154,20 @@ bool bind_arguments(const OpSchema& schema, const std::vector<Argument>& args, c
   out.assign(params.size(), std::nullopt);
   std::size_t positional = 0;
   while (positional < params.size() && !params[positional].kwarg_only) ++positional;
+  // Python's rule: a single positional int list (after the receiver) may be spelled as
+  // varargs, `x.view(2, -1)` for `view(self, SymInt[] size)`, `torch.zeros(2, 3)`.
+  const std::size_t list_at = positional >= 1 && params[0].name == "self" ? 1 : 0;
+  if (int_list_varargs && positional == list_at + 1 && is_int_list(params[list_at].type) && args.size() > list_at) {
+    bool all_sizes = true;
+    for (std::size_t i = list_at; i < args.size(); ++i)
+      all_sizes = all_sizes && (args[i].holds<std::int64_t>() || args[i].is_node());
+    // one node alone may be the whole list (`x.view(x.size())`): only several, or an int, are varargs
+    if (all_sizes && (args.size() > list_at + 1 || args[list_at].holds<std::int64_t>())) {
+      std::vector<Argument> packed(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(list_at));
+      packed.push_back(Argument::list({args.begin() + static_cast<std::ptrdiff_t>(list_at), args.end()}));
+      return bind_arguments(schema, packed, kwargs, out, why, python_names, false);
+    }
+  }
   if (args.size() > positional)
     return fail(std::to_string(args.size()) + " positional arguments, the schema takes at most " +
                 std::to_string(positional));
@@ -206,6 +229,7 @@ CallSchemas schemas_for_call(const OpSchemaRegistry& registry, OpKind op, std::s
   CallSchemas out;
   if (op == OpKind::CallMethod) {
     if (is_aten_method(target)) out.candidates = registry.overloads("aten::" + std::string(target));
+    out.int_list_varargs = true;
     return out;
   }
   if (op != OpKind::CallFunction) return out;
@@ -221,6 +245,7 @@ CallSchemas schemas_for_call(const OpSchemaRegistry& registry, OpKind op, std::s
   if (const std::string_view aten = aten_operator_of(target); !aten.empty()) {
     out.candidates = registry.overloads(aten);
     out.python_names = true;
+    out.int_list_varargs = true;
   } else if (const OpSchema* python = python_signature(target)) {
     out.candidates.push_back(python);
   }
@@ -238,7 +263,8 @@ std::vector<BoundCall> bind_call(const OpSchemaRegistry& registry, const Graph& 
   for (const OpSchema* schema : call.candidates) {
     BoundCall bound{schema, {}};
     std::string reason;
-    if (!bind_arguments(*schema, g.args(n), g.kwargs(n), bound.values, &reason, call.python_names)) {
+    if (!bind_arguments(*schema, g.args(n), g.kwargs(n), bound.values, &reason, call.python_names,
+                        call.int_list_varargs)) {
       refuse(to_string(*schema) + ": " + reason);
       continue;
     }

@@ -28,8 +28,12 @@ using BoundArguments = std::vector<std::optional<Argument>>;
 /// more positional items than the schema takes, an unknown keyword, or an argument given both
 /// ways. Omitted arguments stay empty, required or not. With `python_names`, the keyword
 /// `input` binds the schema's `self` (torch's Python functions spell it so: `torch.add(input=x, ...)`).
+/// With `int_list_varargs` (Python calls: methods and torch functions), a schema whose one
+/// positional argument after `self` is an int list takes it as varargs, as Python does:
+/// `x.view(2, -1)` binds `size` to `[2, -1]`, `x.view(6)` to `[6]`.
 bool bind_arguments(const OpSchema& schema, const std::vector<Argument>& args, const Kwargs& kwargs,
-                    BoundArguments& out, std::string* why = nullptr, bool python_names = false);
+                    BoundArguments& out, std::string* why = nullptr, bool python_names = false,
+                    bool int_list_varargs = false);
 
 /// A schema type without its alias annotation: `Tensor(a!)` -> `Tensor`, `Tensor(a)[]` ->
 /// `Tensor[]`, `t[](a!)` -> `t[]`. Two arguments that differ only there take the same values.
@@ -46,7 +50,7 @@ bool same_parameter(const SchemaArgument& a, const SchemaArgument& b);
 bool argument_fits(const Argument& value, std::string_view type, const Graph* g = nullptr);
 
 /// The Python signature of a torch.nn.functional function written in Python, as a schema
-/// (`python::relu(Tensor input, bool inplace=False) -> Any`), or null (target_name.hpp).
+/// (`python::relu(Tensor input, Any inplace=False) -> Any`), or null (target_name.hpp).
 const OpSchema* python_signature(std::string_view target);
 
 /// The schemas that may describe a call: for call_function, the overload a `torch.ops` target
@@ -58,6 +62,7 @@ const OpSchema* python_signature(std::string_view target);
 struct CallSchemas {
   std::vector<const OpSchema*> candidates;
   bool python_names = false;
+  bool int_list_varargs = false;  ///< Python's call rules: an int list may come as varargs
 };
 CallSchemas schemas_for_call(const OpSchemaRegistry& registry, OpKind op, std::string_view target);
 

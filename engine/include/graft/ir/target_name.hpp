@@ -39,7 +39,7 @@ std::vector<std::string_view> fx_target_spellings(std::string_view recorded);
 std::string_view aten_operator_of(std::string_view target);
 
 /// The Python signature of a torch.nn.functional function written in Python, in schema syntax
-/// with namespace `python` (`torch.nn.functional.relu` gives `python::relu(Tensor input, bool
+/// with namespace `python` (`torch.nn.functional.relu` gives `python::relu(Tensor input, Any
 /// inplace=False) -> Any`; a spelling such as `F.threshold`'s is resolved first); empty for others.
 std::string_view python_signature_text(std::string_view target);
 
