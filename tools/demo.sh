@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAFT_BUILD_BENCH=ON >/dev/null
 cmake --build build -j2
 graft=build/bindings/cli/graft
 model=examples/graphs/vit_b_16.aten.json
