@@ -36,6 +36,16 @@ namespace graft::lua::detail {
 /// The operator schema of a call_function node's target (torch.ops.* only), or nil.
 int node_schema(lua_State* L);
 
+void push_plain_dims(lua_State* L, const Dims& dims) {
+  lua_createtable(L, static_cast<int>(dims.size()), 0);
+  lua_Integer i = 0;
+  for (const Dim& d : dims) {
+    if (d.is_symbolic()) lua_pushstring(L, d.symbol_name().c_str());
+    else lua_pushinteger(L, d.value());
+    lua_rawseti(L, -2, ++i);
+  }
+}
+
 namespace {
 
 /// Host memory a new node costs, charged to the script's memory budget: the node, its place in
@@ -68,13 +78,7 @@ OpKind check_op(lua_State* L, int index) {
 // Metadata
 
 void push_dims(lua_State* L, const Dims& dims) {
-  lua_createtable(L, static_cast<int>(dims.size()), 0);
-  lua_Integer i = 0;
-  for (const Dim& d : dims) {
-    if (d.is_symbolic()) lua_pushstring(L, d.symbol_name().c_str());
-    else lua_pushinteger(L, d.value());
-    lua_rawseti(L, -2, ++i);
-  }
+  push_plain_dims(L, dims);
   luaL_setmetatable(L, "graft.List");
 }
 

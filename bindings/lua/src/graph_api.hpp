@@ -14,6 +14,8 @@ namespace graft::lua::detail {
 void install_node_metamethods(lua_State* L, int metatable);
 void install_graph_metamethods(lua_State* L, int metatable);
 
+/// Pushes sizes or strides as a plain array (integers, symbols as strings).
+void push_plain_dims(lua_State* L, const Dims& dims);
 /// Pushes a node's metadata as a graft.Dict (`tensor_meta` first, then the free-form keys).
 void push_node_meta(lua_State* L, const NodeMeta& meta);
 /// Reads a tensor description table ({shape=, dtype=, stride=, device=}, a list of them,

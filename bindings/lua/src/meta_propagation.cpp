@@ -48,16 +48,6 @@ PropagateOptions read_options(lua_State* L, int index) {
 // {====================================================================================
 // Values as meta functions see them: plain tables, strings for enums, nil for None.
 
-void push_plain_dims(lua_State* L, const Dims& dims) {
-  lua_createtable(L, static_cast<int>(dims.size()), 0);
-  lua_Integer i = 0;
-  for (const Dim& d : dims) {
-    if (d.is_symbolic()) lua_pushstring(L, d.symbol_name().c_str());
-    else lua_pushinteger(L, d.value());
-    lua_rawseti(L, -2, ++i);
-  }
-}
-
 void push_plain_meta(lua_State* L, const ValueMeta& v) {
   luaL_checkstack(L, 4, "tensor meta");
   switch (v.kind) {
