@@ -29,36 +29,24 @@ using namespace graft;
 
 namespace {
 
-constexpr const char* kShipped = R"lua(
-  local functions = require("meta.functions")
-  return graft.pass{ name = "meta", run = function(g)
-    local r = g:propagate_meta(functions)
-    print(r.computed, r.unknown)
-  end }
-)lua";
+// The pass every run times: the functions table is what `setup` makes of the shipped one.
+std::string walk_script(const std::string& setup) {
+  return "local shipped = require('meta.functions')\n" + setup +
+      "\nreturn graft.pass{ name = 'meta', run = function(g)\n"
+      "  local r = g:propagate_meta(functions)\n"
+      "  print(r.computed, r.unknown)\n"
+      "end }\n";
+}
 
+const std::string kShipped = walk_script("local functions = shipped");
 // The shipped table's keys, each with a function that does next to nothing.
-constexpr const char* kTrivial = R"lua(
-  local function first(a)
-    return a.self or a.input or a.mat1 or a.weight or a[1]
-  end
-  local functions = {}
-  for key in pairs(require("meta.functions")) do functions[key] = first end
-  return graft.pass{ name = "meta", run = function(g)
-    local r = g:propagate_meta(functions)
-    print(r.computed, r.unknown)
-  end }
-)lua";
-
-constexpr const char* kNil = R"lua(
-  local function none() return nil end
-  local functions = {}
-  for key in pairs(require("meta.functions")) do functions[key] = none end
-  return graft.pass{ name = "meta", run = function(g)
-    local r = g:propagate_meta(functions)
-    print(r.computed, r.unknown)
-  end }
-)lua";
+const std::string kTrivial = walk_script(
+    "local function first(a) return a.self or a.input or a.mat1 or a.weight or a[1] end\n"
+    "local functions = {}\n"
+    "for key in pairs(shipped) do functions[key] = first end");
+const std::string kNil = walk_script(
+    "local functions = {}\n"
+    "for key in pairs(shipped) do functions[key] = function() return nil end end");
 
 void strip_meta(GraphModule& gm) {
   for (NodeId n : gm.graph.nodes()) {
@@ -72,7 +60,7 @@ struct Timing {
   std::string printed;
 };
 
-Timing time_script(const GraphModule& original, const char* script, int runs) {
+Timing time_script(const GraphModule& original, const std::string& script, int runs) {
   Timing t;
   for (int i = 0; i < runs; ++i) {
     GraphModule gm = original;
