@@ -488,7 +488,7 @@ class Propagation {
           } else if (const OpSchema* view = view_form(*schema)) {
             key = view;  // squeeze_, transpose_, ...: reshape `self` as the view op would
           } else if (!index_->push(schema_key(*schema, true)) && !index_->push(schema_key(*schema, false))) {
-            written_result(n, bound.front(), written);  // add_, relu_: `self`, as it was
+            if (!written_result(n, bound.front(), written)) keep_recorded(n);  // add_, relu_: `self`
             return;
           } else {
             lua_pop(L_, 1);  // resize_ and the like have functions of their own
@@ -496,7 +496,7 @@ class Propagation {
         }
         found = index_->push(schema_key(*key, true)) || index_->push(schema_key(*key, false));
         if (!found && !out_arguments.empty()) {
-          written_result(n, bound.front(), out_arguments);
+          if (!written_result(n, bound.front(), out_arguments)) keep_recorded(n);
           return;
         }
       }
