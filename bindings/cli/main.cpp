@@ -14,6 +14,7 @@
 #include "graphviz.hpp"
 #include "match_command.hpp"
 #include "partition_command.hpp"
+#include "plan_command.hpp"
 #include "rewrite_command.hpp"
 #include "rules_command.hpp"
 #include "run_command.hpp"
@@ -249,6 +250,13 @@ static int run_command_line(int argc, char** argv) {
       "say why each other node is left out; optionally fuse them into submodules");
   cli::add_partition_options(*partition, partition_opts);
 
+  cli::PlanCommandOptions plan_opts;
+  CLI::App* plan = app.add_subcommand(
+      "plan",
+      "Plan the graph's tensors into one memory arena: live ranges (views and in-place results share storage), "
+      "the lower bound, each planner's arena, the tensors live at the peak; optionally reorder nodes first");
+  cli::add_plan_options(*plan, plan_opts);
+
   // An unknown command is named as such (CLI11 would say "A subcommand is required", and
   // `graft frobnicate --help` would print the main help and exit 0).
   if (argc > 1 && argv[1][0] != '-') {
@@ -280,7 +288,10 @@ static int run_command_line(int argc, char** argv) {
   if (*rewrite) outputs.push_back(rewrite_opts.output);
   if (*partition && !partition_opts.output.empty()) outputs.push_back(partition_opts.output);
   if (*partition && !partition_opts.dot.empty()) outputs.push_back(partition_opts.dot);
-  const bool json_to_stdout = (*run && run_opts.json) || (*rewrite && rewrite_opts.json);
+  if (*plan && !plan_opts.output.empty()) outputs.push_back(plan_opts.output);
+  if (*plan && !plan_opts.svg.empty()) outputs.push_back(plan_opts.svg);
+  if (*plan && !plan_opts.graph_output.empty()) outputs.push_back(plan_opts.graph_output);
+  const bool json_to_stdout = (*run && run_opts.json) || (*rewrite && rewrite_opts.json) || (*plan && plan_opts.json);
   if (std::count(outputs.begin(), outputs.end(), "-") + (json_to_stdout ? 1 : 0) > 1) {
     fmt::print(stderr, "graft: error: only one output can go to stdout ('-')\n");
     return kExitUsage;
@@ -303,6 +314,7 @@ static int run_command_line(int argc, char** argv) {
   if (*run) return cli::cmd_run(run_opts);
   if (*rewrite) return cli::cmd_rewrite(rewrite_opts);
   if (*partition) return cli::cmd_partition(partition_opts);
+  if (*plan) return cli::cmd_plan(plan_opts);
   if (*pattern) return cli::cmd_pattern(rules_opts);
   if (*match || *explain) {
     const bool is_match = match->parsed();

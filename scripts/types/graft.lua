@@ -316,6 +316,66 @@ function Graph:reinplace() end
 ---@return graft.MetaReport
 function Graph:propagate_meta(functions, options) end
 
+---@class graft.MemoryOptions
+---@field planner ("size"|"breadth"|"lifetime"|"exact"|"best")? default "best"
+---@field alignment integer? bytes every offset is a multiple of (a power of two; default 64)
+---@field exact_max integer? best also runs the exact search up to this many tensors (default 32)
+---@field time_limit_ms number? what the exact search may take (default 200)
+---@field plan_inputs boolean? place the graph's inputs in the arena (default false)
+---@field plan_parameters boolean? place get_attr values (default false)
+---@field plan_outputs boolean? place the returned tensors (default true)
+---@field symbols table<string, integer>? values of symbolic sizes ({s0 = 32})
+
+---@class graft.PlannedTensor
+---@field node graft.Node the node whose value allocates it
+---@field element integer which tensor of that value (1 for a plain tensor)
+---@field bytes integer
+---@field first integer the step (1-based position in graph order) that creates it
+---@field last integer the last step that reads it or a value sharing its storage
+---@field kind "intermediate"|"input"|"parameter"|"output"
+---@field offset integer? its place in the arena; nil when not planned
+
+---@class graft.PlannerRun
+---@field planner string
+---@field arena integer
+---@field milliseconds number
+---@field proved_optimal boolean the exact search finished
+
+---@class graft.MemoryPlan
+---@field arena integer bytes
+---@field lower_bound integer the largest total size live at one step
+---@field gap_percent number
+---@field fragmentation integer arena - lower_bound
+---@field alignment integer
+---@field planner string the planner whose plan this is
+---@field optimal boolean
+---@field peak_step integer
+---@field peak_node graft.Node
+---@field runs graft.PlannerRun[]
+---@field tensors graft.PlannedTensor[]
+---@field live_at_peak integer[] indices into tensors, largest first
+
+--- Plans the graph's tensors into one arena (docs/LUA_API.md, Memory planning).
+---@param options graft.MemoryOptions?
+---@return graft.MemoryPlan
+function Graph:plan_memory(options) end
+
+--- The lower bound of the current order: bytes live at the busiest step, and its node.
+---@param options graft.MemoryOptions?
+---@return integer bytes
+---@return graft.Node? node
+function Graph:memory_peak(options) end
+
+---@class graft.ScheduleReport
+---@field peak_before integer
+---@field peak_after integer never above peak_before
+---@field moved integer nodes whose position changed
+
+--- Reorders nodes to lower the memory peak, keeping dependencies, writes and effects in order.
+---@param options graft.MemoryOptions?
+---@return graft.ScheduleReport
+function Graph:schedule_for_memory(options) end
+
 --- Answers x.dtype, x.size(), x.dim(), x.shape[i] from tensor meta and folds them to constants.
 ---@return integer folded
 function Graph:specialize() end
@@ -556,6 +616,7 @@ function Graph:add_submodule(path, build, class) end
 ---@field replacement graft.Pattern|fun(match: graft.Match): graft.Pattern by position of the pattern's inputs; a function builds one per match
 ---@field priority? integer default 0; higher first
 ---@field filter? fun(match: graft.Match): boolean false or nil leaves the match alone
+---@field keep? fun(change: {peak_before: integer, peak_after: integer}): boolean after each rewrite: false undoes it
 ---@field meta? graft.MetaPolicy default "outputs"
 ---@field keep_meta? boolean true is meta = "outputs" (as in g:replace_pattern); meta wins
 ---@field enabled? boolean default true: whether sets made from it start with it enabled
@@ -588,6 +649,7 @@ function Graph:add_submodule(path, build, class) end
 ---@field name string
 ---@field matches integer matches found (refused ones included)
 ---@field filtered integer matches the filter refused
+---@field undone integer rewrites made, then undone because keep returned false
 ---@field rewrites integer
 
 ---@class graft.ApplyReport

@@ -24,6 +24,7 @@
 #include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
+#include "memory_api.hpp"
 #include "meta_propagation.hpp"
 #include "pattern_api.hpp"
 #include "rule_api.hpp"
@@ -1101,6 +1102,9 @@ void install_graph_metamethods(lua_State* L, int metatable) {
                               {"reinplace", cfunction<graph_reinplace>},
                               {"specialize", cfunction<graph_specialize>},
                               {"propagate_meta", cfunction<graph_propagate_meta>},
+                              {"plan_memory", cfunction<graph_plan_memory>},
+                              {"memory_peak", cfunction<graph_memory_peak>},
+                              {"schedule_for_memory", cfunction<graph_schedule_for_memory>},
                               {"eliminate_common_subexpressions", cfunction<graph_eliminate_common_subexpressions>},
                               {"lint", cfunction<graph_lint>},
                               {"module", cfunction<graph_module>},

@@ -537,7 +537,11 @@ std::string PipelineReport::to_json() const {
     if (!p.rules.empty()) {
       auto& rules = e["rules"] = nlohmann::ordered_json::array();
       for (const auto& r : p.rules)
-        rules.push_back({{"name", r.name}, {"matches", r.matches}, {"filtered", r.filtered}, {"rewrites", r.rewrites}});
+        rules.push_back({{"name", r.name},
+                         {"matches", r.matches},
+                         {"filtered", r.filtered},
+                         {"undone", r.undone},
+                         {"rewrites", r.rewrites}});
       e["rules_stop"] = p.rules_stop;
     }
     list.push_back(std::move(e));

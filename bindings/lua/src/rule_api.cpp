@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "graft/lua/rules.hpp"
+#include "graft/passes/liveness.hpp"
 #include "graft/rewrite/rule_set.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
@@ -41,6 +42,7 @@ struct RuleData {
   Rule rule;
   int filter_ref = LUA_NOREF;
   int build_ref = LUA_NOREF;
+  int keep_ref = LUA_NOREF;
 };
 struct RuleBox {
   RuleData* data;
@@ -60,6 +62,7 @@ int rule_gc(lua_State* L) {
   if (box != nullptr && box->data != nullptr) {
     luaL_unref(L, LUA_REGISTRYINDEX, box->data->filter_ref);
     luaL_unref(L, LUA_REGISTRYINDEX, box->data->build_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, box->data->keep_ref);
     delete box->data;
     box->data = nullptr;
   }
@@ -100,9 +103,10 @@ int graft_rule(lua_State* L) {
     lua_pop(L, 1);
     const std::string k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
     if (k != "name" && k != "pattern" && k != "replacement" && k != "priority" && k != "filter" && k != "meta" &&
-        k != "keep_meta" && k != "enabled")
+        k != "keep_meta" && k != "enabled" && k != "keep")
       luaL_error(
-          L, "graft.rule: unknown field '%s' (name, pattern, replacement, priority, filter, meta, keep_meta, enabled)",
+          L,
+          "graft.rule: unknown field '%s' (name, pattern, replacement, priority, filter, keep, meta, keep_meta, enabled)",
           k.empty() ? luaL_typename(L, -1) : k.c_str());
   }
   lua_getfield(L, 1, "name");
@@ -181,6 +185,46 @@ int graft_rule(lua_State* L) {
       if (!call_with_match(*state, ref, *m_ptr, m)) return false;
       const bool keep_it = lua_toboolean(state->callbacks.L, -1);
       lua_pop(state->callbacks.L, 1);
+      return keep_it;
+    };
+  } else {
+    lua_pop(L, 1);
+  }
+  lua_getfield(L, 1, "keep");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_isfunction(L, -1))
+      luaL_error(L, "graft.rule '%s': 'keep' must be a function(change) -> boolean", name.c_str());
+    d.keep_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    SandboxState* state = &s;
+    const int ref = d.keep_ref;
+    r.measure = [state](const Graph& g) -> Result<double> {
+      Result<StorageMap> storage = map_storage(g, *state->schemas());
+      if (!storage) return storage.status();
+      if (!storage->unsized.empty())  // sized as nothing, it would make the peak look lower
+        return Status::error(fmt::format(
+            "the memory check needs every call's tensor_meta, and '{}' has none (a replacement's outputs take "
+            "the meta of the nodes they replace, its inner nodes get none: 'keep' suits replacements without inner "
+            "nodes)",
+            g.name(storage->unsized.front())));
+      return static_cast<double>(live_peak(live_ranges(*storage, g.node_list(), g.num_slots())).bytes);
+    };
+    r.keep = [state, ref](double before, double after) -> Result<bool> {
+      lua_State* C = state->callbacks.L;
+      if (C == nullptr || !state->callbacks.error.empty()) return false;
+      lua_rawgeti(C, LUA_REGISTRYINDEX, ref);
+      lua_createtable(C, 0, 2);
+      lua_pushinteger(C, static_cast<lua_Integer>(before));
+      lua_setfield(C, -2, "peak_before");
+      lua_pushinteger(C, static_cast<lua_Integer>(after));
+      lua_setfield(C, -2, "peak_after");
+      if (lua_pcall(C, 1, 1, 0) != LUA_OK) {
+        const char* msg = lua_tostring(C, -1);
+        state->callbacks.error = msg ? msg : "error";
+        lua_pop(C, 1);
+        return false;
+      }
+      const bool keep_it = lua_toboolean(C, -1) != 0;
+      lua_pop(C, 1);
       return keep_it;
     };
   } else {
@@ -489,6 +533,8 @@ int apply_rules_here(lua_State* L) {
     lua_setfield(L, -2, "matches");
     lua_pushinteger(L, static_cast<lua_Integer>(st.filtered));
     lua_setfield(L, -2, "filtered");
+    lua_pushinteger(L, static_cast<lua_Integer>(st.undone));
+    lua_setfield(L, -2, "undone");
     lua_pushinteger(L, static_cast<lua_Integer>(st.rewrites));
     lua_setfield(L, -2, "rewrites");
     lua_rawseti(L, -2, static_cast<lua_Integer>(i) + 1);

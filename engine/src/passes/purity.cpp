@@ -91,6 +91,20 @@ void add_node_refs(const Argument& a, std::vector<NodeId>& out) {
   });
 }
 
+/// Adds the inputs bound to arguments that share an alias set with return `r` (`b|a` and `a`
+/// share `a`).
+void add_return_aliases(const OpSchema& schema, const BoundArguments& values, std::size_t r, std::vector<NodeId>& out) {
+  const std::string_view set = alias_set(schema.returns[r].type);
+  if (set.empty()) return;
+  auto share = [](std::string_view x, std::string_view y) {
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (x[i] != '|' && y.find(x[i]) != std::string_view::npos) return true;
+    return false;
+  };
+  for (std::size_t i = 0; i < schema.arguments.size(); ++i)
+    if (values[i] && share(alias_set(schema.arguments[i].type), set)) add_node_refs(*values[i], out);
+}
+
 }  // namespace
 
 std::optional<InplaceFlag> inplace_flag(const Graph& g, NodeId n) {
@@ -182,17 +196,20 @@ std::vector<NodeId> aliased_inputs(const Graph& g, NodeId n, const OpSchemaRegis
     const std::size_t i = schema->name == "copy" ? 1 : 0;
     if (values.size() > i && values[i]) add_node_refs(*values[i], out);
   }
-  auto share = [](std::string_view x, std::string_view y) {  // `b|a` and `a` share `a`
-    for (std::size_t i = 0; i < x.size(); ++i)
-      if (x[i] != '|' && y.find(x[i]) != std::string_view::npos) return true;
-    return false;
-  };
-  for (const SchemaArgument& r : schema->returns) {
-    const std::string_view set = alias_set(r.type);
-    if (set.empty()) continue;
-    for (std::size_t i = 0; i < schema->arguments.size(); ++i)
-      if (values[i] && share(alias_set(schema->arguments[i].type), set)) add_node_refs(*values[i], out);
-  }
+  for (std::size_t r = 0; r < schema->returns.size(); ++r) add_return_aliases(*schema, values, r, out);
+  return out;
+}
+
+std::optional<std::vector<std::vector<NodeId>>> return_aliases(const Graph& g, NodeId n, const OpSchemaRegistry& ops) {
+  const OpKind op = g.op(n);
+  if (op != OpKind::CallFunction && op != OpKind::CallMethod) return std::nullopt;
+  if (op == OpKind::CallFunction && g.target(n) == "_operator.getitem") return std::nullopt;
+  BoundArguments values;
+  const OpSchema* schema = bound_schema(g, n, ops, values);
+  if (schema == nullptr || (schema->ns == "aten" && (schema->name == "copy" || schema->name == "type_as")))
+    return std::nullopt;  // copy and type_as may return an input: see aliased_inputs
+  std::vector<std::vector<NodeId>> out(schema->returns.size());
+  for (std::size_t r = 0; r < schema->returns.size(); ++r) add_return_aliases(*schema, values, r, out[r]);
   return out;
 }
 

@@ -225,8 +225,30 @@ class Driver {
     if (replacement == nullptr) return with_rule(r, at, Status::error("the rule has no replacement"));
     const std::string at_name = o_.log ? g_.name(at) : std::string();  // `at` may be gone after the rewrite
     ReplacedPattern done;
-    if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done); !s)
+    if (r.keep && r.measure) {
+      Result<double> before = r.measure(g_);
+      if (!before) return with_rule(r, at, before.status());
+      const ReplacedValues replaced_before = replaced;
+      Transaction attempt(g_);
+      if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done); !s)
+        return with_rule(r, at, s);
+      Result<double> after = r.measure(g_);
+      if (!after) return with_rule(r, at, after.status());
+      Result<bool> keep = r.keep(*before, *after);
+      if (Status s = interrupted(); !s) return with_rule(r, at, s);
+      if (!keep) return with_rule(r, at, keep.status());
+      if (!*keep) {
+        attempt.rollback();
+        replaced = replaced_before;
+        ++stats.undone;
+        log(fmt::format("rule {} at {}: rewritten, then undone by its keep check ({} -> {})", r.name, at_name, *before,
+                        *after));
+        return false;
+      }
+      attempt.commit();
+    } else if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done); !s) {
       return with_rule(r, at, s);
+    }
     ++stats.rewrites;
     ++report_.rewrites;
     fired_.push_back(rule_index);

@@ -43,4 +43,9 @@ bool is_side_effectful(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
 /// describes (it may return a view).
 std::vector<NodeId> aliased_inputs(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
 
+/// Per return of `n`'s schema, the inputs whose storage that return shares (`relu_` and `t` give
+/// their `self`); an empty list is a fresh tensor (`convolution`, each of `native_batch_norm`'s
+/// three). nullopt when no schema describes the call (a module, an unknown function).
+std::optional<std::vector<std::vector<NodeId>>> return_aliases(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
+
 }  // namespace graft

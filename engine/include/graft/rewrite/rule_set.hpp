@@ -36,6 +36,12 @@ struct Rule {
   std::function<Result<Graph>(const Graph& g, const SubgraphMatch& m)> build{};
   int priority = 0;  ///< higher first; equal priorities keep the order given
   MatchFilter filter{};  ///< false: leave this match alone
+  /// A figure of the whole graph (its memory peak, say), taken before and after each rewrite
+  /// of this rule when `keep` is set.
+  std::function<Result<double>(const Graph&)> measure{};
+  /// Decides, after a rewrite and before it is kept, from the figure before and after: false
+  /// undoes that rewrite (keep a fusion only where the peak does not rise).
+  std::function<Result<bool>(double before, double after)> keep{};
   bool enabled = true;
   MetaPolicy meta = MetaPolicy::Outputs;
 };
@@ -59,10 +65,12 @@ struct RuleStats {
   std::string name;
   std::size_t matches = 0;  ///< matches found (filtered ones included)
   std::size_t filtered = 0;  ///< matches the filter refused
+  std::size_t undone = 0;  ///< rewrites made, then undone because `keep` refused them
   std::size_t rewrites = 0;
   void add(const RuleStats& o) {
     matches += o.matches;
     filtered += o.filtered;
+    undone += o.undone;
     rewrites += o.rewrites;
   }
 };

@@ -1,0 +1,199 @@
+// `graft plan`: the memory plan of a graph, as a summary, JSON and a picture.
+#include "plan_command.hpp"
+
+#include <fmt/core.h>
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "graft/io/atomic_file.hpp"
+#include "graft/io/graph_json.hpp"
+#include "graft/ir/lint.hpp"
+#include "graft/passes/memory_schedule.hpp"
+#include "plan_svg.hpp"
+
+namespace graft::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+int fail(const std::string& message) {
+  fmt::print(stderr, "graft: error: {}\n", message);
+  return 1;
+}
+
+std::string mib(std::uint64_t bytes) { return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / 1048576.0); }
+
+std::string buffer_name(const Graph& g, const Buffer& b) {
+  return b.element == 0 ? g.name(b.node) : fmt::format("{}[{}]", g.name(b.node), b.element);
+}
+
+Json plan_json(const PlanCommandOptions& o, const Graph& g, const Liveness& l, const MemoryPlan& p,
+               const std::optional<ScheduleReport>& schedule) {
+  Json j;
+  j["graph"] = o.graph;
+  j["nodes"] = l.steps.size();
+  j["alignment"] = p.alignment;
+  j["arena"] = p.arena;
+  j["lower_bound"] = p.lower_bound;
+  j["gap_percent"] = p.gap_percent();
+  j["fragmentation"] = p.arena - p.lower_bound;
+  j["planner"] = std::string(planner_name(p.planner));
+  j["optimal"] = p.optimal;
+  j["peak_step"] = p.peak_step;
+  j["peak_node"] = p.peak_step < l.steps.size() ? g.name(l.steps[p.peak_step]) : std::string();
+  Json runs = Json::array();
+  for (const PlannerRun& r : p.runs) {
+    Json e;
+    e["planner"] = std::string(planner_name(r.planner));
+    e["arena"] = r.arena;
+    e["gap_percent"] = p.lower_bound == 0
+        ? 0.0
+        : 100.0 * static_cast<double>(r.arena - p.lower_bound) / static_cast<double>(p.lower_bound);
+    e["milliseconds"] = r.milliseconds;
+    if (r.planner == Planner::Exact) e["proved_optimal"] = r.proved_optimal;
+    runs.push_back(std::move(e));
+  }
+  j["runs"] = std::move(runs);
+  if (schedule) {
+    Json s;
+    s["peak_before"] = schedule->peak_before;
+    s["peak_after"] = schedule->peak_after;
+    s["moved"] = schedule->moved;
+    j["schedule"] = std::move(s);
+  }
+  Json peak = Json::array();
+  for (std::uint32_t b : buffers_live_at(l, p.peak_step)) peak.push_back(buffer_name(g, l.buffers[b]));
+  j["live_at_peak"] = std::move(peak);
+  Json buffers = Json::array();
+  for (std::uint32_t b = 0; b < l.buffers.size(); ++b) {
+    const Buffer& buf = l.buffers[b];
+    Json e;
+    e["node"] = g.name(buf.node);
+    e["element"] = buf.element;
+    e["bytes"] = buf.bytes;
+    e["first"] = buf.first;
+    e["last"] = buf.last;
+    e["kind"] = std::string(buffer_kind_name(buf.kind));
+    if (p.offsets[b] == kNotPlanned) e["offset"] = nullptr;
+    else e["offset"] = p.offsets[b];
+    buffers.push_back(std::move(e));
+  }
+  j["buffers"] = std::move(buffers);
+  return j;
+}
+
+void print_summary(const PlanCommandOptions& o, const Graph& g, const Liveness& l, const StorageMap& s,
+                   const MemoryPlan& p, const std::optional<ScheduleReport>& schedule) {
+  std::size_t planned = 0, shared = 0;
+  for (const Buffer& b : l.buffers) planned += b.planned && b.bytes > 0 ? 1 : 0;
+  for (NodeId n : l.steps)
+    if (s.creates[n].first == s.creates[n].second && !s.refers[n].empty()) ++shared;
+  fmt::print("{}: {} nodes, {} tensors planned, {} values share another's storage (views, in-place)\n", o.graph,
+             l.steps.size(), planned, shared);
+  if (schedule)
+    fmt::print("schedule: peak {} -> {} ({} nodes moved)\n", mib(schedule->peak_before), mib(schedule->peak_after),
+               schedule->moved);
+  const std::string peak_node = p.peak_step < l.steps.size() ? g.name(l.steps[p.peak_step]) : std::string("-");
+  fmt::print("lower bound: {} ({} bytes) at step {} ({})\n", mib(p.lower_bound), p.lower_bound, p.peak_step, peak_node);
+  fmt::print("{:<10} {:>14} {:>9} {:>10}\n", "planner", "arena", "gap", "time");
+  for (const PlannerRun& r : p.runs) {
+    const double gap = p.lower_bound == 0
+        ? 0.0
+        : 100.0 * static_cast<double>(r.arena - p.lower_bound) / static_cast<double>(p.lower_bound);
+    fmt::print("{:<10} {:>14} {:>8.2f}% {:>7.2f} ms{}\n", planner_name(r.planner), mib(r.arena), gap, r.milliseconds,
+               r.planner == Planner::Exact ? (r.proved_optimal ? "  (proved least)" : "  (time limit reached)") : "");
+  }
+  fmt::print(
+      "plan: {} from '{}', {:.2f}% above the lower bound{}; fragmentation {} bytes ({:.2f}% of the arena); "
+      "alignment {}\n",
+      mib(p.arena), planner_name(p.planner), p.gap_percent(), p.optimal ? " (optimal)" : "", p.arena - p.lower_bound,
+      p.arena == 0 ? 0.0 : 100.0 * static_cast<double>(p.arena - p.lower_bound) / static_cast<double>(p.arena),
+      p.alignment);
+  const std::vector<std::uint32_t> live = buffers_live_at(l, p.peak_step);
+  fmt::print("live at the peak ({} tensors):\n", live.size());
+  for (std::size_t i = 0; i < live.size() && i < o.top; ++i) {
+    const Buffer& b = l.buffers[live[i]];
+    fmt::print("  {:>12}  {:<28} {:<12} steps {}-{}\n", mib(b.bytes), buffer_name(g, b), buffer_kind_name(b.kind),
+               b.first, b.last);
+  }
+  if (live.size() > o.top) fmt::print("  ... {} more (--top)\n", live.size() - o.top);
+  if (!s.unsized.empty())
+    fmt::print(stderr, "warning: {} call{} without tensor meta planned as allocating nothing (first: '{}')\n",
+               s.unsized.size(), s.unsized.size() == 1 ? "" : "s", g.name(s.unsized.front()));
+  if (!s.unknown_aliasing.empty())
+    fmt::print(
+        "{} call{} no schema describes (first: '{}') get their own storage and keep their inputs live "
+        "with them\n",
+        s.unknown_aliasing.size(), s.unknown_aliasing.size() == 1 ? "" : "s", g.name(s.unknown_aliasing.front()));
+}
+
+}  // namespace
+
+void add_plan_options(CLI::App& cmd, PlanCommandOptions& o) {
+  cmd.add_option("graph", o.graph, "graph file (.json)")->required();
+  cmd.add_flag("--json", o.json, "print the whole plan as JSON (every tensor's node, bytes, steps and offset)");
+  cmd.add_option("-o,--output", o.output, "write the whole plan as JSON to this file ('-' = stdout)");
+  cmd.add_option("--svg", o.svg, "draw the plan as SVG: steps across, addresses up, a rectangle per tensor");
+  cmd.add_option("--planner", o.planner, "size, breadth, lifetime, exact or best (all of them, smallest arena wins)")
+      ->capture_default_str();
+  cmd.add_option("--alignment", o.plan.alignment, "bytes every offset is a multiple of (a power of two)")
+      ->capture_default_str();
+  cmd.add_option("--exact-max", o.plan.exact_max_buffers, "best also runs the exact search up to this many tensors")
+      ->capture_default_str();
+  cmd.add_option("--time-limit", o.plan.exact_time_limit_ms, "milliseconds the exact search may take")
+      ->capture_default_str();
+  cmd.add_option("--symbol", o.symbols, "a value for a symbolic size, NAME=VALUE (repeatable): --symbol s0=32");
+  cmd.add_flag("--plan-inputs", o.liveness.plan_inputs, "place the graph's inputs in the arena too");
+  cmd.add_flag("--plan-parameters", o.liveness.plan_parameters, "place parameters and buffers (get_attr) too");
+  cmd.add_flag("--no-outputs{false}", o.liveness.plan_outputs, "leave the graph's outputs out of the arena");
+  cmd.add_flag("--schedule", o.schedule, "first reorder nodes to lower the peak (kept only if it is lower)");
+  cmd.add_option("--schedule-output", o.graph_output, "with --schedule: write the reordered graph here");
+  cmd.add_option("--top", o.top, "tensors listed at the peak")->capture_default_str();
+}
+
+int cmd_plan(PlanCommandOptions o) {
+  for (const std::string& s : o.symbols) {
+    const std::size_t eq = s.find('=');
+    std::int64_t value = 0;
+    const char* end = s.data() + s.size();
+    if (eq == std::string::npos || eq == 0 || std::from_chars(s.data() + eq + 1, end, value).ptr != end ||
+        eq + 1 == s.size())
+      return fail(fmt::format("--symbol '{}': expected NAME=INTEGER, e.g. s0=32", s));
+    o.liveness.symbols.emplace_back(s.substr(0, eq), value);
+  }
+  Result<Planner> planner = parse_planner(o.planner);
+  if (!planner) return fail("--planner: " + planner.status().message());
+  o.plan.planner = *planner;
+  if (!o.graph_output.empty() && !o.schedule) return fail("--schedule-output needs --schedule");
+  Result<GraphModule> gm = load_graph_file(o.graph);
+  if (!gm) return fail(gm.status().message());
+  if (Status s = lint(*gm); !s) return fail(fmt::format("{}: {}", o.graph, s.message()));
+  Graph& g = gm->graph;
+  const OpSchemaRegistry& ops = OpSchemaRegistry::builtin();
+  std::optional<ScheduleReport> schedule;
+  if (o.schedule) {
+    Result<ScheduleReport> r = schedule_for_memory(g, ops, o.liveness, o.plan.alignment);
+    if (!r) return fail(fmt::format("{}: {}", o.graph, r.status().message()));
+    schedule = *r;
+    if (!o.graph_output.empty())
+      if (Status s = save_graph_file(*gm, o.graph_output); !s) return fail(s.message());
+  }
+  Result<StorageMap> storage = map_storage(g, ops, o.liveness);
+  if (!storage) return fail(fmt::format("{}: {}", o.graph, storage.status().message()));
+  const Liveness l = live_ranges(*storage, g.node_list(), g.num_slots());
+  Result<MemoryPlan> plan = plan_memory(l, o.plan);
+  if (!plan) return fail(fmt::format("{}: {}", o.graph, plan.status().message()));
+  if (Status s = check_plan(g, l, *plan); !s)  // a planner bug must never reach a user as a plan
+    return fail(fmt::format("{}: the plan is invalid (please report): {}", o.graph, s.message()));
+  const Json j = plan_json(o, g, l, *plan, schedule);
+  if (!o.output.empty())
+    if (Status s = write_output_file(o.output, j.dump(1) + "\n"); !s) return fail(s.message());
+  if (!o.svg.empty())
+    if (Status s = write_output_file(o.svg, plan_svg(g, l, *plan, o.graph)); !s) return fail(s.message());
+  if (o.json) fmt::print("{}\n", j.dump(1));
+  else if (o.output != "-" && o.svg != "-") print_summary(o, g, l, *storage, *plan, schedule);
+  return 0;
+}
+
+}  // namespace graft::cli

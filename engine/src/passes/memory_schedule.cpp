@@ -1,0 +1,146 @@
+// A list scheduler that lowers the memory peak, keeping dependencies, writes and effects in order.
+#include "graft/passes/memory_schedule.hpp"
+
+#include <algorithm>
+
+#include "graft/ir/transaction.hpp"
+#include "graft/passes/purity.hpp"
+
+namespace graft {
+namespace {
+
+/// Edges a new order must keep, on top of the data dependencies.
+struct Constraints {
+  std::vector<std::vector<NodeId>> after;  ///< per slot: nodes that must come after it
+  std::vector<std::uint32_t> before_count;  ///< per slot: nodes that must come before it
+  void add(NodeId a, NodeId b) {
+    if (a == b) return;
+    after[a].push_back(b);
+    ++before_count[b];
+  }
+};
+
+Constraints constraints(const Graph& g, const OpSchemaRegistry& ops, const StorageMap& s,
+                        const std::vector<NodeId>& order) {
+  Constraints c;
+  c.after.resize(g.num_slots());
+  c.before_count.assign(g.num_slots(), 0);
+  std::vector<std::vector<NodeId>> readers(s.buffers.size());
+  for (NodeId n : order) {
+    NodeIdList inputs = g.inputs(n);
+    std::sort(inputs.begin(), inputs.end());
+    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+    for (NodeId in : inputs) c.add(in, n);
+    for (std::uint32_t b : s.reads[n]) readers[b].push_back(n);
+  }
+  std::vector<std::uint32_t> pos(g.num_slots(), 0);
+  for (std::uint32_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+  NodeId last_effect = kNoNode;
+  for (NodeId w : order) {
+    const OpKind op = g.op(w);
+    if (op == OpKind::Placeholder || op == OpKind::Output) continue;
+    if (!is_side_effectful(g, w, ops)) continue;
+    if (last_effect != kNoNode) c.add(last_effect, w);
+    last_effect = w;
+    std::vector<std::uint32_t> written;
+    for (NodeId m : mutated_inputs(g, w, ops)) written.insert(written.end(), s.refers[m].begin(), s.refers[m].end());
+    for (std::uint32_t b : written)
+      for (NodeId r : readers[b]) {
+        if (pos[r] < pos[w]) c.add(r, w);
+        else if (pos[r] > pos[w]) c.add(w, r);
+      }
+  }
+  return c;
+}
+
+/// Greedy list scheduling: among the nodes whose predecessors have run, the one that leaves the
+/// least memory allocated (allocates least net of what it frees), then the earliest in `order`.
+std::vector<NodeId> greedy_order(const Graph& g, const StorageMap& s, const std::vector<NodeId>& order, Constraints c,
+                                 std::uint64_t alignment) {
+  std::vector<std::uint32_t> pos(g.num_slots(), 0);
+  for (std::uint32_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+  std::vector<std::uint32_t> remaining(s.buffers.size(), 0);
+  for (NodeId n : order)
+    for (std::uint32_t b : s.reads[n]) ++remaining[b];
+  auto size = [&](std::uint32_t b) {
+    return s.buffers[b].planned ? static_cast<std::int64_t>(align_up(s.buffers[b].bytes, alignment)) : 0;
+  };
+  std::vector<NodeId> out;
+  out.reserve(order.size());
+  std::vector<NodeId> ready;
+  NodeId output = kNoNode;
+  auto run = [&](NodeId n) {
+    out.push_back(n);
+    for (std::uint32_t b : s.reads[n]) --remaining[b];
+    for (NodeId next : c.after[n])
+      if (--c.before_count[next] == 0) {
+        if (g.op(next) == OpKind::Output) output = next;
+        else if (g.op(next) != OpKind::Placeholder) ready.push_back(next);
+      }
+  };
+  for (NodeId n : order)  // placeholders first, in their order
+    if (g.op(n) == OpKind::Placeholder) run(n);
+  for (NodeId n : order)
+    if (c.before_count[n] == 0 && g.op(n) != OpKind::Placeholder &&
+        std::find(ready.begin(), ready.end(), n) == ready.end()) {
+      if (g.op(n) == OpKind::Output) output = n;
+      else ready.push_back(n);
+    }
+  while (!ready.empty()) {
+    std::size_t best = 0;
+    std::int64_t best_net = 0, best_alloc = 0;
+    for (std::size_t i = 0; i < ready.size(); ++i) {
+      const NodeId n = ready[i];
+      std::int64_t alloc = 0, freed = 0;
+      for (std::uint32_t b = s.creates[n].first; b < s.creates[n].second; ++b) alloc += size(b);
+      for (std::uint32_t b : s.reads[n])
+        if (remaining[b] == 1 && s.buffers[b].kind != BufferKind::Output) freed += size(b);
+      const std::int64_t net = alloc - freed;
+      if (i == 0 || net < best_net ||
+          (net == best_net && (alloc < best_alloc || (alloc == best_alloc && pos[n] < pos[ready[best]])))) {
+        best = i;
+        best_net = net;
+        best_alloc = alloc;
+      }
+    }
+    const NodeId n = ready[best];
+    ready[best] = ready.back();
+    ready.pop_back();
+    run(n);
+  }
+  if (output != kNoNode) out.push_back(output);
+  return out;
+}
+
+}  // namespace
+
+Result<ScheduleReport> schedule_for_memory(Graph& g, const OpSchemaRegistry& ops, const LivenessOptions& options,
+                                           std::uint64_t alignment) {
+  Result<StorageMap> storage = map_storage(g, ops, options);
+  if (!storage) return storage.status();
+  const std::vector<NodeId> order = g.node_list();
+  ScheduleReport report;
+  report.peak_before = live_peak(live_ranges(*storage, order, g.num_slots()), alignment).bytes;
+  report.peak_after = report.peak_before;
+  std::vector<NodeId> scheduled = greedy_order(g, *storage, order, constraints(g, ops, *storage, order), alignment);
+  if (scheduled.size() != order.size())
+    return Status::error("the graph has a cycle or a use before its definition; run lint");
+  const std::uint64_t peak = live_peak(live_ranges(*storage, scheduled, g.num_slots()), alignment).bytes;
+  if (peak >= report.peak_before) return report;
+  Transaction t(g);
+  NodeId prev = kNoNode;
+  for (std::size_t i = 0; i < scheduled.size(); ++i) {
+    const NodeId n = scheduled[i];
+    if (n != order[i]) ++report.moved;
+    if (prev != kNoNode && g.next(prev) != n)
+      if (Status s = g.move_after(n, prev); !s) return s;
+    if (prev == kNoNode && g.first() != n)
+      if (Status s = g.move_before(n, g.first()); !s) return s;
+    prev = n;
+  }
+  t.commit();
+  report.peak_after = peak;
+  return report;
+}
+
+}  // namespace graft
