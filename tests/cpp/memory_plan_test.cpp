@@ -1,0 +1,367 @@
+// Memory planning: liveness with aliasing, planners checked against the lower bound and against
+// brute force, the plan check, and the peak-lowering scheduler.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "graft/io/graph_text.hpp"
+#include "graft/ir/lint.hpp"
+#include "graft/passes/memory_plan.hpp"
+#include "graft/passes/memory_schedule.hpp"
+#include "test_graphs.hpp"
+
+namespace graft {
+namespace {
+
+/// Gives node `name` one float32 tensor of `numel` elements (contiguous, 1-D).
+void sized(Graph& g, const std::string& name, std::int64_t numel) {
+  ValueMeta& m = g.meta(g.find(name)).tensor_meta;
+  m.kind = ValueMeta::Kind::Tensor;
+  m.tensor.dtype = "float32";
+  m.tensor.shape = {Dim(numel)};
+  m.tensor.stride = {Dim(1)};
+}
+
+Graph parsed(std::string_view text) {
+  Result<Graph> g = parse_graph_text(text);
+  REQUIRE_MESSAGE(g, g.status().message());
+  return std::move(g).value();
+}
+
+const Buffer& buffer_of(const Graph& g, const Liveness& l, const std::string& node) {
+  for (const Buffer& b : l.buffers)
+    if (g.name(b.node) == node) return b;
+  FAIL("no buffer for " << node);
+  return l.buffers.front();
+}
+
+bool has_buffer(const Graph& g, const Liveness& l, const std::string& node) {
+  return std::any_of(l.buffers.begin(), l.buffers.end(), [&](const Buffer& b) { return g.name(b.node) == node; });
+}
+
+TEST_CASE("liveness: views and in-place results share storage and extend its life") {
+  Graph g = parsed(R"(
+    x = placeholder
+    a = call_function torch.ops.aten.exp.default(x)
+    t = call_function torch.ops.aten.t.default(a)
+    r = call_function torch.ops.aten.relu_.default(t)
+    b = call_function torch.ops.aten.neg.default(x)
+    c = call_function torch.ops.aten.mul.Tensor(r, b)
+    return c
+  )");
+  for (const char* n : {"x", "a", "t", "r", "b", "c"}) sized(g, n, 100);
+  Result<Liveness> l = compute_liveness(g, OpSchemaRegistry::builtin());
+  REQUIRE(l);
+  CHECK_FALSE(has_buffer(g, *l, "t"));  // a view
+  CHECK_FALSE(has_buffer(g, *l, "r"));  // written in place
+  const Buffer& a = buffer_of(g, *l, "a");
+  CHECK(a.bytes == 400);
+  CHECK(a.first == 1);
+  CHECK(a.last == 5);  // read through r by c
+  CHECK(buffer_of(g, *l, "b").last == 5);
+  CHECK(buffer_of(g, *l, "c").kind == BufferKind::Output);
+  CHECK(buffer_of(g, *l, "c").last == 6);
+  CHECK_FALSE(buffer_of(g, *l, "x").planned);  // inputs are not planned by default
+  CHECK(live_peak(*l).bytes == 1200);  // a, b and c at step 5
+  LivenessOptions o;
+  o.plan_inputs = true;
+  o.plan_outputs = false;
+  Result<Liveness> with_inputs = compute_liveness(g, OpSchemaRegistry::builtin(), o);
+  REQUIRE(with_inputs);
+  CHECK(buffer_of(g, *with_inputs, "x").planned);
+  CHECK_FALSE(buffer_of(g, *with_inputs, "c").planned);
+}
+
+TEST_CASE("liveness: a tuple's elements live apart; unknown calls hold their inputs") {
+  Graph g = parsed(R"(
+    x = placeholder
+    m = call_function torch.ops.aten.max_pool2d_with_indices.default(x, [2, 2])
+    v = call_function _operator.getitem(m, 0)
+    i = call_function _operator.getitem(m, 1)
+    y = call_function torch.ops.aten.relu.default(v)
+    k = call_function my.kernel(y)
+    z = call_function torch.ops.aten.neg.default(k)
+    return z
+  )");
+  for (const char* n : {"x", "y", "k", "z"}) sized(g, n, 10);
+  ValueMeta& m = g.meta(g.find("m")).tensor_meta;
+  m.kind = ValueMeta::Kind::Tuple;
+  m.elements.resize(2);
+  for (ValueMeta& e : m.elements) {
+    e.kind = ValueMeta::Kind::Tensor;
+    e.tensor.shape = {Dim(2), Dim(3)};
+    e.tensor.stride = {Dim(3), Dim(1)};
+  }
+  m.elements[0].tensor.dtype = "float32";
+  m.elements[1].tensor.dtype = "int64";
+  Result<StorageMap> s = map_storage(g, OpSchemaRegistry::builtin());
+  REQUIRE(s);
+  const Liveness l = live_ranges(*s, g.node_list(), g.num_slots());
+  std::vector<const Buffer*> pool;
+  for (const Buffer& b : l.buffers)
+    if (g.name(b.node) == "m") pool.push_back(&b);
+  REQUIRE(pool.size() == 2);
+  CHECK(pool[0]->bytes == 24);
+  CHECK(pool[1]->bytes == 48);
+  CHECK(pool[0]->last == 4);  // read by relu through v
+  CHECK(pool[1]->last == 3);  // i is never read: dies with its getitem
+  REQUIRE(s->unknown_aliasing.size() == 1);
+  CHECK(g.name(s->unknown_aliasing[0]) == "k");
+  CHECK(buffer_of(g, l, "y").last == 6);  // k may be a view of y: y lives as long as k
+}
+
+TEST_CASE("liveness: strides, dtypes and symbolic sizes") {
+  CHECK(evaluate_size("2*s0 + 1", {{"s0", 5}}).value() == 11);
+  CHECK(evaluate_size("(s0//2)*s1 - 3", {{"s0", 7}, {"s1", 4}}).value() == 9);
+  CHECK(evaluate_size("-7//2", {}).value() == -4);  // floor, as Python
+  CHECK(evaluate_size("s0 % 3", {{"s0", 7}}).value() == 1);
+  Result<std::int64_t> unbound = evaluate_size("s1*2", {{"s0", 1}});
+  REQUIRE_FALSE(unbound);
+  CHECK(unbound.status().message() == "cannot evaluate size 's1*2': symbol 's1' has no value (give one, e.g. s1=1)");
+  CHECK_FALSE(evaluate_size("s0 +", {{"s0", 1}}));
+  CHECK_FALSE(evaluate_size("4 // 0", {}));
+
+  Graph g = parsed(R"(
+    x = placeholder
+    e = call_function torch.ops.aten.expand.default(x, [4, 8])
+    c = call_function torch.ops.aten.clone.default(e)
+    return c
+  )");
+  auto set = [&](const char* name, std::vector<Dim> shape, std::vector<Dim> stride, const char* dtype) {
+    ValueMeta& m = g.meta(g.find(name)).tensor_meta;
+    m.kind = ValueMeta::Kind::Tensor;
+    m.tensor.dtype = dtype;
+    m.tensor.shape.clear();
+    m.tensor.stride.clear();
+    for (Dim d : shape) m.tensor.shape.push_back(d);
+    for (Dim d : stride) m.tensor.stride.push_back(d);
+  };
+  set("x", {Dim::symbol("s0"), 1}, {1, 1}, "float16");
+  set("e", {Dim::symbol("s0"), 8}, {1, 0}, "float16");
+  set("c", {Dim::symbol("s0"), 8}, {8, 1}, "bfloat16");
+  LivenessOptions o;
+  o.plan_inputs = true;
+  CHECK_FALSE(compute_liveness(g, OpSchemaRegistry::builtin(), o));  // s0 has no value
+  o.symbols = {{"s0", 4}};
+  Result<Liveness> l = compute_liveness(g, OpSchemaRegistry::builtin(), o);
+  REQUIRE(l);
+  CHECK(buffer_of(g, *l, "x").bytes == 8);
+  CHECK(buffer_of(g, *l, "c").bytes == 64);
+  set("c", {4, 8}, {8, 1}, "float17");
+  Result<Liveness> bad = compute_liveness(g, OpSchemaRegistry::builtin(), o);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.status().message().find("unknown dtype 'float17'") != std::string::npos);
+  CHECK(bad.status().message().find("'c'") != std::string::npos);
+}
+
+/// Random live ranges: `n` buffers over `steps` steps, sizes a multiple of `unit`.
+Liveness random_liveness(std::mt19937& rng, std::size_t n, std::uint32_t steps, std::uint64_t unit, int max_units) {
+  Liveness l;
+  l.steps.assign(steps, 0);
+  std::uniform_int_distribution<std::uint32_t> step(0, steps - 1);
+  std::uniform_int_distribution<int> units(0, max_units);
+  for (std::size_t i = 0; i < n; ++i) {
+    Buffer b;
+    b.node = 0;
+    b.first = step(rng);
+    b.last = std::min<std::uint32_t>(steps - 1, b.first + step(rng) % 6);
+    b.bytes = static_cast<std::uint64_t>(units(rng)) * unit;
+    b.planned = true;
+    l.buffers.push_back(b);
+  }
+  return l;
+}
+
+/// The least arena by trying every offset (in units) for every buffer: independent of the
+/// planners' ordering arguments. Tiny inputs only.
+std::uint64_t brute_force_arena(const Liveness& l, std::uint64_t unit) {
+  std::vector<std::size_t> ids;
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < l.buffers.size(); ++i)
+    if (l.buffers[i].bytes > 0) {
+      ids.push_back(i);
+      total += l.buffers[i].bytes / unit;
+    }
+  std::vector<std::uint64_t> at(ids.size());
+  std::uint64_t best = total;
+  auto overlap_time = [&](std::size_t a, std::size_t b) {
+    return l.buffers[a].first <= l.buffers[b].last && l.buffers[b].first <= l.buffers[a].last;
+  };
+  auto search = [&](auto&& self, std::size_t k, std::uint64_t top) -> void {
+    if (top >= best) return;
+    if (k == ids.size()) {
+      best = top;
+      return;
+    }
+    const std::uint64_t size = l.buffers[ids[k]].bytes / unit;
+    for (std::uint64_t o = 0; o + size < best; ++o) {
+      bool ok = true;
+      for (std::size_t j = 0; j < k && ok; ++j) {
+        const std::uint64_t sj = l.buffers[ids[j]].bytes / unit;
+        ok = !overlap_time(ids[k], ids[j]) || o + size <= at[j] || at[j] + sj <= o;
+      }
+      if (!ok) continue;
+      at[k] = o;
+      self(self, k + 1, std::max(top, o + size));
+    }
+  };
+  search(search, 0, 0);
+  return best * unit;
+}
+
+TEST_CASE("planners: every plan is valid and no smaller than the lower bound (400 random cases)") {
+  Graph names;  // check_plan names buffers by node: one node stands for all
+  names.placeholder("t");
+  std::mt19937 rng(20261126);
+  for (int c = 0; c < 400; ++c) {
+    const std::size_t n = 1 + rng() % 60;
+    Liveness l = random_liveness(rng, n, 1 + static_cast<std::uint32_t>(rng() % 40), 1 + rng() % 100, 50);
+    for (Buffer& b : l.buffers) b.node = names.first();
+    for (Planner p : {Planner::GreedyBySize, Planner::GreedyByBreadth, Planner::GreedyByLifetime, Planner::Best}) {
+      PlanOptions o;
+      o.planner = p;
+      o.alignment = 16;
+      Result<MemoryPlan> plan = plan_memory(l, o);
+      REQUIRE(plan);
+      INFO("case " << c << ", planner " << planner_name(p));
+      Status valid = check_plan(names, l, *plan);
+      REQUIRE_MESSAGE(valid, valid.message());
+      CHECK(plan->arena >= plan->lower_bound);
+    }
+  }
+}
+
+TEST_CASE("planners: the exact search finds the least arena brute force finds (150 random cases)") {
+  Graph names;
+  names.placeholder("t");
+  std::mt19937 rng(7);
+  int improved = 0;
+  for (int c = 0; c < 150; ++c) {
+    Liveness l = random_liveness(rng, 3 + rng() % 3, 6, 64, 4);
+    for (Buffer& b : l.buffers) b.node = names.first();
+    PlanOptions o;
+    o.planner = Planner::Exact;
+    o.exact_time_limit_ms = 10000;
+    Result<MemoryPlan> exact = plan_memory(l, o);
+    REQUIRE(exact);
+    REQUIRE(check_plan(names, l, *exact));
+    INFO("case " << c);
+    CHECK(exact->runs.front().proved_optimal);
+    CHECK(exact->arena == brute_force_arena(l, 64));
+    o.planner = Planner::GreedyBySize;
+    improved += plan_memory(l, o).value().arena > exact->arena ? 1 : 0;
+  }
+  MESSAGE("the exact search beat greedy-by-size on " << improved << " of 150 cases");
+}
+
+TEST_CASE("planners: the check names two overlapping tensors; bad options fail") {
+  Graph g = parsed(R"(
+    x = placeholder
+    a = call_function torch.ops.aten.exp.default(x)
+    b = call_function torch.ops.aten.neg.default(x)
+    c = call_function torch.ops.aten.add.Tensor(a, b)
+    return c
+  )");
+  for (const char* n : {"x", "a", "b", "c"}) sized(g, n, 16);
+  Liveness l = compute_liveness(g, OpSchemaRegistry::builtin()).value();
+  MemoryPlan plan = plan_memory(l).value();
+  REQUIRE(check_plan(g, l, plan));
+  CHECK(plan.arena == 192);  // a, b and c live at c's step, 64 bytes each
+  CHECK(plan.optimal);
+  for (std::uint32_t i = 0; i < l.buffers.size(); ++i)
+    if (plan.offsets[i] != kNotPlanned) plan.offsets[i] = 0;
+  Status broken = check_plan(g, l, plan);
+  REQUIRE_FALSE(broken);
+  CHECK(broken.message() ==
+        "'a' (64 bytes at 0) and 'b' (64 bytes at 0) are both live at step 2 and overlap in the arena");
+  PlanOptions o;
+  o.alignment = 48;
+  CHECK(plan_memory(l, o).status().message() == "alignment 48 is not a power of two");
+  CHECK(parse_planner("sized").status().message() ==
+        "unknown planner 'sized' (size, breadth, lifetime, exact or best)");
+}
+
+TEST_CASE("schedule: running what frees memory first lowers the peak, dependencies kept") {
+  // Two independent branches from x: a big one, then a small one whose result is needed last.
+  // Run as written, the big branch's temporaries coexist with s1; run small first, they do not.
+  Graph g = parsed(R"(
+    x = placeholder
+    s1 = call_function torch.ops.aten.exp.default(x)
+    s2 = call_function torch.ops.aten.sum.default(s1)
+    b1 = call_function torch.ops.aten.exp.default(x)
+    b2 = call_function torch.ops.aten.neg.default(b1)
+    b3 = call_function torch.ops.aten.sum.default(b2)
+    out = call_function torch.ops.aten.add.Tensor(s2, b3)
+    return out
+  )");
+  sized(g, "x", 10);
+  sized(g, "s1", 1000);
+  sized(g, "s2", 1);
+  sized(g, "b1", 1000);
+  sized(g, "b2", 1000);
+  sized(g, "b3", 1);
+  sized(g, "out", 1);
+  // Moved after the big branch, s1's reduction carries s1 through it: s1, b1 and b2 are live at
+  // b2's step. The scheduler runs s2 (which frees s1) before the branch again.
+  REQUIRE(g.move_before(g.find("s2"), g.find("out")));
+  const std::uint64_t before = live_peak(compute_liveness(g, OpSchemaRegistry::builtin()).value()).bytes;
+  CHECK(before == 12000);
+  Result<ScheduleReport> r = schedule_for_memory(g, OpSchemaRegistry::builtin());
+  REQUIRE(r);
+  CHECK(r->peak_before == before);
+  CHECK(r->peak_after == 8004);
+  CHECK(r->moved > 0);
+  CHECK(live_peak(compute_liveness(g, OpSchemaRegistry::builtin()).value()).bytes == r->peak_after);
+  CHECK(lint(g));
+}
+
+TEST_CASE("schedule: a write keeps its place among the reads of its storage; never worse") {
+  Graph g = parsed(R"(
+    x = placeholder
+    a = call_function torch.ops.aten.exp.default(x)
+    r = call_function torch.ops.aten.sum.default(a)
+    w = call_function torch.ops.aten.relu_.default(a)
+    big = call_function torch.ops.aten.exp.default(x)
+    s = call_function torch.ops.aten.sum.default(big)
+    out = call_function torch.ops.aten.add.Tensor(r, s)
+    out2 = call_function torch.ops.aten.add.Tensor(out, w)
+    return out2
+  )");
+  for (const char* n : {"x", "a", "w", "big"}) sized(g, n, 100);
+  for (const char* n : {"r", "s", "out", "out2"}) sized(g, n, 1);
+  Result<ScheduleReport> r = schedule_for_memory(g, OpSchemaRegistry::builtin());
+  REQUIRE(r);
+  CHECK(r->peak_after <= r->peak_before);
+  CHECK(g.comes_before(g.find("r"), g.find("w")));  // r reads a before relu_ writes it
+  CHECK(lint(g));
+
+  std::mt19937 rng(3);  // random DAGs: the kept order is valid and never raises the peak
+  for (int c = 0; c < 60; ++c) {
+    std::string text = "x = placeholder\n";
+    std::vector<std::string> values = {"x"};
+    const int nodes = 3 + static_cast<int>(rng() % 25);
+    for (int i = 0; i < nodes; ++i) {
+      const std::string a = values[rng() % values.size()], b = values[rng() % values.size()];
+      const std::string name = "n" + std::to_string(i);
+      text += name +
+          (rng() % 3 == 0 ? " = call_function torch.ops.aten.exp.default(" + a + ")\n"
+                          : " = call_function torch.ops.aten.add.Tensor(" + a + ", " + b + ")\n");
+      values.push_back(name);
+    }
+    text += "return " + values.back() + "\n";
+    Graph d = parsed(text);
+    for (const std::string& v : values) sized(d, v, 1 + static_cast<std::int64_t>(rng() % 1000));
+    const std::uint64_t peak = live_peak(compute_liveness(d, OpSchemaRegistry::builtin()).value()).bytes;
+    Result<ScheduleReport> rs = schedule_for_memory(d, OpSchemaRegistry::builtin());
+    REQUIRE(rs);
+    INFO(text);
+    CHECK(rs->peak_before == peak);
+    CHECK(rs->peak_after <= peak);
+    CHECK(live_peak(compute_liveness(d, OpSchemaRegistry::builtin()).value()).bytes == rs->peak_after);
+    CHECK(lint(d));
+  }
+}
+
+}  // namespace
+}  // namespace graft
