@@ -18,6 +18,7 @@ packages=(
   python3 python3-torch python3-torchvision # the graft_fx bridge and its round-trip tests
   libopenblas0-pthread                      # torch's BLAS: a ViT-B/16 forward in 0.5 s, not 16 s
   graphviz                                  # graft dot -o file.svg
+  chromium                                  # headless: the plan picture (graft plan --svg) checked as drawn
   time                                      # /usr/bin/time: peak memory in the reliability suite
 )
 missing=()

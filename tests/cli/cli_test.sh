@@ -147,4 +147,26 @@ check "save refuses what lint rejects, writing nothing" test "$rc" -eq 1 -a ! -e
 run "$GRAFT" dot "$TMP/unlinted.json" -o "$TMP/unlinted.dot"
 check "dot refuses what lint rejects" test "$rc" -eq 1
 
+# graft plan: the summary, JSON, the picture, the schedule, and clear errors
+run "$GRAFT" plan "$EX/resnet18.aten.json"
+check "plan exits 0" test "$rc" -eq 0
+check "plan names the lower bound and its step" grep -q "^lower bound: 6.12 MiB (6422528 bytes) at step 8 (native_batch_norm)$" "$TMP/out"
+check "plan lists the tensors live at the peak" grep -q "^  *3.06 MiB  convolution  " "$TMP/out"
+run "$GRAFT" plan "$EX/resnet18.aten.json" -o "$TMP/plan.json" --svg "$TMP/plan.svg" --schedule --schedule-output "$TMP/sched.json"
+check "plan writes JSON, SVG and the scheduled graph" test "$rc" -eq 0 -a -s "$TMP/plan.json" -a -s "$TMP/plan.svg" -a -s "$TMP/sched.json"
+check "plan JSON has every tensor" grep -q '"lower_bound": 6422528' "$TMP/plan.json"
+check "plan SVG has a rectangle per tensor" test "$(grep -c '<rect class="tensor"' "$TMP/plan.svg")" -eq 44
+run "$GRAFT" plan "$EX/resnet18.aten.json" --planner fastest
+check "plan: unknown planner" grep -qF "graft: error: --planner: unknown planner 'fastest' (size, breadth, lifetime, exact or best)" "$TMP/err"
+run "$GRAFT" plan "$EX/resnet18.aten.json" --symbol s0
+check "plan: malformed symbol" grep -qF "graft: error: --symbol 's0': expected NAME=INTEGER, e.g. s0=32" "$TMP/err"
+run "$GRAFT" plan "$EX/resnet18.aten.json" --alignment 24
+check "plan: alignment not a power of two" grep -qF "alignment 24 is not a power of two" "$TMP/err"
+run "$GRAFT" plan "$EX/resnet18.aten.json" --planner exact
+check "plan: exact proves ResNet-18's plan least" grep -q "^exact .*(proved least)$" "$TMP/out"
+run "$GRAFT" plan "$EX/vit_b_16.aten.json" --planner exact
+check "plan: exact refuses a large graph, naming the limit" grep -qF "the exact planner takes at most 64 buffers; this graph plans 259 (use 'best')" "$TMP/err"
+run "$GRAFT" plan "$TMP/missing.json"
+check "plan: a missing file fails" test "$rc" -ne 0
+
 finish "cli_test"
