@@ -18,7 +18,9 @@ stage lint
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAFT_WERROR=ON -DGRAFT_BUILD_BENCH=OFF >/dev/null
 cmake --build build -j2
 stage build
-run-clang-tidy -p build -quiet -j 2 'engine/src|bindings/|tests/cpp' >/tmp/graft-clang-tidy.log 2>&1 ||
+# clang-tidy reads the engine and bindings; the test sources are left out (doctest's macros
+# cost minutes of parsing there for checks that find little in test code).
+run-clang-tidy -p build -quiet -j 2 'engine/src|bindings/' >/tmp/graft-clang-tidy.log 2>&1 ||
   { grep -E '(warning|error):' /tmp/graft-clang-tidy.log; echo "clang-tidy: findings above (.clang-tidy)"; exit 1; }
 stage tidy
 ctest --test-dir build -j2 --output-on-failure
