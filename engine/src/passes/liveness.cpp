@@ -190,28 +190,33 @@ class StorageMapper {
     return allocate(n, BufferKind::Intermediate, true, held);
   }
 
+  /// A buffer for each tensor of `part` (some or all of `n`'s value), numbered from `begin`.
+  Status add_buffers(NodeId n, const ValueMeta& part, std::uint32_t begin, BufferKind kind, bool planned, Refs& refs) {
+    std::vector<const TensorMeta*> tensors;
+    flatten(part, tensors);
+    for (const TensorMeta* t : tensors) {
+      Result<std::uint64_t> bytes = storage_bytes(*t, o_);
+      if (!bytes) return bytes.status();
+      Buffer b;
+      b.node = n;
+      b.element = static_cast<std::uint32_t>(m_.buffers.size() - begin);
+      b.bytes = *bytes;
+      b.kind = kind;
+      b.planned = planned;
+      refs.push_back(static_cast<std::uint32_t>(m_.buffers.size()));
+      m_.buffers.push_back(b);
+    }
+    return Status::ok();
+  }
+
   /// Gives each tensor of `n`'s value its own buffer; `held` joins every element's references.
   Status allocate(NodeId n, BufferKind kind, bool planned, const Refs& held) {
-    std::vector<const TensorMeta*> tensors;
     const ValueMeta& v = g_.meta(n).tensor_meta;
     if (v.kind == ValueMeta::Kind::None && g_.op(n) != OpKind::GetAttr) m_.unsized.push_back(n);
     std::vector<Refs> elements;
     const std::uint32_t begin = static_cast<std::uint32_t>(m_.buffers.size());
     auto add_tensors = [&](const ValueMeta& part, Refs& refs) -> Status {
-      tensors.clear();
-      flatten(part, tensors);
-      for (const TensorMeta* t : tensors) {
-        Result<std::uint64_t> bytes = storage_bytes(*t, o_);
-        if (!bytes) return bytes.status();
-        Buffer b;
-        b.node = n;
-        b.element = static_cast<std::uint32_t>(m_.buffers.size() - begin);
-        b.bytes = *bytes;
-        b.kind = kind;
-        b.planned = planned;
-        refs.push_back(static_cast<std::uint32_t>(m_.buffers.size()));
-        m_.buffers.push_back(b);
-      }
+      if (Status s = add_buffers(n, part, begin, kind, planned, refs); !s) return s;
       add_sorted(refs, held);
       return Status::ok();
     };
@@ -242,20 +247,8 @@ class StorageMapper {
         for (NodeId in : aliases) add_sorted(elements[i], m_.refers[in]);
         continue;
       }
-      tensors.clear();
-      if (v.kind == ValueMeta::Kind::Tuple) flatten(v.elements[i], tensors);
-      else flatten(v, tensors);
-      for (const TensorMeta* t : tensors) {
-        Result<std::uint64_t> bytes = storage_bytes(*t, o_);
-        if (!bytes) return bytes.status();
-        Buffer b;
-        b.node = n;
-        b.element = static_cast<std::uint32_t>(m_.buffers.size() - begin);
-        b.bytes = *bytes;
-        b.planned = true;
-        elements[i].push_back(static_cast<std::uint32_t>(m_.buffers.size()));
-        m_.buffers.push_back(b);
-      }
+      const ValueMeta& part = v.kind == ValueMeta::Kind::Tuple ? v.elements[i] : v;
+      if (Status s = add_buffers(n, part, begin, BufferKind::Intermediate, true, elements[i]); !s) return s;
     }
     m_.creates[n] = {begin, static_cast<std::uint32_t>(m_.buffers.size())};
     return finish(n, std::move(elements));
