@@ -28,8 +28,8 @@ std::string buffer_name(const Graph& g, const Buffer& b) {
   return b.element == 0 ? g.name(b.node) : fmt::format("{}[{}]", g.name(b.node), b.element);
 }
 
-Json plan_json(const PlanCommandOptions& o, const Graph& g, const Liveness& l, const MemoryPlan& p,
-               const std::optional<ScheduleReport>& schedule) {
+Json plan_json(const PlanCommandOptions& o, const Graph& g, const StorageMap& storage, const Liveness& l,
+               const MemoryPlan& p, const std::optional<ScheduleReport>& schedule) {
   Json j;
   j["graph"] = o.graph;
   j["nodes"] = l.steps.size();
@@ -80,6 +80,13 @@ Json plan_json(const PlanCommandOptions& o, const Graph& g, const Liveness& l, c
     buffers.push_back(std::move(e));
   }
   j["buffers"] = std::move(buffers);
+  Json values = Json::object();  // node -> the buffers its value refers to (its storage)
+  for (NodeId n : l.steps)
+    if (!storage.refers[n].empty()) values[g.name(n)] = storage.refers[n];
+  j["values"] = std::move(values);
+  Json unknown = Json::array();
+  for (NodeId n : storage.unknown_aliasing) unknown.push_back(g.name(n));
+  j["unknown_aliasing"] = std::move(unknown);
   return j;
 }
 
@@ -186,7 +193,7 @@ int cmd_plan(PlanCommandOptions o) {
   if (!plan) return fail(fmt::format("{}: {}", o.graph, plan.status().message()));
   if (Status s = check_plan(g, l, *plan); !s)  // a planner bug must never reach a user as a plan
     return fail(fmt::format("{}: the plan is invalid (please report): {}", o.graph, s.message()));
-  const Json j = plan_json(o, g, l, *plan, schedule);
+  const Json j = plan_json(o, g, *storage, l, *plan, schedule);
   if (!o.output.empty())
     if (Status s = write_output_file(o.output, j.dump(1) + "\n"); !s) return fail(s.message());
   if (!o.svg.empty())

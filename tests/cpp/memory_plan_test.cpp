@@ -73,6 +73,22 @@ TEST_CASE("liveness: views and in-place results share storage and extend its lif
   CHECK_FALSE(buffer_of(g, *with_inputs, "c").planned);
 }
 
+TEST_CASE("liveness: _unsafe_view shares its input's storage though its schema does not say so") {
+  // Found by tests/python/test_liveness_vs_torch.py: make_fx records reshape of a copy this way.
+  Graph g = parsed(R"(
+    x = placeholder
+    c = call_function torch.ops.aten.clone.default(x)
+    v = call_function torch.ops.aten._unsafe_view.default(c, [100])
+    r = call_function torch.ops.aten.relu.default(v)
+    return r
+  )");
+  for (const char* n : {"x", "c", "v", "r"}) sized(g, n, 100);
+  Result<Liveness> l = compute_liveness(g, OpSchemaRegistry::builtin());
+  REQUIRE(l);
+  CHECK_FALSE(has_buffer(g, *l, "v"));
+  CHECK(buffer_of(g, *l, "c").last == 3);  // read through v by r
+}
+
 TEST_CASE("liveness: a tuple's elements live apart; unknown calls hold their inputs") {
   Graph g = parsed(R"(
     x = placeholder

@@ -2,6 +2,7 @@
 #include "graft/passes/memory_schedule.hpp"
 
 #include <algorithm>
+#include <queue>
 
 #include "graft/ir/transaction.hpp"
 #include "graft/passes/purity.hpp"
@@ -112,6 +113,38 @@ std::vector<NodeId> greedy_order(const Graph& g, const StorageMap& s, const std:
   return out;
 }
 
+/// Every node as late as its users allow (reverse list scheduling, the latest in `order` first):
+/// allocations move next to their first reader, so fewer tensors wait live.
+std::vector<NodeId> late_order(const Graph& g, const std::vector<NodeId>& order, const Constraints& c) {
+  std::vector<std::uint32_t> pos(g.num_slots(), 0);
+  for (std::uint32_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+  std::vector<std::vector<NodeId>> before(g.num_slots());
+  std::vector<std::uint32_t> waiting(g.num_slots(), 0);  // successors not yet placed
+  for (NodeId n : order)
+    for (NodeId next : c.after[n]) {
+      before[next].push_back(n);
+      ++waiting[n];
+    }
+  std::priority_queue<std::pair<std::uint32_t, NodeId>> ready;  // latest first
+  for (NodeId n : order)
+    if (waiting[n] == 0 && g.op(n) != OpKind::Placeholder) ready.emplace(pos[n], n);
+  std::vector<NodeId> reversed;
+  reversed.reserve(order.size());
+  while (!ready.empty()) {
+    const NodeId n = ready.top().second;
+    ready.pop();
+    reversed.push_back(n);
+    for (NodeId p : before[n])
+      if (--waiting[p] == 0 && g.op(p) != OpKind::Placeholder) ready.emplace(pos[p], p);
+  }
+  std::vector<NodeId> out;
+  out.reserve(order.size());
+  for (NodeId n : order)  // placeholders first, in their order
+    if (g.op(n) == OpKind::Placeholder) out.push_back(n);
+  out.insert(out.end(), reversed.rbegin(), reversed.rend());
+  return out;
+}
+
 }  // namespace
 
 Result<ScheduleReport> schedule_for_memory(Graph& g, const OpSchemaRegistry& ops, const LivenessOptions& options,
@@ -122,16 +155,26 @@ Result<ScheduleReport> schedule_for_memory(Graph& g, const OpSchemaRegistry& ops
   ScheduleReport report;
   report.peak_before = live_peak(live_ranges(*storage, order, g.num_slots()), alignment).bytes;
   report.peak_after = report.peak_before;
-  std::vector<NodeId> scheduled = greedy_order(g, *storage, order, constraints(g, ops, *storage, order), alignment);
-  if (scheduled.size() != order.size())
-    return Status::error("the graph has a cycle or a use before its definition; run lint");
-  const std::uint64_t peak = live_peak(live_ranges(*storage, scheduled, g.num_slots()), alignment).bytes;
-  if (peak >= report.peak_before) return report;
+  const Constraints c = constraints(g, ops, *storage, order);
+  std::vector<NodeId> scheduled;
+  std::uint64_t peak = report.peak_before;
+  for (std::vector<NodeId> candidate : {greedy_order(g, *storage, order, c, alignment), late_order(g, order, c)}) {
+    if (candidate.size() != order.size())
+      return Status::error("the graph has a cycle or a use before its definition; run lint");
+    const std::uint64_t p = live_peak(live_ranges(*storage, candidate, g.num_slots()), alignment).bytes;
+    if (p < peak) {
+      peak = p;
+      scheduled = std::move(candidate);
+    }
+  }
+  if (scheduled.empty()) return report;
   Transaction t(g);
+  std::vector<NodeId> was_after(g.num_slots(), kNoNode);
+  for (std::size_t i = 1; i < order.size(); ++i) was_after[order[i]] = order[i - 1];
   NodeId prev = kNoNode;
   for (std::size_t i = 0; i < scheduled.size(); ++i) {
     const NodeId n = scheduled[i];
-    if (n != order[i]) ++report.moved;
+    if (was_after[n] != prev) ++report.moved;
     if (prev != kNoNode && g.next(prev) != n)
       if (Status s = g.move_after(n, prev); !s) return s;
     if (prev == kNoNode && g.first() != n)

@@ -105,6 +105,10 @@ void add_return_aliases(const OpSchema& schema, const BoundArguments& values, st
     if (values[i] && share(alias_set(schema.arguments[i].type), set)) add_node_refs(*values[i], out);
 }
 
+/// `_unsafe_view` returns a view of `self` (make_fx records it for `reshape` of a fresh copy),
+/// though its schema has no alias annotation.
+bool is_unannotated_view(const OpSchema& schema) { return schema.ns == "aten" && schema.name == "_unsafe_view"; }
+
 }  // namespace
 
 std::optional<InplaceFlag> inplace_flag(const Graph& g, NodeId n) {
@@ -196,6 +200,7 @@ std::vector<NodeId> aliased_inputs(const Graph& g, NodeId n, const OpSchemaRegis
     const std::size_t i = schema->name == "copy" ? 1 : 0;
     if (values.size() > i && values[i]) add_node_refs(*values[i], out);
   }
+  if (is_unannotated_view(*schema) && !values.empty() && values[0]) add_node_refs(*values[0], out);
   for (std::size_t r = 0; r < schema->returns.size(); ++r) add_return_aliases(*schema, values, r, out);
   return out;
 }
@@ -210,6 +215,7 @@ std::optional<std::vector<std::vector<NodeId>>> return_aliases(const Graph& g, N
     return std::nullopt;  // copy and type_as may return an input: see aliased_inputs
   std::vector<std::vector<NodeId>> out(schema->returns.size());
   for (std::size_t r = 0; r < schema->returns.size(); ++r) add_return_aliases(*schema, values, r, out[r]);
+  if (is_unannotated_view(*schema) && !values.empty() && values[0] && !out.empty()) add_node_refs(*values[0], out[0]);
   return out;
 }
 

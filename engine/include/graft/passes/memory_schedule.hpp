@@ -13,15 +13,16 @@ namespace graft {
 struct ScheduleReport {
   std::uint64_t peak_before = 0;  ///< the lower bound (live_peak) in the given order
   std::uint64_t peak_after = 0;  ///< in the order kept; never above peak_before
-  std::size_t moved = 0;  ///< nodes whose position changed
+  std::size_t moved = 0;  ///< nodes that now follow a different node
 };
 
 /// Reorders `g`'s nodes to lower the largest total size of planned buffers live at one step.
 /// Kept: every data dependency, the order of a write against every other use of the storage it
 /// writes, the order of side-effectful calls among themselves, placeholders first and the
-/// output last. A list scheduler runs first what frees the most and allocates the least; its
-/// order is kept only if its peak is lower than the given order's. Fails, changing nothing,
-/// where map_storage fails.
+/// output last. Two orders are tried: a list scheduler that runs first what frees the most and
+/// allocates the least, and every node as late as its users allow; the one with the lower peak
+/// is kept if it is lower than the given order's. Fails, changing nothing, where map_storage
+/// fails.
 Result<ScheduleReport> schedule_for_memory(Graph& g, const OpSchemaRegistry& ops, const LivenessOptions& options = {},
                                            std::uint64_t alignment = 1);
 
