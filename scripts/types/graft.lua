@@ -617,6 +617,7 @@ function Graph:add_submodule(path, build, class) end
 ---@field priority? integer default 0; higher first
 ---@field filter? fun(match: graft.Match): boolean false or nil leaves the match alone
 ---@field keep? fun(change: {peak_before: integer, peak_after: integer}): boolean after each rewrite: false undoes it
+---@field meta_functions? table with keep: meta functions that size the replacement's inner nodes
 ---@field meta? graft.MetaPolicy default "outputs"
 ---@field keep_meta? boolean true is meta = "outputs" (as in g:replace_pattern); meta wins
 ---@field enabled? boolean default true: whether sets made from it start with it enabled

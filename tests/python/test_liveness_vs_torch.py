@@ -1,4 +1,5 @@
-"""Liveness against PyTorch: which values share storage, and how many bytes each storage holds.
+"""Liveness against PyTorch: which values share storage, and how many bytes each storage holds;
+and the memory-aware example pipeline, whose result must still compute what the model computes.
 
 `graft plan --json` says, for every node, which buffers its value uses (`values`) and how large
 each buffer is; PyTorch says the same by running the graph: two values share a buffer exactly
@@ -204,6 +205,56 @@ class LivenessAgainstPyTorch(unittest.TestCase):
                                  check=True, capture_output=True, text=True).stdout
             with self.subTest(model=name):
                 self.assertEqual(differences(gm, [x], json.loads(out)), [])
+
+
+class MemoryAwareExample(unittest.TestCase):
+    """examples/pipelines/memory_aware.lua on MobileNetV3-Small: the stem's hardswish_ is kept
+    (decomposed it would raise the peak from 1.72 to 2.30 MiB), the other 18 are decomposed, and
+    the result computes what the model computes (x * hardsigmoid(x) rounds like hardswish but not
+    bit for bit)."""
+
+    def test_mobilenet_v3_small(self):
+        import torchvision
+        from graft_fx import import_graph
+        graft = graft_bin(self)
+        pipeline = os.path.join(REPO, "examples", "pipelines", "memory_aware.lua")
+        graph = os.path.join(REPO, "examples", "graphs", "mobilenet_v3_small.aten.json")
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out.json")
+            proc = subprocess.run([graft, "run", pipeline, graph, "-o", out], capture_output=True, text=True,
+                                  timeout=120)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            report = proc.stdout + proc.stderr
+            self.assertIn("decompose: 18 of 19 hardswish_ calls decomposed, 1 undone (would raise the peak): "
+                          "hardswish_\n", report)
+            self.assertIn("decompose: peak 1.72 MiB before, 1.72 MiB after", report)
+            # the same rule without its check: every call decomposed, and the peak rises
+            everywhere = os.path.join(d, "everywhere.lua")
+            with open(everywhere, "w") as f:
+                f.write("""local aten = graft.ops.aten
+local functions = require("meta.functions")
+local rules = graft.rules { graft.rule { name = "d",
+  pattern = graft.trace(function(x) return aten.hardswish_.default(x) end),
+  replacement = graft.trace(function(x) return aten.mul.Tensor(x, aten.hardsigmoid.default(x)) end) } }
+return function(g)
+  g:apply(rules, { mode = "once" })
+  g:propagate_meta(functions, { only_missing = true })
+  print("peak", (g:memory_peak()))
+end
+""")
+            proc2 = subprocess.run([graft, "run", everywhere, graph, "-o", os.path.join(d, "e.json")],
+                                   capture_output=True, text=True, timeout=120)
+            self.assertEqual(proc2.returncode, 0, proc2.stderr)
+            self.assertIn("peak\t2408448", proc2.stdout + proc2.stderr)
+            torch.manual_seed(0)
+            model = torchvision.models.mobilenet_v3_small().eval()
+            got = import_graph(out, model)
+            torch.manual_seed(0)
+            x = torch.randn(1, 3, 224, 224)
+            targets = [str(n.target) for n in got.graph.nodes if n.op == "call_function"]
+            self.assertEqual(sum("hardsigmoid.default" in t for t in targets), 18 + 9)  # 9 were there (SE blocks)
+            with torch.no_grad():
+                torch.testing.assert_close(got(x), model(x), rtol=1e-4, atol=1e-5)
 
 
 if __name__ == "__main__":

@@ -768,4 +768,20 @@ int graph_propagate_meta(lua_State* L) {
   return 1;
 }
 
+int fill_missing_meta(lua_State* L) {
+  GraphSession* session = state_of(L).session(static_cast<int>(luaL_checkinteger(L, 1)));
+  if (session == nullptr || session->graph == nullptr) return luaL_error(L, "the graph is gone");
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  PropagateOptions options;
+  options.only_missing = true;
+  ReadOnlyReset reset{*session, session->read_only};
+  session->read_only = true;
+  GenerationalGc gc{L};
+  Propagation p(L, *session, options, 2);
+  p.run();
+  p.commit();
+  return 0;
+}
+
 }  // namespace graft::lua::detail

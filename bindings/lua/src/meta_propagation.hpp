@@ -8,4 +8,9 @@ namespace graft::lua::detail {
 /// g:propagate_meta(functions [, {only_missing, check, strict}]) -> report; docs/LUA_API.md.
 int graph_propagate_meta(lua_State* L);
 
+/// (session id, functions): computes the meta of the nodes that have none, as
+/// g:propagate_meta(functions, {only_missing = true}) does, while the graph is read-only to
+/// scripts (a rule's memory check after a rewrite made nodes without meta). Raises on failure.
+int fill_missing_meta(lua_State* L);
+
 }  // namespace graft::lua::detail

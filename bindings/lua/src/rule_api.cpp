@@ -20,6 +20,7 @@
 #include "graft/rewrite/rule_set.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
+#include "meta_propagation.hpp"
 #include "pattern_api.hpp"
 #include "sandbox_state.hpp"
 #include "trampoline.hpp"
@@ -43,6 +44,7 @@ struct RuleData {
   int filter_ref = LUA_NOREF;
   int build_ref = LUA_NOREF;
   int keep_ref = LUA_NOREF;
+  int meta_functions_ref = LUA_NOREF;
 };
 struct RuleBox {
   RuleData* data;
@@ -63,6 +65,7 @@ int rule_gc(lua_State* L) {
     luaL_unref(L, LUA_REGISTRYINDEX, box->data->filter_ref);
     luaL_unref(L, LUA_REGISTRYINDEX, box->data->build_ref);
     luaL_unref(L, LUA_REGISTRYINDEX, box->data->keep_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, box->data->meta_functions_ref);
     delete box->data;
     box->data = nullptr;
   }
@@ -103,11 +106,11 @@ int graft_rule(lua_State* L) {
     lua_pop(L, 1);
     const std::string k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
     if (k != "name" && k != "pattern" && k != "replacement" && k != "priority" && k != "filter" && k != "meta" &&
-        k != "keep_meta" && k != "enabled" && k != "keep")
-      luaL_error(
-          L,
-          "graft.rule: unknown field '%s' (name, pattern, replacement, priority, filter, keep, meta, keep_meta, enabled)",
-          k.empty() ? luaL_typename(L, -1) : k.c_str());
+        k != "keep_meta" && k != "enabled" && k != "keep" && k != "meta_functions")
+      luaL_error(L,
+                 "graft.rule: unknown field '%s' (name, pattern, replacement, priority, filter, keep, meta_functions, "
+                 "meta, keep_meta, enabled)",
+                 k.empty() ? luaL_typename(L, -1) : k.c_str());
   }
   lua_getfield(L, 1, "name");
   if (lua_type(L, -1) != LUA_TSTRING || lua_rawlen(L, -1) == 0)
@@ -195,16 +198,34 @@ int graft_rule(lua_State* L) {
     if (!lua_isfunction(L, -1))
       luaL_error(L, "graft.rule '%s': 'keep' must be a function(change) -> boolean", name.c_str());
     d.keep_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_getfield(L, 1, "meta_functions");
+    if (!lua_isnil(L, -1) && !lua_istable(L, -1))
+      luaL_error(L, "graft.rule '%s': 'meta_functions' must be a table of meta functions (require('meta.functions'))",
+                 name.c_str());
+    d.meta_functions_ref = luaL_ref(L, LUA_REGISTRYINDEX);  // LUA_REFNIL for nil
     SandboxState* state = &s;
     const int ref = d.keep_ref;
-    r.measure = [state](const Graph& g) -> Result<double> {
+    const int meta_ref = d.meta_functions_ref;
+    r.measure = [state, meta_ref](const Graph& g) -> Result<double> {
+      if (meta_ref != LUA_REFNIL) {  // the new nodes' meta first, from the rule's functions
+        lua_State* C = state->callbacks.L;
+        if (C == nullptr) return Status::error("the memory check ran outside a script call");
+        lua_pushcfunction(C, cfunction<fill_missing_meta>);
+        lua_pushinteger(C, state->callbacks.session);
+        lua_rawgeti(C, LUA_REGISTRYINDEX, meta_ref);
+        if (lua_pcall(C, 2, 0, 0) != LUA_OK) {
+          std::string message = lua_tostring(C, -1) != nullptr ? lua_tostring(C, -1) : "error";
+          lua_pop(C, 1);
+          return Status::error("meta_functions: " + message);
+        }
+      }
       Result<StorageMap> storage = map_storage(g, *state->schemas());
       if (!storage) return storage.status();
       if (!storage->unsized.empty())  // sized as nothing, it would make the peak look lower
         return Status::error(fmt::format(
             "the memory check needs every call's tensor_meta, and '{}' has none (a replacement's outputs take "
-            "the meta of the nodes they replace, its inner nodes get none: 'keep' suits replacements without inner "
-            "nodes)",
+            "the meta of the nodes they replace, its inner nodes get none: give the rule meta_functions = "
+            "require('meta.functions') to compute it)",
             g.name(storage->unsized.front())));
       return static_cast<double>(live_peak(live_ranges(*storage, g.node_list(), g.num_slots())).bytes);
     };
