@@ -80,7 +80,9 @@ Json plan_json(const PlanCommandOptions& o, const Graph& g, const StorageMap& st
     buffers.push_back(std::move(e));
   }
   j["buffers"] = std::move(buffers);
-  Json values = Json::object();  // node -> the buffers its value refers to (its storage)
+  // node -> the buffers its value refers to (its storage), by name: a std::map keeps this linear
+  // where an ordered_json object would search its keys once per node
+  nlohmann::json values = nlohmann::json::object();
   for (NodeId n : l.steps)
     if (!storage.refers[n].empty()) values[g.name(n)] = storage.refers[n];
   j["values"] = std::move(values);
@@ -109,7 +111,9 @@ void print_summary(const PlanCommandOptions& o, const Graph& g, const Liveness& 
         ? 0.0
         : 100.0 * static_cast<double>(r.arena - p.lower_bound) / static_cast<double>(p.lower_bound);
     fmt::print("{:<10} {:>14} {:>8.2f}% {:>7.2f} ms{}\n", planner_name(r.planner), mib(r.arena), gap, r.milliseconds,
-               r.planner == Planner::Exact ? (r.proved_optimal ? "  (proved least)" : "  (time limit reached)") : "");
+               r.planner == Planner::Exact
+                   ? (r.proved_optimal ? "  (proved least)" : "  (search budget spent: best so far)")
+                   : "");
   }
   fmt::print(
       "plan: {} from '{}', {:.2f}% above the lower bound{}; fragmentation {} bytes ({:.2f}% of the arena); "
@@ -126,7 +130,9 @@ void print_summary(const PlanCommandOptions& o, const Graph& g, const Liveness& 
   }
   if (live.size() > o.top) fmt::print("  ... {} more (--top)\n", live.size() - o.top);
   if (!s.unsized.empty())
-    fmt::print(stderr, "warning: {} call{} without tensor meta planned as allocating nothing (first: '{}')\n",
+    fmt::print(stderr,
+               "note: {} call{} without tensor meta (numbers, or tensors whose meta was not recorded) planned as "
+               "allocating nothing (first: '{}')\n",
                s.unsized.size(), s.unsized.size() == 1 ? "" : "s", g.name(s.unsized.front()));
   if (!s.unknown_aliasing.empty())
     fmt::print(
@@ -148,8 +154,12 @@ void add_plan_options(CLI::App& cmd, PlanCommandOptions& o) {
       ->capture_default_str();
   cmd.add_option("--exact-max", o.plan.exact_max_buffers, "best also runs the exact search up to this many tensors")
       ->capture_default_str();
-  cmd.add_option("--time-limit", o.plan.exact_time_limit_ms, "milliseconds the exact search may take")
+  cmd.add_option("--exact-steps", o.plan.exact_max_steps,
+                 "search nodes the exact search may visit (a budget in steps: the same graph, the same plan)")
       ->capture_default_str();
+  cmd.add_option("--time-limit", o.plan.exact_time_limit_ms, "a cap on the exact search's milliseconds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600000.0));
   cmd.add_option("--symbol", o.symbols, "a value for a symbolic size, NAME=VALUE (repeatable): --symbol s0=32");
   cmd.add_flag("--plan-inputs", o.liveness.plan_inputs, "place the graph's inputs in the arena too");
   cmd.add_flag("--plan-parameters", o.liveness.plan_parameters, "place parameters and buffers (get_attr) too");
@@ -173,18 +183,18 @@ int cmd_plan(PlanCommandOptions o) {
   if (!planner) return fail("--planner: " + planner.status().message());
   o.plan.planner = *planner;
   if (!o.graph_output.empty() && !o.schedule) return fail("--schedule-output needs --schedule");
+  if (Status s = check_alignment(o.plan.alignment); !s) return fail("--alignment: " + s.message());
   Result<GraphModule> gm = load_graph_file(o.graph);
   if (!gm) return fail(gm.status().message());
   if (Status s = lint(*gm); !s) return fail(fmt::format("{}: {}", o.graph, s.message()));
   Graph& g = gm->graph;
   const OpSchemaRegistry& ops = OpSchemaRegistry::builtin();
+  o.liveness.modules = &gm->modules;
   std::optional<ScheduleReport> schedule;
   if (o.schedule) {
     Result<ScheduleReport> r = schedule_for_memory(g, ops, o.liveness, o.plan.alignment);
     if (!r) return fail(fmt::format("{}: {}", o.graph, r.status().message()));
     schedule = *r;
-    if (!o.graph_output.empty())
-      if (Status s = save_graph_file(*gm, o.graph_output); !s) return fail(s.message());
   }
   Result<StorageMap> storage = map_storage(g, ops, o.liveness);
   if (!storage) return fail(fmt::format("{}: {}", o.graph, storage.status().message()));
@@ -192,7 +202,9 @@ int cmd_plan(PlanCommandOptions o) {
   Result<MemoryPlan> plan = plan_memory(l, o.plan);
   if (!plan) return fail(fmt::format("{}: {}", o.graph, plan.status().message()));
   if (Status s = check_plan(g, l, *plan); !s)  // a planner bug must never reach a user as a plan
-    return fail(fmt::format("{}: the plan is invalid (please report): {}", o.graph, s.message()));
+    return fail(fmt::format("{}: the plan is invalid (please report it): {}", o.graph, s.message()));
+  if (!o.graph_output.empty())
+    if (Status s = save_graph_file(*gm, o.graph_output); !s) return fail(s.message());
   const Json j = plan_json(o, g, *storage, l, *plan, schedule);
   if (!o.output.empty())
     if (Status s = write_output_file(o.output, j.dump(1) + "\n"); !s) return fail(s.message());

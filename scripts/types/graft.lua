@@ -320,7 +320,8 @@ function Graph:propagate_meta(functions, options) end
 ---@field planner ("size"|"breadth"|"lifetime"|"exact"|"best")? default "best"
 ---@field alignment integer? bytes every offset is a multiple of (a power of two; default 64)
 ---@field exact_max integer? best also runs the exact search up to this many tensors (default 32)
----@field time_limit_ms number? what the exact search may take (default 200)
+---@field exact_steps integer? search nodes the exact search may visit (default 100000; deterministic)
+---@field time_limit_ms number? a safety cap on the exact search's milliseconds (default 2000, at most 60000)
 ---@field plan_inputs boolean? place the graph's inputs in the arena (default false)
 ---@field plan_parameters boolean? place get_attr values (default false)
 ---@field plan_outputs boolean? place the returned tensors (default true)

@@ -97,5 +97,55 @@ TEST_CASE("lua memory: keep undoes a rewrite that raises the peak and keeps one 
   REQUIRE_MESSAGE(r.ok(), r.error->message);
 }
 
+TEST_CASE("lua memory: bad options, a rule's misuse and a spent budget are clear errors") {
+  GraphModule gm = parse(graph());
+  lua::PipelineReport r = run_on(R"(
+    local aten = graft.ops.aten
+    return function(g)
+      local ok, err = pcall(g.plan_memory, g, { alignment = 3 })
+      assert(not ok and err:find("g:plan_memory: alignment 3 is not a power of two", 1, true), err)
+      ok, err = pcall(g.plan_memory, g, { time_limit_ms = 0 / 0 })
+      assert(not ok and err:find("'time_limit_ms' must be a number of milliseconds from 0 to 60000", 1, true), err)
+      ok, err = pcall(g.plan_memory, g, { symbols = { s0 = 1.5 } })
+      assert(not ok and err:find("'symbols' must map names to integers", 1, true), err)
+      ok, err = pcall(graft.rule, { name = "m", meta_functions = {},
+        pattern = graft.trace(function(x) return aten.neg.default(x) end),
+        replacement = graft.trace(function(x) return aten.neg.default(x) end) })
+      assert(not ok and err:find("'meta_functions' is for the memory check: give 'keep' too", 1, true), err)
+      -- a keep function that fails: the error names the rule and where it matched
+      local rules = graft.rules { graft.rule { name = "bad_keep", keep = function() error("no") end,
+        pattern = graft.trace(function(x) return aten.neg.default(x) end),
+        replacement = graft.trace(function(x) return aten.mul.Tensor(x, -1) end) } }
+      ok, err = pcall(g.apply, g, rules)
+      assert(not ok and err:find("rule 'bad_keep' at y: ", 1, true) and err:find("no", 1, true), err)
+      assert(g:find("y").target == "torch.ops.aten.neg.default")
+    end
+  )",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->message);
+}
+
+TEST_CASE("lua memory: planning a huge graph stops at the script's instruction budget") {
+  // 30,000 tensors all live at once: the dense planner's quadratic scan polls the budget.
+  std::string nodes = node("x", "placeholder", "x", "", 16);
+  std::string outs;
+  for (int i = 0; i < 30000; ++i) {
+    const std::string name = "n" + std::to_string(i);
+    nodes += ",\n" + node(name, "call_function", "torch.ops.aten.neg.default", R"({"node":"x"})", 16);
+    outs += std::string(outs.empty() ? "" : ",") + R"({"node":")" + name + R"("})";
+  }
+  nodes += ",\n" + std::string(R"({"name":"output","op":"output","target":"output","args":[[)") + outs +
+      R"(]],"kwargs":{},"meta":{}})";
+  GraphModule gm = parse(graph_doc(nodes));
+  lua::SandboxOptions options;
+  options.limits.instructions = 50'000'000;
+  lua::PipelineReport r = run_on(R"(
+    return function(g) g:plan_memory({ planner = "size" }) end
+  )",
+                                 gm, options);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error->message.find("instruction") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace graft

@@ -27,8 +27,8 @@ MemoryOptions read_options(lua_State* L, int index, const char* caller) {
   if (lua_isnoneornil(L, index)) return o;
   luaL_checktype(L, index, LUA_TTABLE);
   check_option_names(L, index, caller,
-                     {"planner", "alignment", "exact_max", "time_limit_ms", "plan_inputs", "plan_parameters",
-                      "plan_outputs", "symbols"});
+                     {"planner", "alignment", "exact_max", "exact_steps", "time_limit_ms", "plan_inputs",
+                      "plan_parameters", "plan_outputs", "symbols"});
   auto flag = [&](const char* name, bool& out) {
     if (lua_getfield(L, index, name) != LUA_TNIL) out = lua_toboolean(L, -1) != 0;
     lua_pop(L, 1);
@@ -45,11 +45,14 @@ MemoryOptions read_options(lua_State* L, int index, const char* caller) {
     lua_pop(L, 1);
   };
   count("alignment", o.plan.alignment);
+  if (Status s = check_alignment(o.plan.alignment); !s) luaL_error(L, "%s: %s", caller, s.message().c_str());
   count("exact_max", o.plan.exact_max_buffers);
+  count("exact_steps", o.plan.exact_max_steps);
   if (lua_getfield(L, index, "time_limit_ms") != LUA_TNIL) {
-    if (lua_type(L, -1) != LUA_TNUMBER || lua_tonumber(L, -1) < 0)
-      luaL_error(L, "%s: 'time_limit_ms' must be a number of milliseconds", caller);
-    o.plan.exact_time_limit_ms = lua_tonumber(L, -1);
+    const lua_Number ms = lua_tonumber(L, -1);
+    if (lua_type(L, -1) != LUA_TNUMBER || !(ms >= 0 && ms <= 60000))  // NaN fails too
+      luaL_error(L, "%s: 'time_limit_ms' must be a number of milliseconds from 0 to 60000", caller);
+    o.plan.exact_time_limit_ms = ms;
   }
   lua_pop(L, 1);
   if (lua_getfield(L, index, "planner") != LUA_TNIL) {
@@ -90,10 +93,20 @@ void set_integer(lua_State* L, const char* key, std::uint64_t v) {
 int graph_plan_memory(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   const Graph& g = *cg.session->graph;
-  const MemoryOptions o = read_options(L, 2, "g:plan_memory");
+  MemoryOptions o = read_options(L, 2, "g:plan_memory");
+  o.liveness.modules = cg.session->modules;
   state_of(L).charge_work(L, static_cast<double>(g.num_slots()));
   const Liveness l = liveness_or_raise(L, g, o.liveness, "g:plan_memory");
-  Result<MemoryPlan> plan = plan_memory(l, o.plan);
+  SandboxState& state = state_of(L);
+  PlanOptions plan_options = o.plan;
+  bool over_budget = false;
+  plan_options.poll = [&](double units) {
+    Status s = state.poll_host_work(units, 0);
+    over_budget = !s;
+    return s;
+  };
+  Result<MemoryPlan> plan = plan_memory(l, plan_options);
+  if (over_budget) state.raise_spent_budget(L);
   if (!plan) luaL_error(L, "g:plan_memory: %s", plan.status().message().c_str());
   if (Status s = check_plan(g, l, *plan); !s) luaL_error(L, "g:plan_memory: invalid plan: %s", s.message().c_str());
   const MemoryPlan& p = *plan;
@@ -155,7 +168,8 @@ int graph_plan_memory(lua_State* L) {
 int graph_memory_peak(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   const Graph& g = *cg.session->graph;
-  const MemoryOptions o = read_options(L, 2, "g:memory_peak");
+  MemoryOptions o = read_options(L, 2, "g:memory_peak");
+  o.liveness.modules = cg.session->modules;
   state_of(L).charge_work(L, static_cast<double>(g.num_slots()));
   const Liveness l = liveness_or_raise(L, g, o.liveness, "g:memory_peak");
   const LivePeak peak = live_peak(l, o.plan.alignment);
@@ -169,7 +183,8 @@ int graph_schedule_for_memory(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   require_writable(L, *cg.session);
   Graph& g = *cg.session->graph;
-  const MemoryOptions o = read_options(L, 2, "g:schedule_for_memory");
+  MemoryOptions o = read_options(L, 2, "g:schedule_for_memory");
+  o.liveness.modules = cg.session->modules;
   state_of(L).charge_work(L, static_cast<double>(g.num_slots()));
   Result<ScheduleReport> r = schedule_for_memory(g, *state_of(L).schemas(), o.liveness, o.plan.alignment);
   if (!r) luaL_error(L, "g:schedule_for_memory: %s", r.status().message().c_str());

@@ -9,6 +9,7 @@
 //   return graft.pipeline{ rules:pass{ mode = "fixpoint", max_sweeps = 5 } }
 #include "rule_api.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -219,14 +220,25 @@ int graft_rule(lua_State* L) {
           return Status::error("meta_functions: " + message);
         }
       }
-      Result<StorageMap> storage = map_storage(g, *state->schemas());
+      LivenessOptions options;
+      if (const GraphSession* session = state->session(state->callbacks.session)) options.modules = session->modules;
+      Result<StorageMap> storage = map_storage(g, *state->schemas(), options);
       if (!storage) return storage.status();
-      if (!storage->unsized.empty())  // sized as nothing, it would make the peak look lower
+      // A call that returns tensors but has no meta would count as nothing and make the peak look
+      // lower; one that returns a number (sym_size) or nothing is fine.
+      const auto returns_tensor = [&](NodeId n) {
+        const OpSchema* schema = g.op(n) == OpKind::CallFunction ? state->schemas()->find(g.target(n)) : nullptr;
+        if (schema == nullptr) return g.op(n) != OpKind::Placeholder && g.op(n) != OpKind::GetAttr;
+        return std::any_of(schema->returns.begin(), schema->returns.end(),
+                           [](const SchemaArgument& r) { return r.type.find("Tensor") != std::string::npos; });
+      };
+      const auto unsized = std::find_if(storage->unsized.begin(), storage->unsized.end(), returns_tensor);
+      if (unsized != storage->unsized.end())
         return Status::error(fmt::format(
             "the memory check needs every call's tensor_meta, and '{}' has none (a replacement's outputs take "
             "the meta of the nodes they replace, its inner nodes get none: give the rule meta_functions = "
             "require('meta.functions') to compute it)",
-            g.name(storage->unsized.front())));
+            g.name(*unsized)));
       return static_cast<double>(live_peak(live_ranges(*storage, g.node_list(), g.num_slots())).bytes);
     };
     r.keep = [state, ref](double before, double after) -> Result<bool> {
@@ -249,6 +261,9 @@ int graft_rule(lua_State* L) {
       return keep_it;
     };
   } else {
+    lua_pop(L, 1);
+    if (lua_getfield(L, 1, "meta_functions") != LUA_TNIL)
+      luaL_error(L, "graft.rule '%s': 'meta_functions' is for the memory check: give 'keep' too", name.c_str());
     lua_pop(L, 1);
   }
   // A replacement that uses an input the pattern never binds fails now, at load time.

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "graft/passes/purity.hpp"
 
@@ -17,7 +18,11 @@ constexpr std::pair<std::string_view, std::uint64_t> kItemSizes[] = {
     {"uint16", 2},      {"uint32", 4},   {"uint64", 8},
 };
 
-/// Reads `2*s0 + (s1//2)`: integers, symbols, + - * // % and parentheses, as sympy prints them.
+/// Sizes beyond this (1 EiB) are refused, so that sums and aligned offsets never overflow.
+constexpr std::uint64_t kMaxTotalBytes = std::uint64_t{1} << 60;
+
+/// Reads `2*s0 + (s1//2)`: integers, symbols, + - * // % ** and parentheses, and sympy's Max(a, b)
+/// and Min(a, b), as torch prints symbolic sizes. Arithmetic is checked: an overflow is an error.
 class SizeExpression {
  public:
   SizeExpression(std::string_view text, const std::vector<std::pair<std::string, std::int64_t>>& symbols)
@@ -32,9 +37,12 @@ class SizeExpression {
   }
 
  private:
+  static constexpr int kMaxDepth = 64;  // nested parentheses or signs
+
   Status fail(const std::string& why) const {
     return Status::error(fmt::format("cannot evaluate size '{}': {}", text_, why));
   }
+  Status overflow() const { return fail("the value does not fit in 64 bits"); }
   void skip_space() {
     while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
   }
@@ -53,32 +61,64 @@ class SizeExpression {
       if (!plus && !eat("-")) return total;
       Result<std::int64_t> r = product();
       if (!r) return r;
-      total = plus ? total + *r : total - *r;
+      if (plus ? __builtin_add_overflow(total, *r, &total) : __builtin_sub_overflow(total, *r, &total))
+        return overflow();
     }
   }
   Result<std::int64_t> product() {
-    Result<std::int64_t> v = unary();
+    Result<std::int64_t> v = power();
     if (!v) return v;
     std::int64_t total = *v;
     for (;;) {
       int op = 0;
       if (eat("//")) op = 2;
-      else if (eat("*")) op = 1;
+      else if (text_.substr(pos_, 2) != "**" && eat("*")) op = 1;
       else if (eat("%")) op = 3;
       else return total;
-      Result<std::int64_t> r = unary();
+      Result<std::int64_t> r = power();
       if (!r) return r;
-      if (op != 1 && *r == 0) return fail("division by zero");
-      if (op == 1) total *= *r;
-      else if (op == 2) total = total / *r - ((total % *r != 0) && ((total < 0) != (*r < 0)) ? 1 : 0);
-      else total = ((total % *r) + *r) % *r;
+      if (op == 1) {
+        if (__builtin_mul_overflow(total, *r, &total)) return overflow();
+        continue;
+      }
+      if (*r == 0) return fail("division by zero");
+      if (*r == -1) {  // floor division and modulo by -1, without INT64_MIN / -1
+        if (op == 2 && __builtin_sub_overflow(std::int64_t{0}, total, &total)) return overflow();
+        if (op == 3) total = 0;
+        continue;
+      }
+      const std::int64_t q = total / *r, m = total % *r;
+      if (op == 2) total = q - ((m != 0 && ((m < 0) != (*r < 0))) ? 1 : 0);
+      else total = m != 0 && ((m < 0) != (*r < 0)) ? m + *r : m;  // Python's sign: the divisor's
     }
   }
+  Result<std::int64_t> power() {
+    Result<std::int64_t> base = unary();
+    if (!base) return base;
+    if (!eat("**")) return base;
+    Result<std::int64_t> exponent = power();  // right-associative, as Python
+    if (!exponent) return exponent;
+    if (*exponent < 0) return fail("a negative power is not an integer");
+    std::int64_t out = 1;
+    for (std::int64_t i = 0; i < *exponent; ++i) {
+      if (__builtin_mul_overflow(out, *base, &out)) return overflow();
+      if (out == 0 || out == 1) break;  // 0**n, 1**n
+    }
+    return out;
+  }
   Result<std::int64_t> unary() {
+    if (++depth_ > kMaxDepth) return fail("nested too deeply");
+    Result<std::int64_t> v = atom();
+    --depth_;
+    return v;
+  }
+  Result<std::int64_t> atom() {
     if (eat("-")) {
       Result<std::int64_t> v = unary();
       if (!v) return v;
-      return -*v;
+      std::int64_t negated = 0;
+      if (__builtin_sub_overflow(std::int64_t{0}, *v, &negated)) return overflow();
+      return negated;
     }
     if (eat("(")) {
       Result<std::int64_t> v = sum();
@@ -91,7 +131,7 @@ class SizeExpression {
     if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])) != 0) {
       std::int64_t v = 0;
       while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])) != 0)
-        v = v * 10 + (text_[pos_++] - '0');
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, text_[pos_++] - '0', &v)) return overflow();
       return v;
     }
     while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) != 0 || text_[pos_] == '_'))
@@ -99,6 +139,15 @@ class SizeExpression {
     if (start == pos_)
       return fail(pos_ < text_.size() ? "unexpected '" + std::string(1, text_[pos_]) + "'" : "ends early");
     const std::string_view name = text_.substr(start, pos_ - start);
+    if ((name == "Max" || name == "Min" || name == "max" || name == "min") && eat("(")) {
+      Result<std::int64_t> a = sum();
+      if (!a) return a;
+      if (!eat(",")) return fail("expected ',' in " + std::string(name) + "(a, b)");
+      Result<std::int64_t> b = sum();
+      if (!b) return b;
+      if (!eat(")")) return fail("missing ')'");
+      return name == "Max" || name == "max" ? std::max(*a, *b) : std::min(*a, *b);
+    }
     for (const auto& [symbol, value] : symbols_)
       if (symbol == name) return value;
     return fail(fmt::format("symbol '{}' has no value (give one, e.g. {}=1)", name, name));
@@ -107,7 +156,75 @@ class SizeExpression {
   std::string_view text_;
   const std::vector<std::pair<std::string, std::int64_t>>& symbols_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
 };
+
+/// torch.nn classes (without their module path) whose call returns new tensors and never a view
+/// of an input.
+constexpr std::string_view kFreshModules[] = {"Conv1d",
+                                              "Conv2d",
+                                              "Conv3d",
+                                              "ConvTranspose1d",
+                                              "ConvTranspose2d",
+                                              "ConvTranspose3d",
+                                              "Linear",
+                                              "Bilinear",
+                                              "BatchNorm1d",
+                                              "BatchNorm2d",
+                                              "BatchNorm3d",
+                                              "LayerNorm",
+                                              "GroupNorm",
+                                              "InstanceNorm1d",
+                                              "InstanceNorm2d",
+                                              "InstanceNorm3d",
+                                              "LocalResponseNorm",
+                                              "MaxPool1d",
+                                              "MaxPool2d",
+                                              "MaxPool3d",
+                                              "AvgPool1d",
+                                              "AvgPool2d",
+                                              "AvgPool3d",
+                                              "AdaptiveAvgPool1d",
+                                              "AdaptiveAvgPool2d",
+                                              "AdaptiveAvgPool3d",
+                                              "AdaptiveMaxPool1d",
+                                              "AdaptiveMaxPool2d",
+                                              "AdaptiveMaxPool3d",
+                                              "Embedding",
+                                              "EmbeddingBag",
+                                              "GELU",
+                                              "Sigmoid",
+                                              "Tanh",
+                                              "Softmax",
+                                              "LogSoftmax",
+                                              "Softplus",
+                                              "Upsample",
+                                              "UpsamplingNearest2d",
+                                              "UpsamplingBilinear2d",
+                                              "PixelShuffle",
+                                              "MultiheadAttention"};
+/// Classes with an `inplace` setting: in place they return their input, else a new tensor.
+constexpr std::string_view kInplaceModules[] = {"ReLU", "ReLU6", "Hardswish", "Hardsigmoid", "SiLU",     "LeakyReLU",
+                                                "ELU",  "SELU",  "CELU",      "Mish",        "Hardtanh", "Threshold"};
+
+enum class ModuleStorage : std::uint8_t { Unknown, Fresh, InPlace };
+
+/// What a call of the module at `path` returns, from its class (`torch.nn.modules.conv.Conv2d`)
+/// and, for activations, its recorded `inplace` setting.
+ModuleStorage module_storage(const ModuleTable* modules, const std::string& path) {
+  const ModuleInfo* m = modules != nullptr ? modules->find(path) : nullptr;
+  if (m == nullptr || m->class_name.rfind("torch.nn.modules.", 0) != 0) return ModuleStorage::Unknown;
+  const std::string_view cls = std::string_view(m->class_name).substr(m->class_name.rfind('.') + 1);
+  for (std::string_view c : kFreshModules)
+    if (c == cls) return ModuleStorage::Fresh;
+  for (std::string_view c : kInplaceModules) {
+    if (c != cls) continue;
+    const std::string& a = m->attributes_json;
+    if (a.find("\"inplace\":false") != std::string::npos) return ModuleStorage::Fresh;
+    if (a.find("\"inplace\":true") != std::string::npos) return ModuleStorage::InPlace;
+  }
+  return ModuleStorage::Unknown;
+}
 
 /// Collects every tensor of a (nested) value, depth first.
 void flatten(const ValueMeta& v, std::vector<const TensorMeta*>& out) {
@@ -133,15 +250,24 @@ Result<std::uint64_t> storage_bytes(const TensorMeta& t, const LivenessOptions& 
     Result<std::int64_t> size = dim_value(t.shape[i], o);
     if (!size) return size.status();
     if (*size <= 0) return std::uint64_t{0};
+    bool overflow = false;
     if (!strided) {
-      extent *= static_cast<std::uint64_t>(*size);
-      continue;
+      overflow = __builtin_mul_overflow(extent, static_cast<std::uint64_t>(*size), &extent);
+    } else {
+      Result<std::int64_t> stride = dim_value(t.stride[i], o);
+      if (!stride) return stride.status();
+      std::uint64_t reach = 0;
+      overflow = *stride == std::numeric_limits<std::int64_t>::min() ||
+          __builtin_mul_overflow(static_cast<std::uint64_t>(*size - 1), static_cast<std::uint64_t>(std::abs(*stride)),
+                                 &reach) ||
+          __builtin_add_overflow(extent, reach, &extent);
     }
-    Result<std::int64_t> stride = dim_value(t.stride[i], o);
-    if (!stride) return stride.status();
-    extent += static_cast<std::uint64_t>(*size - 1) * static_cast<std::uint64_t>(std::abs(*stride));
+    if (overflow) return Status::error("the tensor's size does not fit in 64 bits");
   }
-  return extent * item;
+  std::uint64_t bytes = 0;
+  if (__builtin_mul_overflow(extent, item, &bytes) || bytes > kMaxTotalBytes)
+    return Status::error("the tensor's size does not fit in 64 bits");
+  return bytes;
 }
 
 void add_sorted(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& from) {
@@ -156,6 +282,7 @@ class StorageMapper {
   StorageMapper(const Graph& g, const OpSchemaRegistry& ops, const LivenessOptions& o) : g_(g), ops_(ops), o_(o) {
     m_.refers.resize(g.num_slots());
     m_.reads.resize(g.num_slots());
+    m_.may_write.assign(g.num_slots(), 0);
     m_.creates.resize(g.num_slots());
     elements_.resize(g.num_slots());
   }
@@ -177,14 +304,39 @@ class StorageMapper {
       default: break;
     }
     if (g_.op(n) == OpKind::CallFunction && g_.target(n) == "_operator.getitem") return getitem(n);
-    if (std::optional<std::vector<std::vector<NodeId>>> returns = return_aliases(g_, n, ops_))
-      return by_schema(n, *returns);
-    m_.unknown_aliasing.push_back(n);
+    if (g_.op(n) == OpKind::CallFunction && g_.target(n) == "getattr")  // x.shape, x.dtype: no tensor
+      return allocate(n, BufferKind::Intermediate, true, {});
+    if (g_.op(n) == OpKind::CallFunction && g_.target(n).rfind("_operator.", 0) == 0 &&
+        g_.target(n) != "_operator.setitem" && g_.target(n) != "_operator.delitem") {  // those write: unknown
+      const std::string_view name = std::string_view(g_.target(n)).substr(10);
+      if (name.size() > 1 && name[0] == 'i' && name != "is_" && name != "is_not" && name != "invert" &&
+          !g_.inputs(n).empty()) {  // a += b: writes a (a tensor) and returns it
+        std::vector<Refs> one(1, m_.refers[g_.inputs(n).front()]);
+        m_.may_write[n] = 1;
+        return finish(n, std::move(one));
+      }
+      // a + b, a @ b, a == b, -a: a new value, never a view
+      return allocate(n, BufferKind::Intermediate, true, {});
+    }
     if (inplace_flag(g_, n)) {  // F.relu(x, inplace=True): the value is x
       std::vector<Refs> one(1);
       for (NodeId in : mutated_inputs(g_, n, ops_)) add_sorted(one[0], m_.refers[in]);
+      m_.may_write[n] = 1;
       return finish(n, std::move(one));
     }
+    if (std::optional<std::vector<std::vector<NodeId>>> returns = return_aliases(g_, n, ops_))
+      return by_schema(n, *returns);
+    if (g_.op(n) == OpKind::CallModule) {
+      const ModuleStorage kind = module_storage(o_.modules, g_.target(n));
+      if (kind == ModuleStorage::Fresh) return allocate(n, BufferKind::Intermediate, true, {});
+      if (kind == ModuleStorage::InPlace && !g_.inputs(n).empty()) {
+        std::vector<Refs> one(1, m_.refers[g_.inputs(n).front()]);
+        m_.may_write[n] = 1;
+        return finish(n, std::move(one));
+      }
+    }
+    m_.unknown_aliasing.push_back(n);
+    m_.may_write[n] = 1;  // a module or function no schema describes may write its inputs
     Refs held;
     for (NodeId in : g_.inputs(n)) add_sorted(held, m_.refers[in]);
     return allocate(n, BufferKind::Intermediate, true, held);
@@ -194,9 +346,12 @@ class StorageMapper {
   Status add_buffers(NodeId n, const ValueMeta& part, std::uint32_t begin, BufferKind kind, bool planned, Refs& refs) {
     std::vector<const TensorMeta*> tensors;
     flatten(part, tensors);
+    if (part.kind == ValueMeta::Kind::None) tensors.push_back(nullptr);  // unsized: an empty buffer
     for (const TensorMeta* t : tensors) {
-      Result<std::uint64_t> bytes = storage_bytes(*t, o_);
+      Result<std::uint64_t> bytes = t != nullptr ? storage_bytes(*t, o_) : Result<std::uint64_t>(std::uint64_t{0});
       if (!bytes) return bytes.status();
+      total_ += *bytes;
+      if (total_ > kMaxTotalBytes) return Status::error("the graph's tensors total more than 1 EiB");
       Buffer b;
       b.node = n;
       b.element = static_cast<std::uint32_t>(m_.buffers.size() - begin);
@@ -280,11 +435,20 @@ class StorageMapper {
     return finish(n, std::move(one));
   }
 
+  /// Sorted and without repeats (one sort: a node with thousands of inputs stays linear).
+  static Refs merged(Refs r) {
+    std::sort(r.begin(), r.end());
+    r.erase(std::unique(r.begin(), r.end()), r.end());
+    return r;
+  }
+
   Status finish(NodeId n, std::vector<Refs> elements) {
-    Refs all;
-    for (const Refs& e : elements) add_sorted(all, e);
+    Refs gathered;
+    for (const Refs& e : elements) gathered.insert(gathered.end(), e.begin(), e.end());
+    Refs all = merged(std::move(gathered));
     Refs reads = all;
-    for (NodeId in : g_.inputs(n)) add_sorted(reads, m_.refers[in]);
+    for (NodeId in : g_.inputs(n)) reads.insert(reads.end(), m_.refers[in].begin(), m_.refers[in].end());
+    reads = merged(std::move(reads));
     m_.refers[n] = std::move(all);
     m_.reads[n] = std::move(reads);
     elements_[n] = std::move(elements);
@@ -305,6 +469,7 @@ class StorageMapper {
   const OpSchemaRegistry& ops_;
   const LivenessOptions& o_;
   StorageMap m_;
+  std::uint64_t total_ = 0;
   std::vector<std::vector<Refs>> elements_;  ///< per slot: the buffers of each top-level element
 };
 

@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <queue>
@@ -18,13 +19,19 @@ double since_ms(Clock::time_point start) {
 }
 
 /// The buffers to place (planned, not empty) with their aligned sizes, and for each the others
-/// live at some common step.
+/// live at some common step. Past kMaxConflicts pairs (thousands of tensors live together) the
+/// lists are not kept, and placing scans every placed buffer instead: quadratic time, linear
+/// memory.
 struct Problem {
   std::vector<std::uint32_t> ids;  ///< Liveness buffer ids
   std::vector<std::uint64_t> size;
   std::vector<std::uint32_t> first, last;
   std::vector<std::vector<std::uint32_t>> conflicts;  ///< indices into ids, ascending
+  bool dense = false;  ///< conflicts not listed
+  bool overlap(std::uint32_t a, std::uint32_t b) const { return first[a] <= last[b] && first[b] <= last[a]; }
 };
+
+constexpr std::size_t kMaxConflicts = std::size_t{1} << 23;
 
 Problem make_problem(const Liveness& l, std::uint64_t alignment) {
   Problem p;
@@ -42,8 +49,15 @@ Problem make_problem(const Liveness& l, std::uint64_t alignment) {
   std::iota(by_first.begin(), by_first.end(), 0U);
   std::stable_sort(by_first.begin(), by_first.end(), [&](auto a, auto b) { return p.first[a] < p.first[b]; });
   std::vector<std::uint32_t> active;
+  std::size_t pairs = 0;
   for (std::uint32_t i : by_first) {
     std::erase_if(active, [&](std::uint32_t a) { return p.last[a] < p.first[i]; });
+    pairs += active.size();
+    if (pairs > kMaxConflicts) {
+      p.conflicts.assign(n, {});
+      p.dense = true;
+      return p;
+    }
     for (std::uint32_t a : active) {
       p.conflicts[i].push_back(a);
       p.conflicts[a].push_back(i);
@@ -62,9 +76,14 @@ class BestFit {
 
   void place(std::uint32_t i) {
     spans_.clear();
-    for (std::uint32_t c : p_.conflicts[i])
-      if (offset_[c] != kNotPlanned) spans_.emplace_back(offset_[c], offset_[c] + p_.size[c]);
-    std::sort(spans_.begin(), spans_.end());
+    if (p_.dense) {  // placed_ is kept by offset: the spans come out sorted
+      for (std::uint32_t c : placed_)
+        if (p_.overlap(i, c)) spans_.emplace_back(offset_[c], offset_[c] + p_.size[c]);
+    } else {
+      for (std::uint32_t c : p_.conflicts[i])
+        if (offset_[c] != kNotPlanned) spans_.emplace_back(offset_[c], offset_[c] + p_.size[c]);
+      std::sort(spans_.begin(), spans_.end());
+    }
     std::uint64_t best = kNotPlanned, best_gap = kNotPlanned, cursor = 0;
     for (const auto& [begin, end] : spans_) {
       if (begin > cursor) {
@@ -78,6 +97,11 @@ class BestFit {
     }
     offset_[i] = best == kNotPlanned ? cursor : best;
     arena_ = std::max(arena_, offset_[i] + p_.size[i]);
+    if (p_.dense) {
+      const auto at = std::upper_bound(placed_.begin(), placed_.end(), offset_[i],
+                                       [&](std::uint64_t o, std::uint32_t c) { return o < offset_[c]; });
+      placed_.insert(at, i);
+    }
   }
   std::vector<std::uint64_t>& offsets() { return offset_; }
   std::uint64_t arena() const { return arena_; }
@@ -86,13 +110,18 @@ class BestFit {
   const Problem& p_;
   std::vector<std::uint64_t> offset_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> spans_;
+  std::vector<std::uint32_t> placed_;
   std::uint64_t arena_ = 0;
 };
 
-std::vector<std::uint64_t> place_in_order(const Problem& p, const std::vector<std::uint32_t>& order,
-                                          std::uint64_t& arena) {
+Result<std::vector<std::uint64_t>> place_in_order(const Problem& p, const std::vector<std::uint32_t>& order,
+                                                  std::uint64_t& arena, const std::function<Status(double)>& poll) {
   BestFit fit(p);
-  for (std::uint32_t i : order) fit.place(i);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    fit.place(order[k]);
+    if (poll && (k & 1023U) == 1023U)
+      if (Status s = poll(static_cast<double>(1024 * (p.dense ? k : 16))); !s) return s;
+  }
   arena = fit.arena();
   return std::move(fit.offsets());
 }
@@ -163,11 +192,13 @@ std::vector<std::uint32_t> order_by(const Problem& p, Planner planner) {
 /// buffers that do not conflict give the same plan in either order: only ascending is tried.
 class ExactSearch {
  public:
-  ExactSearch(const Problem& p, std::uint64_t lower_bound, double limit_ms)
+  ExactSearch(const Problem& p, std::uint64_t lower_bound, const PlanOptions& o)
       : p_(p),
         n_(p.ids.size()),
         lower_bound_(lower_bound),
-        deadline_(Clock::now() + std::chrono::microseconds(static_cast<std::int64_t>(limit_ms * 1000))) {
+        max_steps_(o.exact_max_steps),
+        poll_(o.poll),
+        deadline_(Clock::now() + std::chrono::microseconds(static_cast<std::int64_t>(o.exact_time_limit_ms * 1000))) {
     conflict_.assign(n_, 0);
     for (std::size_t i = 0; i < n_; ++i)
       for (std::uint32_t c : p.conflicts[i]) conflict_[i] |= std::uint64_t{1} << c;
@@ -184,14 +215,15 @@ class ExactSearch {
   }
 
   /// Improves on `arena`/`offsets` (a heuristic's plan) if it can; returns whether the search
-  /// finished (the result is then least possible).
-  bool run(std::uint64_t& arena, std::vector<std::uint64_t>& offsets) {
+  /// finished (the result is then least possible), or the poll's error.
+  Result<bool> run(std::uint64_t& arena, std::vector<std::uint64_t>& offsets) {
     best_ = arena;
     best_offsets_ = offsets;
     if (best_ > lower_bound_) search(0, -1, 0);
+    if (!status_) return status_;
     arena = best_;
     offsets = best_offsets_;
-    return !timed_out_;
+    return !stopped_;
   }
 
  private:
@@ -205,10 +237,17 @@ class ExactSearch {
   }
 
   void search(std::uint64_t placed, int prev, std::uint64_t arena) {
-    if (timed_out_ || best_ == lower_bound_) return;
-    if ((++visited_ & 1023U) == 0 && Clock::now() > deadline_) {
-      timed_out_ = true;
+    if (stopped_ || best_ == lower_bound_) return;
+    if (++visited_ > max_steps_) {
+      stopped_ = true;
       return;
+    }
+    if ((visited_ & 1023U) == 0) {
+      if (poll_) status_ = poll_(static_cast<double>(1024 * n_));
+      if (!status_ || Clock::now() > deadline_) {
+        stopped_ = true;
+        return;
+      }
     }
     const std::uint64_t all = n_ == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n_) - 1;
     if (placed == all) {
@@ -247,11 +286,14 @@ class ExactSearch {
   const Problem& p_;
   std::size_t n_;
   std::uint64_t lower_bound_;
+  std::uint64_t max_steps_;
+  const std::function<Status(double)>& poll_;
   Clock::time_point deadline_;
   std::vector<std::uint64_t> conflict_, live_at_, offset_, best_offsets_;
   std::uint64_t best_ = 0;
   std::uint64_t visited_ = 0;
-  bool timed_out_ = false;
+  bool stopped_ = false;
+  Status status_ = Status::ok();
 };
 
 constexpr std::size_t kExactLimit = 64;  // buffers: the search keeps sets as 64-bit masks
@@ -276,9 +318,15 @@ Result<Planner> parse_planner(std::string_view name) {
   return Status::error(fmt::format("unknown planner '{}' (size, breadth, lifetime, exact or best)", name));
 }
 
+Status check_alignment(std::uint64_t alignment) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+    return Status::error(fmt::format("alignment {} is not a power of two", alignment));
+  if (alignment > (std::uint64_t{1} << 30)) return Status::error(fmt::format("alignment {} is above 1 GiB", alignment));
+  return Status::ok();
+}
+
 Result<MemoryPlan> plan_memory(const Liveness& l, const PlanOptions& o) {
-  if (o.alignment == 0 || (o.alignment & (o.alignment - 1)) != 0)
-    return Status::error(fmt::format("alignment {} is not a power of two", o.alignment));
+  if (Status s = check_alignment(o.alignment); !s) return s;
   const Problem p = make_problem(l, o.alignment);
   MemoryPlan plan;
   plan.alignment = o.alignment;
@@ -304,11 +352,19 @@ Result<MemoryPlan> plan_memory(const Liveness& l, const PlanOptions& o) {
     if (planner == Planner::Exact) {
       std::uint64_t arena = best_arena;  // seeded with the best greedy plan (or one of its own)
       offsets = best;
-      if (best.empty()) offsets = place_in_order(p, order_by(p, Planner::GreedyBySize), arena);
-      run.proved_optimal = ExactSearch(p, plan.lower_bound, o.exact_time_limit_ms).run(arena, offsets);
+      if (best.empty()) {
+        Result<std::vector<std::uint64_t>> seed = place_in_order(p, order_by(p, Planner::GreedyBySize), arena, o.poll);
+        if (!seed) return seed.status();
+        offsets = std::move(seed).value();
+      }
+      Result<bool> finished = ExactSearch(p, plan.lower_bound, o).run(arena, offsets);
+      if (!finished) return finished.status();
+      run.proved_optimal = *finished;
       run.arena = arena;
     } else {
-      offsets = place_in_order(p, order_by(p, planner), run.arena);
+      Result<std::vector<std::uint64_t>> placed = place_in_order(p, order_by(p, planner), run.arena, o.poll);
+      if (!placed) return placed.status();
+      offsets = std::move(placed).value();
     }
     run.milliseconds = since_ms(start);
     if (run.arena < best_arena || best.empty()) {

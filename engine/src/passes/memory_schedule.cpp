@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "graft/ir/transaction.hpp"
+#include "graft/passes/memory_plan.hpp"
 #include "graft/passes/purity.hpp"
 
 namespace graft {
@@ -40,11 +41,16 @@ Constraints constraints(const Graph& g, const OpSchemaRegistry& ops, const Stora
   for (NodeId w : order) {
     const OpKind op = g.op(w);
     if (op == OpKind::Placeholder || op == OpKind::Output) continue;
-    if (!is_side_effectful(g, w, ops)) continue;
-    if (last_effect != kNoNode) c.add(last_effect, w);
-    last_effect = w;
+    const bool effect = is_side_effectful(g, w, ops);
+    if (!effect && s.may_write[w] == 0) continue;
+    if (effect) {
+      if (last_effect != kNoNode) c.add(last_effect, w);
+      last_effect = w;
+    }
     std::vector<std::uint32_t> written;
     for (NodeId m : mutated_inputs(g, w, ops)) written.insert(written.end(), s.refers[m].begin(), s.refers[m].end());
+    if (s.may_write[w] != 0)  // no schema says which input it writes: any of them
+      for (NodeId m : g.inputs(w)) written.insert(written.end(), s.refers[m].begin(), s.refers[m].end());
     for (std::uint32_t b : written)
       for (NodeId r : readers[b]) {
         if (pos[r] < pos[w]) c.add(r, w);
@@ -81,9 +87,10 @@ std::vector<NodeId> greedy_order(const Graph& g, const StorageMap& s, const std:
   };
   for (NodeId n : order)  // placeholders first, in their order
     if (g.op(n) == OpKind::Placeholder) run(n);
+  std::vector<char> queued(g.num_slots(), 0);
+  for (NodeId n : ready) queued[n] = 1;
   for (NodeId n : order)
-    if (c.before_count[n] == 0 && g.op(n) != OpKind::Placeholder &&
-        std::find(ready.begin(), ready.end(), n) == ready.end()) {
+    if (c.before_count[n] == 0 && g.op(n) != OpKind::Placeholder && queued[n] == 0) {
       if (g.op(n) == OpKind::Output) output = n;
       else ready.push_back(n);
     }
@@ -149,6 +156,7 @@ std::vector<NodeId> late_order(const Graph& g, const std::vector<NodeId>& order,
 
 Result<ScheduleReport> schedule_for_memory(Graph& g, const OpSchemaRegistry& ops, const LivenessOptions& options,
                                            std::uint64_t alignment) {
+  if (Status s = check_alignment(alignment); !s) return s;
   Result<StorageMap> storage = map_storage(g, ops, options);
   if (!storage) return storage.status();
   const std::vector<NodeId> order = g.node_list();

@@ -105,9 +105,66 @@ void add_return_aliases(const OpSchema& schema, const BoundArguments& values, st
     if (values[i] && share(alias_set(schema.arguments[i].type), set)) add_node_refs(*values[i], out);
 }
 
-/// `_unsafe_view` returns a view of `self` (make_fx records it for `reshape` of a fresh copy),
-/// though its schema has no alias annotation.
-bool is_unannotated_view(const OpSchema& schema) { return schema.ns == "aten" && schema.name == "_unsafe_view"; }
+/// Operators whose results are views of their tensor arguments though their schemas carry no
+/// alias annotation (make_fx records `_unsafe_view` for `reshape` of a fresh copy).
+bool is_unannotated_view(const OpSchema& schema) {
+  static constexpr std::string_view kViews[] = {"_unsafe_view", "unsafe_split",      "unsafe_split_with_sizes",
+                                                "unsafe_chunk", "atleast_1d",        "atleast_2d",
+                                                "atleast_3d",   "broadcast_tensors", "meshgrid"};
+  return schema.ns == "aten" && std::find(std::begin(kViews), std::end(kViews), schema.name) != std::end(kViews);
+}
+
+/// Operators that return an input itself when nothing needs to change, and a new tensor
+/// otherwise (their schemas say `Tensor(a)`, or nothing): which one, only the values tell.
+bool may_return_input(const OpSchema& schema) {
+  static constexpr std::string_view kMaybe[] = {"contiguous",
+                                                "reshape",
+                                                "flatten",
+                                                "to",
+                                                "reshape_as",
+                                                "resolve_conj",
+                                                "resolve_neg",
+                                                "copy",
+                                                "type_as",
+                                                "dropout",
+                                                "feature_dropout",
+                                                "alpha_dropout",
+                                                "feature_alpha_dropout",
+                                                "unflatten",
+                                                "view_as_real_copy"};
+  return schema.ns == "aten" && std::find(std::begin(kMaybe), std::end(kMaybe), schema.name) != std::end(kMaybe);
+}
+
+/// Whether a tensor's strides are row-major for its shape (size-1 dims skipped); false when a
+/// size or stride is symbolic.
+bool row_major(const TensorMeta& t) {
+  if (t.stride.size() != t.shape.size()) return false;
+  std::int64_t expect = 1;
+  for (std::size_t i = t.shape.size(); i-- > 0;) {
+    if (t.shape[i].is_symbolic() || t.stride[i].is_symbolic()) return false;
+    if (t.shape[i].value() != 1 && t.stride[i].value() != expect) return false;
+    expect *= t.shape[i].value();
+  }
+  return true;
+}
+
+/// For a call that may return its first input: the input itself (true), a new tensor (false), or
+/// unknown, from the recorded meta of both (same dtype and device and both row-major: the input,
+/// or a view of it; another dtype or device: a new tensor).
+std::optional<bool> returns_input(const Graph& g, NodeId n, const OpSchema& schema, const BoundArguments& values) {
+  if (schema.name == "copy") return std::nullopt;
+  if (schema.name.find("dropout") != std::string::npos) {  // (input, p, train): eval returns the input
+    if (values.size() > 2 && values[2] && values[2]->holds<bool>()) return !values[2]->get<bool>();
+    return std::nullopt;
+  }
+  if (values.empty() || !values[0] || !values[0]->is_node()) return std::nullopt;
+  const ValueMeta& in = g.meta(values[0]->node_id()).tensor_meta;
+  const ValueMeta& out = g.meta(n).tensor_meta;
+  if (in.kind != ValueMeta::Kind::Tensor || out.kind != ValueMeta::Kind::Tensor) return std::nullopt;
+  if (in.tensor.dtype != out.tensor.dtype || in.tensor.device != out.tensor.device) return false;
+  if (row_major(in.tensor) && row_major(out.tensor)) return true;
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -200,7 +257,9 @@ std::vector<NodeId> aliased_inputs(const Graph& g, NodeId n, const OpSchemaRegis
     const std::size_t i = schema->name == "copy" ? 1 : 0;
     if (values.size() > i && values[i]) add_node_refs(*values[i], out);
   }
-  if (is_unannotated_view(*schema) && !values.empty() && values[0]) add_node_refs(*values[0], out);
+  if (is_unannotated_view(*schema) || (schema->ns == "aten" && schema->name.find("dropout") != std::string::npos))
+    for (const std::optional<Argument>& v : values)
+      if (v) add_node_refs(*v, out);
   for (std::size_t r = 0; r < schema->returns.size(); ++r) add_return_aliases(*schema, values, r, out);
   return out;
 }
@@ -211,11 +270,19 @@ std::optional<std::vector<std::vector<NodeId>>> return_aliases(const Graph& g, N
   if (op == OpKind::CallFunction && g.target(n) == "_operator.getitem") return std::nullopt;
   BoundArguments values;
   const OpSchema* schema = bound_schema(g, n, ops, values);
-  if (schema == nullptr || (schema->ns == "aten" && (schema->name == "copy" || schema->name == "type_as")))
-    return std::nullopt;  // copy and type_as may return an input: see aliased_inputs
+  if (schema == nullptr || schema->ns == "python") return std::nullopt;  // a Python signature says nothing of aliasing
   std::vector<std::vector<NodeId>> out(schema->returns.size());
+  if (may_return_input(*schema)) {  // aten only
+    const std::optional<bool> same = returns_input(g, n, *schema, values);
+    if (!same) return std::nullopt;  // it may: planned as a new tensor holding its input
+    if (*same && !out.empty()) add_node_refs(*values[0], out[0]);
+    return out;
+  }
   for (std::size_t r = 0; r < schema->returns.size(); ++r) add_return_aliases(*schema, values, r, out[r]);
-  if (is_unannotated_view(*schema) && !values.empty() && values[0] && !out.empty()) add_node_refs(*values[0], out[0]);
+  if (is_unannotated_view(*schema))
+    for (auto& aliases : out)
+      for (const std::optional<Argument>& v : values)
+        if (v) add_node_refs(*v, aliases);
   return out;
 }
 

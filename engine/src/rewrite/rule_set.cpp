@@ -223,7 +223,7 @@ class Driver {
       replacement = &*built;
     }
     if (replacement == nullptr) return with_rule(r, at, Status::error("the rule has no replacement"));
-    const std::string at_name = o_.log ? g_.name(at) : std::string();  // `at` may be gone after the rewrite
+    const std::string at_name = o_.log || r.keep ? g_.name(at) : std::string();  // `at` may be gone after it
     ReplacedPattern done;
     if (r.keep && r.measure) {
       Result<double> before = r.measure(g_);
@@ -232,11 +232,14 @@ class Driver {
       Transaction attempt(g_);
       if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done); !s)
         return with_rule(r, at, s);
+      auto failed = [&](const Status& s) {  // `at` is gone: name the place as it was
+        return Status::error("rule '" + r.name + "' at " + at_name + ": " + s.message());
+      };
       Result<double> after = r.measure(g_);
-      if (!after) return with_rule(r, at, after.status());
+      if (!after) return failed(after.status());
       Result<bool> keep = r.keep(*before, *after);
-      if (Status s = interrupted(); !s) return with_rule(r, at, s);
-      if (!keep) return with_rule(r, at, keep.status());
+      if (Status s = interrupted(); !s) return failed(s);
+      if (!keep) return failed(keep.status());
       if (!*keep) {
         attempt.rollback();
         replaced = replaced_before;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graft/ir/graph.hpp"
+#include "graft/ir/module_table.hpp"
 #include "graft/ir/op_schema.hpp"
 #include "graft/status.hpp"
 
@@ -23,6 +24,10 @@ struct LivenessOptions {
   bool plan_outputs = true;  ///< tensors the output node returns (live to the end)
   /// Values for the symbols of symbolic sizes (`s0` -> 32); a size naming an unbound symbol fails.
   std::vector<std::pair<std::string, std::int64_t>> symbols;
+  /// The graph's module table: a `call_module` of a class known to return a fresh tensor
+  /// (`torch.nn.Conv2d`, `Linear`, `BatchNorm2d`, ...; an activation whose recorded settings say
+  /// `inplace`) is planned as such instead of as a call of unknown aliasing.
+  const ModuleTable* modules = nullptr;
 };
 
 /// One storage allocation: a tensor a node creates (a view or an in-place result creates none).
@@ -46,7 +51,12 @@ struct StorageMap {
   std::vector<std::vector<std::uint32_t>> reads;
   /// Per node slot: the buffers it allocates (a range of `buffers`).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> creates;
-  /// Calls whose value has no recorded tensor meta: planned as allocating nothing.
+  /// Per node slot: 1 for calls that write their inputs without a schema saying which (an
+  /// `inplace=True` call, an in-place module, a call no schema describes): reorderings keep them
+  /// in place against every other use of their inputs' buffers.
+  std::vector<char> may_write;
+  /// Calls whose value has no recorded tensor meta: planned as one empty buffer (so that orders
+  /// around it stay tracked).
   std::vector<NodeId> unsized;
   /// Calls no schema describes: their value is given its own buffers and keeps its inputs live
   /// as long as it is (it may be a view of them).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -27,7 +28,15 @@ struct PlanOptions {
   std::uint64_t alignment = 64;  ///< every offset a multiple of it; sizes rounded up to it
   /// Best runs the exact search when at most this many buffers are planned.
   std::size_t exact_max_buffers = 32;
-  double exact_time_limit_ms = 200;  ///< the exact search stops here and keeps its best so far
+  /// Search nodes the exact search may visit before it stops with its best plan so far: a
+  /// budget in steps, so the same input always gives the same plan.
+  std::uint64_t exact_max_steps = 100000;
+  /// A safety cap on the exact search's wall time (reached first only on a slow or busy
+  /// machine, where the result may then differ).
+  double exact_time_limit_ms = 2000;
+  /// Called now and then with the work done since (placements, search nodes); an error stops
+  /// planning with that error (a script's budget).
+  std::function<Status(double units)> poll{};
 };
 
 /// One planner's outcome.
@@ -54,8 +63,11 @@ struct MemoryPlan {
   }
 };
 
-/// Plans the buffers of `l` that are planned and not empty. Deterministic: equal inputs, equal
-/// offsets. Fails on an alignment that is not a power of two.
+/// Fails unless `alignment` is a power of two no larger than 1 GiB.
+Status check_alignment(std::uint64_t alignment);
+
+/// Plans the buffers of `l` that are planned and not empty. Deterministic (the exact search is
+/// budgeted in steps; see exact_time_limit_ms). Fails on an alignment check_alignment refuses.
 Result<MemoryPlan> plan_memory(const Liveness& l, const PlanOptions& options = {});
 
 /// Checks a plan against its live ranges: every planned buffer has an aligned offset inside the
