@@ -148,7 +148,8 @@ void add_plan_options(CLI::App& cmd, PlanCommandOptions& o) {
   cmd.add_flag("--json", o.json, "print the whole plan as JSON (every tensor's node, bytes, steps and offset)");
   cmd.add_option("-o,--output", o.output, "write the whole plan as JSON to this file ('-' = stdout)");
   cmd.add_option("--svg", o.svg, "draw the plan as SVG: steps across, addresses up, a rectangle per tensor");
-  cmd.add_option("--planner", o.planner, "size, breadth, lifetime, exact or best (all of them, smallest arena wins)")
+  cmd.add_option("--planner", o.planner,
+                 "size, breadth, lifetime, refine, exact or best (all of them, smallest arena wins)")
       ->capture_default_str();
   cmd.add_option("--alignment", o.plan.alignment, "bytes every offset is a multiple of (a power of two)")
       ->capture_default_str();

@@ -317,7 +317,7 @@ function Graph:reinplace() end
 function Graph:propagate_meta(functions, options) end
 
 ---@class graft.MemoryOptions
----@field planner ("size"|"breadth"|"lifetime"|"exact"|"best")? default "best"
+---@field planner ("size"|"breadth"|"lifetime"|"refine"|"exact"|"best")? default "best"
 ---@field alignment integer? bytes every offset is a multiple of (a power of two; default 64)
 ---@field exact_max integer? best also runs the exact search up to this many tensors (default 32)
 ---@field exact_steps integer? search nodes the exact search may visit (default 100000; deterministic)

@@ -157,7 +157,7 @@ check "plan writes JSON, SVG and the scheduled graph" test "$rc" -eq 0 -a -s "$T
 check "plan JSON has every tensor" grep -q '"lower_bound": 6422528' "$TMP/plan.json"
 check "plan SVG has a rectangle per tensor" test "$(grep -c '<rect class="tensor"' "$TMP/plan.svg")" -eq 44
 run "$GRAFT" plan "$EX/resnet18.aten.json" --planner fastest
-check "plan: unknown planner" grep -qF "graft: error: --planner: unknown planner 'fastest' (size, breadth, lifetime, exact or best)" "$TMP/err"
+check "plan: unknown planner" grep -qF "graft: error: --planner: unknown planner 'fastest' (size, breadth, lifetime, refine, exact or best)" "$TMP/err"
 run "$GRAFT" plan "$EX/resnet18.aten.json" --symbol s0
 check "plan: malformed symbol" grep -qF "graft: error: --symbol 's0': expected NAME=INTEGER, e.g. s0=32" "$TMP/err"
 run "$GRAFT" plan "$EX/resnet18.aten.json" --alignment 24

@@ -338,7 +338,8 @@ TEST_CASE("planners: every plan is valid and no smaller than the lower bound (40
     const std::size_t n = 1 + rng() % 60;
     Liveness l = random_liveness(rng, n, 1 + static_cast<std::uint32_t>(rng() % 40), 1 + rng() % 100, 50);
     for (Buffer& b : l.buffers) b.node = names.first();
-    for (Planner p : {Planner::GreedyBySize, Planner::GreedyByBreadth, Planner::GreedyByLifetime, Planner::Best}) {
+    for (Planner p :
+         {Planner::GreedyBySize, Planner::GreedyByBreadth, Planner::GreedyByLifetime, Planner::Refine, Planner::Best}) {
       PlanOptions o;
       o.planner = p;
       o.alignment = 16;
@@ -399,7 +400,7 @@ TEST_CASE("planners: the check names two overlapping tensors; bad options fail")
   o.alignment = 48;
   CHECK(plan_memory(l, o).status().message() == "alignment 48 is not a power of two");
   CHECK(parse_planner("sized").status().message() ==
-        "unknown planner 'sized' (size, breadth, lifetime, exact or best)");
+        "unknown planner 'sized' (size, breadth, lifetime, refine, exact or best)");
 }
 
 TEST_CASE("schedule: running what frees memory first lowers the peak, dependencies kept") {

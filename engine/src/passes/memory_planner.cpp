@@ -132,7 +132,7 @@ std::vector<std::uint32_t> order_by(const Problem& p, Planner planner) {
   if (planner == Planner::GreedyBySize) {
     std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
       if (p.size[a] != p.size[b]) return p.size[a] > p.size[b];
-      return p.last[a] - p.first[a] > p.last[b] - p.first[b];
+      return p.first[a] < p.first[b];
     });
   } else if (planner == Planner::GreedyByLifetime) {
     std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
@@ -184,6 +184,48 @@ std::vector<std::uint32_t> order_by(const Problem& p, Planner planner) {
                      [&](auto a, auto b) { return key[a] != key[b] ? key[a] < key[b] : p.size[a] > p.size[b]; });
   }
   return order;
+}
+
+/// Local search from a greedy plan: moves a buffer that reaches the arena's top to the front of
+/// the placement order and places all again, keeping the new order when the arena shrinks or as
+/// many bytes reach it from fewer buffers (a model's repeated blocks each put one there); stops
+/// when no top buffer helps or after `max_placements`.
+Result<std::uint64_t> refine(const Problem& p, std::vector<std::uint32_t> order, std::uint64_t arena,
+                             std::uint64_t lower_bound, std::vector<std::uint64_t>& offsets,
+                             const std::function<Status(double)>& poll, int max_placements) {
+  auto tops_of = [&](const std::vector<std::uint64_t>& at, std::uint64_t top) {
+    std::vector<std::uint32_t> tops;  // in placement order
+    for (std::uint32_t i : order)
+      if (at[i] + p.size[i] == top) tops.push_back(i);
+    return tops;
+  };
+  int placements = 0;
+  std::vector<std::uint32_t> tops = tops_of(offsets, arena);
+  while (arena > lower_bound && placements < max_placements) {
+    bool improved = false;
+    for (std::size_t k = 0; k < tops.size() && k < 4 && placements < max_placements; ++k) {
+      std::vector<std::uint32_t> candidate = order;
+      candidate.erase(std::find(candidate.begin(), candidate.end(), tops[k]));
+      candidate.insert(candidate.begin(), tops[k]);
+      std::uint64_t a = 0;
+      Result<std::vector<std::uint64_t>> placed = place_in_order(p, candidate, a, poll);
+      if (!placed) return placed.status();
+      ++placements;
+      if (a > arena) continue;
+      std::swap(order, candidate);  // tops_of reads the order
+      std::vector<std::uint32_t> now = tops_of(*placed, a);
+      if (a < arena || now.size() < tops.size()) {
+        arena = a;
+        offsets = std::move(placed).value();
+        tops = std::move(now);
+        improved = true;
+        break;
+      }
+      std::swap(order, candidate);
+    }
+    if (!improved) break;
+  }
+  return arena;
 }
 
 /// Branch and bound over the order buffers are placed in, each on top of the placed buffers it
@@ -297,6 +339,8 @@ class ExactSearch {
 };
 
 constexpr std::size_t kExactLimit = 64;  // buffers: the search keeps sets as 64-bit masks
+constexpr std::size_t kRefineLimit = 4096;  // buffers: best refines smaller problems only (time)
+constexpr int kRefinePlacements = 64;
 
 }  // namespace
 
@@ -305,6 +349,7 @@ std::string_view planner_name(Planner p) {
     case Planner::GreedyBySize: return "size";
     case Planner::GreedyByBreadth: return "breadth";
     case Planner::GreedyByLifetime: return "lifetime";
+    case Planner::Refine: return "refine";
     case Planner::Exact: return "exact";
     case Planner::Best: return "best";
   }
@@ -312,10 +357,10 @@ std::string_view planner_name(Planner p) {
 }
 
 Result<Planner> parse_planner(std::string_view name) {
-  for (Planner p :
-       {Planner::GreedyBySize, Planner::GreedyByBreadth, Planner::GreedyByLifetime, Planner::Exact, Planner::Best})
+  for (Planner p : {Planner::GreedyBySize, Planner::GreedyByBreadth, Planner::GreedyByLifetime, Planner::Refine,
+                    Planner::Exact, Planner::Best})
     if (planner_name(p) == name) return p;
-  return Status::error(fmt::format("unknown planner '{}' (size, breadth, lifetime, exact or best)", name));
+  return Status::error(fmt::format("unknown planner '{}' (size, breadth, lifetime, refine, exact or best)", name));
 }
 
 Status check_alignment(std::uint64_t alignment) {
@@ -339,13 +384,18 @@ Result<MemoryPlan> plan_memory(const Liveness& l, const PlanOptions& o) {
   std::vector<Planner> planners;
   if (o.planner == Planner::Best) {
     planners = {Planner::GreedyBySize, Planner::GreedyByBreadth, Planner::GreedyByLifetime};
+    if (p.ids.size() <= kRefineLimit) planners.push_back(Planner::Refine);
     if (p.ids.size() <= std::min(o.exact_max_buffers, kExactLimit)) planners.push_back(Planner::Exact);
+  } else if (o.planner == Planner::Refine) {
+    planners = {Planner::GreedyBySize, Planner::Refine};  // refine starts from size's order
   } else {
     planners = {o.planner};
   }
   std::vector<std::uint64_t> best;
+  std::vector<std::uint32_t> best_order;
   std::uint64_t best_arena = kNotPlanned;
   for (Planner planner : planners) {
+    if (planner == Planner::Refine && (best.empty() || best_arena == plan.lower_bound)) continue;
     const Clock::time_point start = Clock::now();
     PlannerRun run{planner};
     std::vector<std::uint64_t> offsets;
@@ -361,10 +411,19 @@ Result<MemoryPlan> plan_memory(const Liveness& l, const PlanOptions& o) {
       if (!finished) return finished.status();
       run.proved_optimal = *finished;
       run.arena = arena;
+    } else if (planner == Planner::Refine) {
+      run.arena = best_arena;
+      offsets = best;
+      Result<std::uint64_t> refined =
+          refine(p, best_order, best_arena, plan.lower_bound, offsets, o.poll, kRefinePlacements);
+      if (!refined) return refined.status();
+      run.arena = *refined;
     } else {
-      Result<std::vector<std::uint64_t>> placed = place_in_order(p, order_by(p, planner), run.arena, o.poll);
+      std::vector<std::uint32_t> order = order_by(p, planner);
+      Result<std::vector<std::uint64_t>> placed = place_in_order(p, order, run.arena, o.poll);
       if (!placed) return placed.status();
       offsets = std::move(placed).value();
+      if (run.arena < best_arena || best.empty()) best_order = std::move(order);
     }
     run.milliseconds = since_ms(start);
     if (run.arena < best_arena || best.empty()) {

@@ -16,11 +16,16 @@ enum class Planner : std::uint8_t {
   GreedyBySize,  ///< largest first, each in the smallest gap among the tensors live with it
   GreedyByBreadth,  ///< the busiest steps first, their tensors largest first, best fit
   GreedyByLifetime,  ///< longest-lived first, best fit
+  /// Greedy by size, then local search: a buffer that reaches the arena's top moves to the front
+  /// of the order and all are placed again, while that shrinks the arena (bounded rounds)
+  Refine,
   Exact,  ///< branch and bound over placement orders, within a time limit
-  Best,  ///< every greedy planner, and the exact one on small graphs; the smallest arena wins
+  /// every greedy planner, refine from the best of them (up to 4,096 tensors), and the exact
+  /// search on small graphs; the smallest arena wins
+  Best,
 };
 std::string_view planner_name(Planner p);
-/// `size`, `breadth`, `lifetime`, `exact`, `best`.
+/// `size`, `breadth`, `lifetime`, `refine`, `exact`, `best`.
 Result<Planner> parse_planner(std::string_view name);
 
 struct PlanOptions {
