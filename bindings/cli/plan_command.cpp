@@ -50,7 +50,7 @@ Json plan_json(const PlanCommandOptions& o, const Graph& g, const StorageMap& st
     e["gap_percent"] = p.lower_bound == 0
         ? 0.0
         : 100.0 * static_cast<double>(r.arena - p.lower_bound) / static_cast<double>(p.lower_bound);
-    e["milliseconds"] = r.milliseconds;
+    if (o.timings) e["milliseconds"] = r.milliseconds;
     if (r.planner == Planner::Exact) e["proved_optimal"] = r.proved_optimal;
     runs.push_back(std::move(e));
   }
@@ -147,6 +147,8 @@ void add_plan_options(CLI::App& cmd, PlanCommandOptions& o) {
   cmd.add_option("graph", o.graph, "graph file (.json)")->required();
   cmd.add_flag("--json", o.json, "print the whole plan as JSON (every tensor's node, bytes, steps and offset)");
   cmd.add_option("-o,--output", o.output, "write the whole plan as JSON to this file ('-' = stdout)");
+  cmd.add_flag("--timings", o.timings,
+               "put each planner's milliseconds in the JSON (left out by default: the same graph, the same bytes)");
   cmd.add_option("--svg", o.svg, "draw the plan as SVG: steps across, addresses up, a rectangle per tensor");
   cmd.add_option("--planner", o.planner,
                  "size, breadth, lifetime, refine, exact or best (all of them, smallest arena wins)")

@@ -156,6 +156,11 @@ run "$GRAFT" plan "$EX/resnet18.aten.json" -o "$TMP/plan.json" --svg "$TMP/plan.
 check "plan writes JSON, SVG and the scheduled graph" test "$rc" -eq 0 -a -s "$TMP/plan.json" -a -s "$TMP/plan.svg" -a -s "$TMP/sched.json"
 check "plan JSON has every tensor" grep -q '"lower_bound": 6422528' "$TMP/plan.json"
 check "plan SVG has a rectangle per tensor" test "$(grep -c '<rect class="tensor"' "$TMP/plan.svg")" -eq 44
+run "$GRAFT" plan "$EX/vit_b_16.aten.json" -o "$TMP/plan_a.json"
+run "$GRAFT" plan "$EX/vit_b_16.aten.json" -o "$TMP/plan_b.json"
+check "plan JSON is the same bytes run after run" cmp -s "$TMP/plan_a.json" "$TMP/plan_b.json"
+run "$GRAFT" plan "$EX/vit_b_16.aten.json" --json --timings
+check "plan --timings adds each planner's milliseconds" grep -q '"milliseconds"' "$TMP/out"
 run "$GRAFT" plan "$EX/resnet18.aten.json" --planner fastest
 check "plan: unknown planner" grep -qF "graft: error: --planner: unknown planner 'fastest' (size, breadth, lifetime, refine, exact or best)" "$TMP/err"
 run "$GRAFT" plan "$EX/resnet18.aten.json" --symbol s0
