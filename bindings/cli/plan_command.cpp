@@ -85,7 +85,7 @@ Json plan_json(const PlanCommandOptions& o, const Graph& g, const StorageMap& st
   nlohmann::json values = nlohmann::json::object();
   for (NodeId n : l.steps)
     if (!storage.refers[n].empty()) values[g.name(n)] = storage.refers[n];
-  j["values"] = std::move(values);
+  j["values"] = values;  // an nlohmann::json into an ordered_json: converted, not moved
   Json unknown = Json::array();
   for (NodeId n : storage.unknown_aliasing) unknown.push_back(g.name(n));
   j["unknown_aliasing"] = std::move(unknown);

@@ -58,7 +58,7 @@ std::string plan_svg(const Graph& g, const Liveness& l, const MemoryPlan& plan, 
   for (std::uint32_t b = 0; b < l.buffers.size(); ++b) {
     const Buffer& buf = l.buffers[b];
     if (!buf.planned || buf.bytes == 0 || plan.offsets[b] == kNotPlanned) continue;
-    const std::string node = g.name(buf.node);
+    const std::string& node = g.name(buf.node);
     const std::string label = buf.element == 0 ? node : fmt::format("{}[{}]", node, buf.element);
     const double x0 = x(buf.first), x1 = x(buf.last + 1.0);
     const double y0 = y(static_cast<double>(plan.offsets[b] + buf.bytes)), y1 = y(static_cast<double>(plan.offsets[b]));

@@ -135,7 +135,7 @@ int graph_plan_memory(lua_State* L) {
     lua_setfield(L, -2, "milliseconds");
     lua_pushboolean(L, p.runs[i].proved_optimal);
     lua_setfield(L, -2, "proved_optimal");
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i) + 1);
   }
   lua_setfield(L, -2, "runs");
   lua_createtable(L, static_cast<int>(l.buffers.size()), 0);
@@ -152,14 +152,14 @@ int graph_plan_memory(lua_State* L) {
     lua_pushstring(L, std::string(buffer_kind_name(buf.kind)).c_str());
     lua_setfield(L, -2, "kind");
     if (p.offsets[b] != kNotPlanned) { set_integer(L, "offset", p.offsets[b]); }
-    lua_rawseti(L, -2, static_cast<lua_Integer>(b + 1));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(b) + 1);
   }
   lua_setfield(L, -2, "tensors");
   const std::vector<std::uint32_t> live = buffers_live_at(l, p.peak_step);
   lua_createtable(L, static_cast<int>(live.size()), 0);
   for (std::size_t i = 0; i < live.size(); ++i) {
-    lua_pushinteger(L, static_cast<lua_Integer>(live[i] + 1));
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    lua_pushinteger(L, static_cast<lua_Integer>(live[i]) + 1);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i) + 1);
   }
   lua_setfield(L, -2, "live_at_peak");
   return 1;
