@@ -166,7 +166,7 @@ void add_plan_options(CLI::App& cmd, PlanCommandOptions& o) {
   cmd.add_option("--symbol", o.symbols, "a value for a symbolic size, NAME=VALUE (repeatable): --symbol s0=32");
   cmd.add_flag("--plan-inputs", o.liveness.plan_inputs, "place the graph's inputs in the arena too");
   cmd.add_flag("--plan-parameters", o.liveness.plan_parameters, "place parameters and buffers (get_attr) too");
-  cmd.add_flag("--no-outputs{false}", o.liveness.plan_outputs, "leave the graph's outputs out of the arena");
+  cmd.add_flag("--no-outputs", o.no_outputs, "leave the graph's outputs out of the arena (their caller owns them)");
   cmd.add_flag("--schedule", o.schedule, "first reorder nodes to lower the peak (kept only if it is lower)");
   cmd.add_option("--schedule-output", o.graph_output, "with --schedule: write the reordered graph here");
   cmd.add_option("--top", o.top, "tensors listed at the peak")->capture_default_str();
@@ -182,6 +182,7 @@ int cmd_plan(PlanCommandOptions o) {
       return fail(fmt::format("--symbol '{}': expected NAME=INTEGER, e.g. s0=32", s));
     o.liveness.symbols.emplace_back(s.substr(0, eq), value);
   }
+  o.liveness.plan_outputs = !o.no_outputs;
   Result<Planner> planner = parse_planner(o.planner);
   if (!planner) return fail("--planner: " + planner.status().message());
   o.plan.planner = *planner;

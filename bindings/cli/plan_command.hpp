@@ -16,6 +16,7 @@ struct PlanCommandOptions {
   std::string svg;  ///< a picture of the plan ("" = none)
   bool json = false;  ///< print the full plan as JSON instead of the summary
   bool timings = false;  ///< planners' times in the JSON (they differ from run to run)
+  bool no_outputs = false;  ///< leave returned tensors out of the arena
   bool schedule = false;  ///< reorder nodes to lower the peak before planning
   std::string graph_output;  ///< with --schedule: the reordered graph ("" = none)
   std::string planner = "best";

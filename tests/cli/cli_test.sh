@@ -161,6 +161,12 @@ run "$GRAFT" plan "$EX/vit_b_16.aten.json" -o "$TMP/plan_b.json"
 check "plan JSON is the same bytes run after run" cmp -s "$TMP/plan_a.json" "$TMP/plan_b.json"
 run "$GRAFT" plan "$EX/vit_b_16.aten.json" --json --timings
 check "plan --timings adds each planner's milliseconds" grep -q '"milliseconds"' "$TMP/out"
+run "$GRAFT" plan "$EX/vit_b_16.aten.json" --no-outputs --json
+check "plan --no-outputs leaves the returned tensor unplanned" python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+outs = [b for b in j['buffers'] if b['kind'] == 'output']
+sys.exit(0 if outs and all(b['offset'] is None for b in outs) else 1)" "$TMP/out"
 run "$GRAFT" plan "$EX/resnet18.aten.json" --planner fastest
 check "plan: unknown planner" grep -qF "graft: error: --planner: unknown planner 'fastest' (size, breadth, lifetime, refine, exact or best)" "$TMP/err"
 run "$GRAFT" plan "$EX/resnet18.aten.json" --symbol s0
