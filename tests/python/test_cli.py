@@ -1,6 +1,7 @@
 """python3 -m graft_fx: export, import --check, --help, and one-line errors."""
 import os
 import shutil
+import subprocess
 import tempfile
 import unittest
 
@@ -20,6 +21,40 @@ class Tiny(torch.nn.Module):
 def make():
     return Tiny()
 '''
+
+
+CUSTOM_LINEAR = '''
+import torch
+import torch.nn.functional as F
+
+class CustomLinearModule(torch.nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(size, size))
+
+    def forward(self, x):
+        return F.linear(x, self.weight)
+
+class CustomModel(torch.nn.Module):
+    def __init__(self, size=4):
+        super().__init__()
+        self.l0 = CustomLinearModule(size)
+        self.l1 = CustomLinearModule(size)
+
+    def forward(self, x):
+        residual = x
+        x = self.l1(self.l0(x))
+        return x + residual
+
+def make():
+    return CustomModel()
+'''
+
+TWO_LINEARS_RULE = """
+local C = "graft_fx_user_model.CustomLinearModule"
+local pattern = graft.trace(function(x) return graft.module(C, "l0")(graft.module(C, "l1")(x)) end)
+return graft.rules { graft.rule { name = "two_custom_linears", pattern = pattern, replacement = pattern } }
+"""
 
 
 TOKEN_MODELS = """import torch
@@ -96,6 +131,39 @@ class Cli(unittest.TestCase):
                        "--input-shape", "2,4")
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         self.assertIn("DIFFER", proc.stdout)
+
+    def test_leaf_classes_stay_modules_and_rules_match_them_by_class(self):
+        # The user's question: torch.fx inlines CustomLinearModule, so no module pattern can
+        # match it. With --leaf it stays a call_module, and a Lua rule matches it by class.
+        with open(self.path("custom.py"), "w") as f:
+            f.write(CUSTOM_LINEAR)
+        spec = self.path("custom.py") + ":make"
+        plain, leaf = self.path("plain.json"), self.path("leaf.json")
+        self.assertOk(run_cli("export", spec, "-o", plain, "--input-shape", "2,4"))
+        self.assertOk(run_cli("export", spec, "-o", leaf, "--input-shape", "2,4", "--leaf", "CustomLinearModule"))
+        with open(plain) as f:
+            self.assertNotIn('"op":"call_module"', f.read())  # inlined: linear calls only
+        with open(leaf) as f:
+            text = f.read()
+        self.assertEqual(text.count('"op":"call_module"'), 2)
+        self.assertIn('"class":"graft_fx_user_model.CustomLinearModule"', text)
+        self.assertOk(run_cli("import", leaf, "--model", spec, "--check", "--input-shape", "2,4"))
+        graft = os.environ.get("GRAFT_BIN")
+        if graft:
+            rules = self.path("two_linears.lua")
+            with open(rules, "w") as f:
+                f.write(TWO_LINEARS_RULE)
+            proc = subprocess.run([graft, "match", rules, leaf], capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("1 match", proc.stdout + proc.stderr)
+        proc = run_cli("export", spec, "-o", self.path("x.json"), "--input-shape", "2,4", "--leaf", "CustomLinear")
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--leaf CustomLinear: no module of the model has that class (its classes: graft_fx_user_model.CustomLinearModule,",
+                      proc.stderr)
+        proc = run_cli("export", spec, "-o", self.path("x.json"), "--input-shape", "2,4", "--mode", "aten",
+                       "--leaf", "CustomLinearModule")
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--leaf keeps modules in a module-level graph: use it with --mode symbolic", proc.stderr)
 
     def test_integer_inputs_for_an_embedding_and_an_untraceable_model(self):
         with open(self.path("tokens.py"), "w") as f:

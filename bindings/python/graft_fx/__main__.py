@@ -53,6 +53,9 @@ def _parser():
     e.add_argument("-o", "--output", required=True, metavar="OUT.json")
     e.add_argument("--mode", choices=("symbolic", "aten"), default="symbolic",
                    help="symbolic: torch.fx.symbolic_trace; aten: make_fx (default symbolic)")
+    e.add_argument("--leaf", action="append", default=[], metavar="CLASS",
+                   help="with --mode symbolic: keep modules of this class (name or module.Class) as call_module "
+                        "nodes instead of tracing through them; repeatable")
     e.add_argument("--values", action="store_true",
                    help="also write every parameter's and buffer's value and every module's settings, so that "
                         "import can rebuild modules the target model lacks (export replacements with it)")
@@ -72,8 +75,15 @@ def _export(args):
     check_output_path(args.output)  # a folder or a missing folder fails before the trace
     model = build_model(args.model, args.seed)
     inputs = example_inputs(args.input_shape or [DEFAULT_SHAPE], args.seed, args.input_dtype, args.int_high)
+    if args.leaf and args.mode != "symbolic":
+        raise GraftTraceError("--leaf keeps modules in a module-level graph: use it with --mode symbolic "
+                              "(make_fx traces every module down to ATen operators)")
     try:
-        gm = trace_symbolic(model) if args.mode == "symbolic" else trace_aten(model, inputs)
+        gm = trace_symbolic(model, args.leaf) if args.mode == "symbolic" else trace_aten(model, inputs)
+    except ValueError as e:
+        if str(e).startswith("--leaf "):
+            raise GraftTraceError(str(e)) from None
+        raise GraftTraceError(_trace_failure(args, e)) from None
     except Exception as e:  # noqa: BLE001 - any tracing failure becomes one clear sentence
         raise GraftTraceError(_trace_failure(args, e)) from None
     doc = export_graph_module(gm, root_module=model, example_inputs=inputs,

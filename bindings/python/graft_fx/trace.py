@@ -5,10 +5,43 @@ import torch.fx
 from . import compat
 
 
-def trace_symbolic(model):
-    """torch.fx.symbolic_trace: module-level graph (call_module, torch functions, methods)."""
+class _LeafTracer(torch.fx.Tracer):
+    """torch.fx's tracer, keeping modules of the named classes as call_module nodes."""
+
+    def __init__(self, leaves):
+        super().__init__()
+        self.leaves = set(leaves)
+
+    def is_leaf_module(self, m, module_qualified_name):
+        cls = type(m)
+        if cls.__name__ in self.leaves or f"{cls.__module__}.{cls.__qualname__}" in self.leaves:
+            return True
+        return super().is_leaf_module(m, module_qualified_name)
+
+
+def trace_symbolic(model, leaves=()):
+    """torch.fx.symbolic_trace: module-level graph (call_module, torch functions, methods).
+
+    leaves: module classes (by name, `CustomLinear`, or qualified, `mymodels.CustomLinear`) kept
+    as call_module nodes as torch.nn's own are, instead of traced through. A name no module of
+    the model has is an error (a misspelt class would silently change nothing).
+    """
     compat.install()
-    return torch.fx.symbolic_trace(model)
+    if not leaves:
+        return torch.fx.symbolic_trace(model)
+    present = set()
+    for m in model.modules():
+        cls = type(m)
+        present.update((cls.__name__, f"{cls.__module__}.{cls.__qualname__}"))
+    missing = [c for c in leaves if c not in present]
+    if missing:
+        known = sorted({f"{type(m).__module__}.{type(m).__qualname__}" for m in model.modules()})
+        raise ValueError(f"--leaf {missing[0]}: no module of the model has that class (its classes: "
+                         f"{', '.join(known)})")
+    tracer = _LeafTracer(leaves)
+    graph = tracer.trace(model)
+    name = model.__class__.__name__ if isinstance(model, torch.nn.Module) else model.__name__
+    return torch.fx.GraphModule(tracer.root, graph, name)
 
 
 def trace_aten(model, example_inputs):
