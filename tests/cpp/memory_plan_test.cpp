@@ -175,6 +175,37 @@ TEST_CASE("liveness: ops that may return their input, and views no schema annota
   CHECK(st->may_write[g.find("r")] == 1);
 }
 
+TEST_CASE("liveness: Python's getattr, operators and tuples; to(copy=True); dropout with p=0") {
+  // Found in a second review: each was planned as a fresh tensor, freeing its input too early
+  // (or, for to(copy=True), sharing a buffer that PyTorch copies).
+  Graph g = parsed(R"(
+    x = placeholder
+    a = call_function torch.ops.aten.exp.default(x)
+    t = call_function getattr(a, 'T')
+    p = call_function _operator.pos(a)
+    d = call_function torch.ops.aten.dropout.default(a, 0.0, True)
+    c = call_function torch.ops.aten.to.dtype(a, torch.float32, False, True)
+    tup = call_function _operator.add((a,), (x,))
+    g0 = call_function _operator.getitem(tup, 0)
+    s = call_function torch.ops.aten.add.Tensor(t, p)
+    return (s, d, c, g0)
+  )");
+  for (const char* n : {"x", "a", "t", "p", "d", "c", "g0", "s"}) sized(g, n, 100);
+  ValueMeta& tup = g.meta(g.find("tup")).tensor_meta;
+  tup.kind = ValueMeta::Kind::Tuple;
+  tup.elements = {g.meta(g.find("a")).tensor_meta, g.meta(g.find("x")).tensor_meta};
+  Result<StorageMap> st = map_storage(g, OpSchemaRegistry::builtin());
+  REQUIRE(st);
+  const Liveness l = live_ranges(*st, g.node_list(), g.num_slots());
+  for (const char* shares : {"t", "p", "d"}) {
+    INFO(shares);
+    CHECK_FALSE(has_buffer(g, l, shares));
+    CHECK(st->refers[g.find(shares)] == st->refers[g.find("a")]);
+  }
+  CHECK(has_buffer(g, l, "c"));  // copy=True: a new tensor even with the same dtype
+  CHECK(buffer_of(g, l, "a").last == 9);  // returned (the output is step 9) through d and g0
+}
+
 TEST_CASE("liveness: module calls of known torch.nn classes are fresh; inplace activations share") {
   Graph g = parsed(R"(
     x = placeholder
@@ -241,6 +272,17 @@ TEST_CASE("liveness: strides, dtypes and symbolic sizes") {
             .status()
             .message()
             .find("nested too deeply") != std::string::npos);
+  // Found in a second review: -a**b is -(a**b); (-1)**odd is -1; Max takes any number of
+  // arguments; a long ** chain is an error, not a stack overflow, and the message stays short.
+  CHECK(evaluate_size("-2**2 + 10", {}).value() == 6);
+  CHECK(evaluate_size("(-1)**3 + 10", {}).value() == 9);
+  CHECK(evaluate_size("Max(2, s0, 4) + Min(3, 1, 2)", {{"s0", 7}}).value() == 8);
+  std::string chain;
+  for (int i = 0; i < 100000; ++i) chain += "1**";
+  Result<std::int64_t> deep = evaluate_size(chain + "1", {});
+  REQUIRE_FALSE(deep);
+  CHECK(deep.status().message().find("nested too deeply") != std::string::npos);
+  CHECK(deep.status().message().size() < 200);
 
   Graph g = parsed(R"(
     x = placeholder

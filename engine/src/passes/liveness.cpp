@@ -40,7 +40,8 @@ class SizeExpression {
   static constexpr int kMaxDepth = 64;  // nested parentheses or signs
 
   Status fail(const std::string& why) const {
-    return Status::error(fmt::format("cannot evaluate size '{}': {}", text_, why));
+    const std::string shown = text_.size() <= 80 ? std::string(text_) : std::string(text_.substr(0, 77)) + "...";
+    return Status::error(fmt::format("cannot evaluate size '{}': {}", shown, why));
   }
   Status overflow() const { return fail("the value does not fit in 64 bits"); }
   void skip_space() {
@@ -93,17 +94,23 @@ class SizeExpression {
     }
   }
   Result<std::int64_t> power() {
+    if (++depth_ > kMaxDepth) return fail("nested too deeply");
+    Result<std::int64_t> v = power_operands();
+    --depth_;
+    return v;
+  }
+  Result<std::int64_t> power_operands() {
     Result<std::int64_t> base = unary();
     if (!base) return base;
     if (!eat("**")) return base;
     Result<std::int64_t> exponent = power();  // right-associative, as Python
     if (!exponent) return exponent;
     if (*exponent < 0) return fail("a negative power is not an integer");
-    std::int64_t out = 1;
-    for (std::int64_t i = 0; i < *exponent; ++i) {
+    if (*base == 0 || *base == 1) return *exponent == 0 ? 1 : *base;
+    if (*base == -1) return *exponent % 2 == 0 ? 1 : -1;
+    std::int64_t out = 1;  // |base| >= 2: at most 63 steps before an overflow
+    for (std::int64_t i = 0; i < *exponent; ++i)
       if (__builtin_mul_overflow(out, *base, &out)) return overflow();
-      if (out == 0 || out == 1) break;  // 0**n, 1**n
-    }
     return out;
   }
   Result<std::int64_t> unary() {
@@ -113,8 +120,8 @@ class SizeExpression {
     return v;
   }
   Result<std::int64_t> atom() {
-    if (eat("-")) {
-      Result<std::int64_t> v = unary();
+    if (eat("-")) {  // -a**b is -(a**b), as in Python
+      Result<std::int64_t> v = power();
       if (!v) return v;
       std::int64_t negated = 0;
       if (__builtin_sub_overflow(std::int64_t{0}, *v, &negated)) return overflow();
@@ -140,13 +147,17 @@ class SizeExpression {
       return fail(pos_ < text_.size() ? "unexpected '" + std::string(1, text_[pos_]) + "'" : "ends early");
     const std::string_view name = text_.substr(start, pos_ - start);
     if ((name == "Max" || name == "Min" || name == "max" || name == "min") && eat("(")) {
-      Result<std::int64_t> a = sum();
-      if (!a) return a;
-      if (!eat(",")) return fail("expected ',' in " + std::string(name) + "(a, b)");
-      Result<std::int64_t> b = sum();
-      if (!b) return b;
+      const bool is_max = name == "Max" || name == "max";
+      Result<std::int64_t> out = sum();
+      if (!out) return out;
+      std::int64_t v = *out;
+      while (eat(",")) {
+        Result<std::int64_t> next = sum();
+        if (!next) return next;
+        v = is_max ? std::max(v, *next) : std::min(v, *next);
+      }
       if (!eat(")")) return fail("missing ')'");
-      return name == "Max" || name == "max" ? std::max(*a, *b) : std::min(*a, *b);
+      return v;
     }
     for (const auto& [symbol, value] : symbols_)
       if (symbol == name) return value;
@@ -206,6 +217,11 @@ constexpr std::string_view kFreshModules[] = {"Conv1d",
 /// Classes with an `inplace` setting: in place they return their input, else a new tensor.
 constexpr std::string_view kInplaceModules[] = {"ReLU", "ReLU6", "Hardswish", "Hardsigmoid", "SiLU",     "LeakyReLU",
                                                 "ELU",  "SELU",  "CELU",      "Mish",        "Hardtanh", "Threshold"};
+
+/// Python's augmented assignments (`a += b` traces as `_operator.iadd`): in place on tensors.
+constexpr std::string_view kInPlaceOperators[] = {"iadd",      "isub",    "imul",    "imatmul", "itruediv",
+                                                  "ifloordiv", "imod",    "ipow",    "iand",    "ior",
+                                                  "ixor",      "ilshift", "irshift", "iconcat"};
 
 enum class ModuleStorage : std::uint8_t { Unknown, Fresh, InPlace };
 
@@ -304,19 +320,20 @@ class StorageMapper {
       default: break;
     }
     if (g_.op(n) == OpKind::CallFunction && g_.target(n) == "_operator.getitem") return getitem(n);
-    if (g_.op(n) == OpKind::CallFunction && g_.target(n) == "getattr")  // x.shape, x.dtype: no tensor
-      return allocate(n, BufferKind::Intermediate, true, {});
-    if (g_.op(n) == OpKind::CallFunction && g_.target(n).rfind("_operator.", 0) == 0 &&
-        g_.target(n) != "_operator.setitem" && g_.target(n) != "_operator.delitem") {  // those write: unknown
+    if (g_.op(n) == OpKind::CallFunction && g_.target(n) == "getattr") {
+      if (g_.meta(n).tensor_meta.kind == ValueMeta::Kind::None)  // x.shape, x.dtype: no tensor
+        return allocate(n, BufferKind::Intermediate, true, {});
+      return share_inputs(n, false);  // x.T, x.mT, x.real, x.data: views
+    }
+    if (g_.op(n) == OpKind::CallFunction && g_.target(n).rfind("_operator.", 0) == 0) {
       const std::string_view name = std::string_view(g_.target(n)).substr(10);
-      if (name.size() > 1 && name[0] == 'i' && name != "is_" && name != "is_not" && name != "invert" &&
-          !g_.inputs(n).empty()) {  // a += b: writes a (a tensor) and returns it
-        std::vector<Refs> one(1, m_.refers[g_.inputs(n).front()]);
-        m_.may_write[n] = 1;
-        return finish(n, std::move(one));
-      }
-      // a + b, a @ b, a == b, -a: a new value, never a view
-      return allocate(n, BufferKind::Intermediate, true, {});
+      if (std::find(std::begin(kInPlaceOperators), std::end(kInPlaceOperators), name) != std::end(kInPlaceOperators))
+        return share_inputs(n, true);  // a += b: writes a (a tensor) and returns it
+      if (name == "pos") return share_inputs(n, false);  // +x is x
+      const ValueMeta::Kind kind = g_.meta(n).tensor_meta.kind;
+      if (name != "setitem" && name != "delitem" && kind != ValueMeta::Kind::Tuple)
+        return allocate(n, BufferKind::Intermediate, true, {});  // a + b, a @ b, -a: a new value
+      // a tuple or list result ((h,) + rest) holds its inputs' tensors; setitem writes: unknown
     }
     if (inplace_flag(g_, n)) {  // F.relu(x, inplace=True): the value is x
       std::vector<Refs> one(1);
@@ -340,6 +357,14 @@ class StorageMapper {
     Refs held;
     for (NodeId in : g_.inputs(n)) add_sorted(held, m_.refers[in]);
     return allocate(n, BufferKind::Intermediate, true, held);
+  }
+
+  /// `n`'s value is (a view of) its first input; `writes` marks it as writing it.
+  Status share_inputs(NodeId n, bool writes) {
+    std::vector<Refs> one(1);
+    if (!g_.inputs(n).empty()) one[0] = m_.refers[g_.inputs(n).front()];
+    if (writes) m_.may_write[n] = 1;
+    return finish(n, std::move(one));
   }
 
   /// A buffer for each tensor of `part` (some or all of `n`'s value), numbered from `begin`.

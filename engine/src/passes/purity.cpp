@@ -153,10 +153,23 @@ bool row_major(const TensorMeta& t) {
 /// or a view of it; another dtype or device: a new tensor).
 std::optional<bool> returns_input(const Graph& g, NodeId n, const OpSchema& schema, const BoundArguments& values) {
   if (schema.name == "copy") return std::nullopt;
-  if (schema.name.find("dropout") != std::string::npos) {  // (input, p, train): eval returns the input
-    if (values.size() > 2 && values[2] && values[2]->holds<bool>()) return !values[2]->get<bool>();
+  auto literal = [&](std::string_view name) -> const Argument* {
+    for (std::size_t i = 0; i < schema.arguments.size() && i < values.size(); ++i)
+      if (schema.arguments[i].name == name && values[i]) return &*values[i];
+    return nullptr;
+  };
+  if (schema.name.find("dropout") != std::string::npos) {  // (input, p, train): the input when nothing drops
+    const Argument* train = literal("train");
+    const Argument* p = literal("p");
+    if (train != nullptr && train->holds<bool>() && !train->get<bool>()) return true;
+    if (p != nullptr && p->holds<double>() && p->get<double>() == 0.0) return true;
+    if (p != nullptr && p->holds<std::int64_t>() && p->get<std::int64_t>() == 0) return true;
+    if (train != nullptr && train->holds<bool>() && p != nullptr && (p->holds<double>() || p->holds<std::int64_t>()))
+      return false;
     return std::nullopt;
   }
+  if (const Argument* copy = literal("copy"); copy != nullptr && copy->holds<bool>() && copy->get<bool>())
+    return false;  // to(..., copy=True): always a new tensor
   if (values.empty() || !values[0] || !values[0]->is_node()) return std::nullopt;
   const ValueMeta& in = g.meta(values[0]->node_id()).tensor_meta;
   const ValueMeta& out = g.meta(n).tensor_meta;
