@@ -502,7 +502,6 @@ TEST_CASE("schedule: writes through values without meta or through modules keep 
   CHECK(g.comes_before(g.find("c"), g.find("w")));  // c reads b before add_ writes it
   CHECK(g.comes_before(g.find("s"), g.find("m")) == false);  // m may write w: s stays after it
   CHECK(lint(g));
-  PlanOptions o;
   CHECK(schedule_for_memory(g, OpSchemaRegistry::builtin(), {}, 0).status().message() ==
         "alignment 0 is not a power of two");
   CHECK(check_alignment(std::uint64_t{1} << 31).message() == "alignment 2147483648 is above 1 GiB");

@@ -354,9 +354,14 @@ class StorageMapper {
     }
     m_.unknown_aliasing.push_back(n);
     m_.may_write[n] = 1;  // a module or function no schema describes may write its inputs
-    Refs held;
-    for (NodeId in : g_.inputs(n)) add_sorted(held, m_.refers[in]);
-    return allocate(n, BufferKind::Intermediate, true, held);
+    return allocate(n, BufferKind::Intermediate, true, inputs_refers(n));
+  }
+
+  /// The buffers `n`'s inputs refer to, sorted, without repeats.
+  Refs inputs_refers(NodeId n) const {
+    Refs out;
+    for (NodeId in : g_.inputs(n)) out.insert(out.end(), m_.refers[in].begin(), m_.refers[in].end());
+    return merged(std::move(out));
   }
 
   /// `n`'s value is (a view of) its first input; `writes` marks it as writing it.
@@ -450,14 +455,8 @@ class StorageMapper {
     }
     bool tensor_index = false;
     for (std::size_t i = 1; i < args.size(); ++i) for_each_node_ref(args[i], [&](NodeId) { tensor_index = true; });
-    if (!tuple && tensor_index) {
-      Refs held;
-      for (NodeId in : g_.inputs(n)) add_sorted(held, m_.refers[in]);
-      return allocate(n, BufferKind::Intermediate, true, held);
-    }
-    std::vector<Refs> one(1);
-    for (NodeId in : g_.inputs(n)) add_sorted(one[0], m_.refers[in]);
-    return finish(n, std::move(one));
+    if (!tuple && tensor_index) return allocate(n, BufferKind::Intermediate, true, inputs_refers(n));
+    return finish(n, {inputs_refers(n)});
   }
 
   /// Sorted and without repeats (one sort: a node with thousands of inputs stays linear).
