@@ -18,7 +18,15 @@ namespace {
 
 constexpr std::uint64_t kFnvOffset = 1469598103934665603ull;
 
-void mix(std::uint64_t& h, std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); }
+/// Each word goes through a full avalanche (splitmix64's finalizer): with a shift-and-add
+/// combine, signatures of a million rewrites on a chain collided, and each collision costs a
+/// whole-graph fingerprint.
+void mix(std::uint64_t& h, std::uint64_t v) {
+  std::uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  h = z ^ (z >> 31);
+}
 std::uint64_t text_hash(std::string_view s) {
   std::uint64_t h = kFnvOffset;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
