@@ -8,6 +8,7 @@
 #include "graft/io/dot.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/io/graph_text.hpp"
+#include "graft/io/module_tree.hpp"
 #include "graft/io/stats.hpp"
 #include "graft/io/tabular.hpp"
 #include "graft/ir/lint.hpp"
@@ -63,6 +64,13 @@ int cmd_stats(const std::string& path, bool json) {
   GraphStats stats = compute_stats(gm.value());
   if (json) fmt::print("{}", stats.to_json());
   else fmt::print("{}\n{}", path, stats.to_text());
+  return 0;
+}
+
+int cmd_tree(const std::string& path, const ModuleTreeOptions& options) {
+  Result<GraphModule> gm = load_linted(path);
+  if (!gm) return report(gm.status());
+  fmt::print("{}", module_tree(gm.value(), options));
   return 0;
 }
 
@@ -123,6 +131,17 @@ static int run_command_line(int argc, char** argv) {
   stats->add_option("GRAPH", graph, "graph file")->required();
   stats->add_flag("--json", json, "print the counts as JSON");
   stats->add_flag("--no-lint", g_no_lint, "read the graph even if graft lint rejects it");
+
+  CLI::App* tree = app.add_subcommand(
+      "tree",
+      "Print the module hierarchy as a tree: each node with its shape, and under each call of a submodule "
+      "that has its own graph (python3 -m graft_fx export --hierarchy), that graph's nodes");
+  tree->add_option("GRAPH", graph, "graph file")->required();
+  ModuleTreeOptions tree_opts;
+  tree->add_option("--depth", tree_opts.max_depth, "submodule levels to open (0: the root graph only; default: all)");
+  bool tree_no_shapes = false;
+  tree->add_flag("--no-shapes", tree_no_shapes, "names only, without the recorded shapes");
+  tree->add_flag("--no-lint", g_no_lint, "read the graph even if graft lint rejects it");
 
   CLI::App* lint = app.add_subcommand("lint", "Check every invariant of the graph; exit 1 naming the first broken one");
   lint->add_option("GRAPH", graph, "graph file")->required();
@@ -302,6 +321,10 @@ static int run_command_line(int argc, char** argv) {
   if (*print) return cmd_print(graph, print_values, print_text);
   if (*stats) return cmd_stats(graph, json);
   if (*lint) return cmd_lint(graph, quiet);
+  if (*tree) {
+    tree_opts.shapes = !tree_no_shapes;
+    return cmd_tree(graph, tree_opts);
+  }
   if (*dot && !dot_support.empty()) {
     partition_opts.script.pipeline = dot_support;
     partition_opts.script.graph = graph;

@@ -11,3 +11,4 @@ $PY -m graft_fx export torchvision.models.mobilenet_v3_small -o $OUT/mobilenet_v
 $PY -m graft_fx export torchvision.models.mobilenet_v3_small -o $OUT/mobilenet_v3_small.aten.json --mode aten --input-shape 1,3,224,224 --seed 0
 $PY -m graft_fx export torchvision.models.vit_b_16 -o $OUT/vit_b_16.fx.json --mode symbolic --input-shape 1,3,224,224 --seed 0
 $PY -m graft_fx export torchvision.models.vit_b_16 -o $OUT/vit_b_16.aten.json --mode aten --input-shape 1,3,224,224 --seed 0
+$PY -m graft_fx export torchvision.models.vit_b_16 -o $OUT/vit_b_16.hierarchy.json --hierarchy --input-shape 1,3,224,224 --seed 0

@@ -12,7 +12,7 @@ source "$(dirname "$0")/test_lib.sh"
 run "$GRAFT" --help
 check "help exits 0" test "$rc" -eq 0
 cp "$TMP/out" "$TMP/help"
-for sub in print stats lint dot save; do
+for sub in print stats tree lint dot save; do
   check "help lists $sub" grep -q "^  $sub " "$TMP/help"
   run "$GRAFT" "$sub" --help
   check "$sub --help exits 0" test "$rc" -eq 0
@@ -29,6 +29,17 @@ check "unknown subcommand with --help is a usage error too" test "$rc" -eq 2
 run "$GRAFT" stats "$EX/resnet18.fx.json"
 check "stats exits 0" test "$rc" -eq 0
 check "stats summary counts nodes" grep -q "^nodes: 71 (placeholder 1, call_function 9, call_module 60, output 1)$" "$TMP/out"
+
+run "$GRAFT" tree "$EX/vit_b_16.hierarchy.json"
+check "tree exits 0" test "$rc" -eq 0
+check "tree starts at the root's class" test "$(head -1 "$TMP/out")" = "<root>: VisionTransformer"
+check "tree marks the 12 opaque attentions" test "$(grep -c 'self_attention: MultiheadAttention (opaque: TraceError: ' "$TMP/out")" -eq 12
+check "tree opens a Linear's graph" grep -qF '│ │ │ │ │ ├─weight: Tensor(3072, 768)' "$TMP/out"
+run "$GRAFT" tree --depth 0 --no-shapes "$EX/vit_b_16.hierarchy.json"
+check "tree --depth 0 lists the root's 25 nodes" test "$(wc -l <"$TMP/out")" -eq 26
+check "tree --no-shapes prints names only" grep -qx '├─conv_proj: Conv2d' "$TMP/out"
+run "$GRAFT" tree "$TMP/missing.json"
+check "tree of a missing file fails naming it" test "$rc" -eq 1 -a -n "$(grep missing.json "$TMP/err")"
 
 run "$GRAFT" print "$EX/resnet18.fx.json"
 check "print header" test "$(head -1 "$TMP/out" | tr -s ' ')" = "opcode name target args kwargs"

@@ -3,6 +3,7 @@
 
 #include "graft/io/dot.hpp"
 #include "graft/io/graph_json.hpp"
+#include "graft/io/module_tree.hpp"
 #include "graft/io/stats.hpp"
 #include "graft/io/tabular.hpp"
 
@@ -53,4 +54,82 @@ TEST_CASE("render: stats count nodes by kind and target") {
         "{\"nodes\":4,\"by_op\":{\"placeholder\":1,\"get_attr\":0,\"call_function\":1,\"call_method\":1,"
         "\"call_module\":0,\"output\":1},\"by_target\":{\"_operator.add\":1,\"method:to\":1},\"modules\":0,"
         "\"parameter_tensors\":0,\"buffer_tensors\":0,\"parameter_elements\":0}\n");
+}
+
+namespace {
+
+// graphpatch's TupleOutputModule as graft_fx export --hierarchy writes it (shortened), with the
+// second call's Linear made opaque to show that form too.
+constexpr const char* kHierarchy = R"({
+"format": "graft-graph",
+"version": 1,
+"meta": {"hierarchy":true},
+"modules": [
+{"path":"","class":"tests.TupleOutputModule","parameters":[],"buffers":[]},
+{"path":"linear","class":"graft_fx.hierarchy.MultiplyInvokedModule","parameters":[],"buffers":[]},
+{"path":"linear.0","class":"torch.nn.modules.linear.Linear","parameters":[{"name":"weight","shape":[3,2],"dtype":"float32"},{"name":"bias","shape":[3],"dtype":"float32"}],"buffers":[],"origin":"linear","graph":{"nodes":[
+{"name":"input_1","op":"placeholder","target":"input","args":[],"kwargs":{},"meta":{"tensor_meta":{"shape":[3,2],"dtype":"float32","stride":[2,1],"device":"cpu"}}},
+{"name":"weight","op":"get_attr","target":"weight","args":[],"kwargs":{},"meta":{"tensor_meta":{"shape":[3,2],"dtype":"float32","stride":[2,1],"device":"cpu"}}},
+{"name":"linear","op":"call_function","target":"torch._C._nn.linear","args":[{"node":"input_1"},{"node":"weight"}],"kwargs":{},"meta":{"tensor_meta":{"shape":[3,3],"dtype":"float32","stride":[3,1],"device":"cpu"}}},
+{"name":"output","op":"output","target":"output","args":[{"node":"linear"}],"kwargs":{},"meta":{"tensor_meta":{"shape":[3,3],"dtype":"float32","stride":[3,1],"device":"cpu"}}}
+]}},
+{"path":"linear.1","class":"torch.nn.modules.linear.Linear","parameters":[{"name":"weight","shape":[3,2],"dtype":"float32"}],"buffers":[{"name":"count","shape":[],"dtype":"int64"}],"origin":"linear","opaque":"TraceError: no"}
+],
+"nodes": [
+{"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"tensor_meta":{"shape":[3,2],"dtype":"float32","stride":[2,1],"device":"cpu"}}},
+{"name":"linear_0","op":"call_module","target":"linear.0","args":[{"node":"x"}],"kwargs":{},"meta":{"tensor_meta":{"shape":[3,3],"dtype":"float32","stride":[3,1],"device":"cpu"}}},
+{"name":"linear_1","op":"call_module","target":"linear.1","args":[{"node":"x"}],"kwargs":{},"meta":{"tensor_meta":{"shape":[3,"s0"],"dtype":"float32","stride":[3,1],"device":"cpu"}}},
+{"name":"output","op":"output","target":"output","args":[{"tuple":[{"node":"linear_0"},{"node":"linear_1"}]}],"kwargs":{},"meta":{"tensor_meta":[{"shape":[3,3],"dtype":"float32","stride":[3,1],"device":"cpu"},{"shape":[3,"s0"],"dtype":"float32","stride":[3,1],"device":"cpu"}]}}
+]
+}
+)";
+
+}  // namespace
+
+TEST_CASE("render: the module tree opens each call's graph, lists an opaque module's tensors") {
+  Result<GraphModule> gm = parse_graph_json(kHierarchy, "h.json");
+  REQUIRE(gm.is_ok());
+  CHECK(module_tree(*gm) ==
+        "<root>: TupleOutputModule\n"
+        "├─x: Tensor(3, 2)\n"
+        "├─linear_0: Linear\n"
+        "│ ├─input_1: Tensor(3, 2)\n"
+        "│ ├─weight: Tensor(3, 2)\n"
+        "│ ├─linear: Tensor(3, 3)\n"
+        "│ └─output: Tensor(3, 3)\n"
+        "├─linear_1: Linear (opaque: TraceError: no)\n"
+        "│ ├─weight: Tensor(3, 2)\n"
+        "│ ├─count: Tensor(dtype=int64)\n"
+        "│ └─output: Tensor(3, s0)\n"
+        "└─output: tuple(2)\n"
+        "  ├─0: Tensor(3, 3)\n"
+        "  └─1: Tensor(3, s0)\n");
+  CHECK(module_tree(*gm, {.max_depth = 0, .shapes = false}) ==
+        "<root>: TupleOutputModule\n"
+        "├─x\n"
+        "├─linear_0: Linear\n"
+        "├─linear_1: Linear (opaque: TraceError: no)\n"
+        "└─output\n");
+  // Calls of one module share its parameters: counted once.
+  CHECK(gm->modules.parameter_count() == 9);
+}
+
+TEST_CASE("render: origin and opaque are read strictly and saved as read") {
+  const std::string text = kHierarchy;
+  Result<GraphModule> gm = parse_graph_json(text, "h.json");
+  REQUIRE(gm.is_ok());
+  CHECK(gm->modules.find("linear.1")->opaque == "TraceError: no");
+  CHECK(gm->modules.find("linear.0")->origin == "linear");
+  auto error_of = [](std::string t) {
+    Result<GraphModule> r = parse_graph_json(t, "h.json");
+    REQUIRE_FALSE(r.is_ok());
+    return r.status().message();
+  };
+  std::string both = text;
+  const std::string origin = R"("origin":"linear",)";
+  both.replace(both.find(origin + R"("graph")"), origin.size(), origin + R"("opaque":"x",)");
+  CHECK(error_of(both) == "h.json: $.modules[2].opaque: a module with a graph is not opaque");
+  std::string empty = text;
+  empty.replace(empty.find(R"("opaque":"TraceError: no")"), 25, R"("opaque":"")");
+  CHECK(error_of(empty).find("$.modules[3].opaque: say why the module is opaque") != std::string::npos);
 }

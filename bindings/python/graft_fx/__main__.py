@@ -6,7 +6,9 @@ import sys
 import torch
 
 from . import format as fmt
-from .export import export_graph_module, trace_aten, trace_symbolic
+from .export import export_graph_module, export_hierarchy, trace_aten, trace_symbolic
+from .hierarchy import ExtractionError
+from .trace import check_leaves
 from .importer import GraftImportError, import_graph
 from .models import ModelSpecError, build_model, example_inputs
 from .output import OutputError, check_output_path, write_output
@@ -56,6 +58,13 @@ def _parser():
     e.add_argument("--leaf", action="append", default=[], metavar="CLASS",
                    help="with --mode symbolic: keep modules of this class (name or module.Class) as call_module "
                         "nodes instead of tracing through them; repeatable")
+    e.add_argument("--hierarchy", action="store_true",
+                   help="with --mode symbolic: one graph per submodule (in the module table, under the module's "
+                        "path), an opaque module where tracing fails (the reason recorded), and one instance "
+                        "per call of a module called more than once (linear.0, linear.1)")
+    e.add_argument("--strict", action="store_true",
+                   help="with --hierarchy: a submodule that cannot be traced is an error showing the trace's "
+                        "exception, instead of an opaque module")
     e.add_argument("--values", action="store_true",
                    help="also write every parameter's and buffer's value and every module's settings, so that "
                         "import can rebuild modules the target model lacks (export replacements with it)")
@@ -78,6 +87,13 @@ def _export(args):
     if args.leaf and args.mode != "symbolic":
         raise GraftTraceError("--leaf keeps modules in a module-level graph: use it with --mode symbolic "
                               "(make_fx traces every module down to ATen operators)")
+    if (args.hierarchy or args.strict) and args.mode != "symbolic":
+        raise GraftTraceError("--hierarchy keeps modules as graphs of their own: use it with --mode symbolic "
+                              "(make_fx traces every module down to ATen operators)")
+    if args.strict and not args.hierarchy:
+        raise GraftTraceError("--strict is an option of --hierarchy (without it, any trace failure is an error)")
+    if args.hierarchy:
+        return _export_hierarchy(args, model, inputs)
     try:
         gm = trace_symbolic(model, args.leaf) if args.mode == "symbolic" else trace_aten(model, inputs)
     except ValueError as e:
@@ -94,16 +110,45 @@ def _export(args):
     return 0
 
 
+def _export_hierarchy(args, model, inputs):
+    try:
+        check_leaves(model, args.leaf)
+    except ValueError as e:
+        raise GraftTraceError(str(e)) from None
+    try:
+        doc = export_hierarchy(model, inputs, meta={"source": args.model, "mode": args.mode, "seed": args.seed},
+                               values=args.values, leaves=args.leaf, strict=args.strict)
+    except ExtractionError as e:
+        import traceback
+        cause = "".join(traceback.format_exception(e.__cause__)) if e.__cause__ else ""
+        raise GraftTraceError(f"{e}{_user_frame(e.__cause__)}\n\nthe trace's exception:\n{cause.rstrip()}") from None
+    fmt.write(doc, args.output)
+    graphs = sum(1 for m in doc["modules"] if "graph" in m)
+    opaque = [m["path"] for m in doc["modules"] if "opaque" in m]
+    log = sys.stderr if args.output == "-" else sys.stdout
+    print(f"wrote {args.output}: {len(doc['nodes'])} nodes, {len(doc['modules'])} modules, {graphs} submodule graphs"
+          + (f", {len(opaque)} opaque ({', '.join(opaque[:5])}{', ...' if len(opaque) > 5 else ''})" if opaque else ""),
+          file=log)
+    return 0
+
+
+def _user_frame(error):
+    """ at file:line (code) of the innermost frame outside torch and graft_fx, or ''."""
+    import traceback
+    if error is None:
+        return ""
+    own = [f for f in traceback.extract_tb(error.__traceback__)
+           if "/torch/" not in f.filename and "/graft_fx/" not in f.filename]
+    return f" at {own[-1].filename}:{own[-1].lineno} ({own[-1].line})" if own else ""
+
+
 class GraftTraceError(Exception):
     """The model could not be traced."""
 
 
 def _trace_failure(args, error):
     """What failed, where in the model's own code, and what to try."""
-    import traceback
-    frames = traceback.extract_tb(error.__traceback__)
-    own = [f for f in frames if "/torch/" not in f.filename and "/graft_fx/" not in f.filename]
-    where = f" at {own[-1].filename}:{own[-1].lineno} ({own[-1].line})" if own else ""
+    where = _user_frame(error)
     first = (str(error).strip().splitlines() or [type(error).__name__])[0]
     how = "torch.fx.symbolic_trace" if args.mode == "symbolic" else "make_fx"
     hint = ("; data-dependent control flow cannot be traced symbolically: try --mode aten"

@@ -7,10 +7,11 @@ import torch.fx
 from torch.fx.node import _get_qualified_name
 
 from . import format as fmt
+from . import hierarchy
 from . import tensor_meta
 from .trace import trace_aten, trace_symbolic
 
-__all__ = ["export_graph_module", "export_to_file", "trace_aten", "trace_symbolic", "class_name"]
+__all__ = ["export_graph_module", "export_hierarchy", "export_to_file", "trace_aten", "trace_symbolic", "class_name"]
 
 # The importer stores a node's tensor_meta here so that import -> export keeps it.
 GRAFT_TENSOR_META = "graft_tensor_meta"
@@ -183,6 +184,82 @@ def export_graph_module(gm, root_module=None, example_inputs=None, meta=None, va
     return {"format": fmt.FORMAT_NAME, "version": fmt.VERSION, "meta": fmt.free_object(top),
             "modules": _module_table(root_module if root_module is not None else gm, gm, renames, values),
             "nodes": _nodes(gm.graph, "$.nodes", renames, described)}
+
+
+def _origin_of(path, records):
+    """The path in the original model that the hierarchy's module at `path` stands for."""
+    if path in records:
+        return records[path].origin
+    parent, _, last = path.rpartition(".")
+    return _join(_origin_of(parent, records), last) if path else ""
+
+
+def _join(*parts):
+    return ".".join(p for p in parts if p)
+
+
+def _hierarchy_entry(path, m, model, records, described, values):
+    """The module table entry of the hierarchy's module at `path` (module `m`)."""
+    if isinstance(m, hierarchy.MultiplyInvokedModule):  # new: holds the calls, owns nothing
+        return {"path": path, "class": class_name(m), "parameters": [], "buffers": [], "attributes": {}}
+    record = records.get(path)
+    origin = _origin_of(path, records)
+    try:
+        original = record.module if record else model.get_submodule(origin)
+    except AttributeError:
+        original = m
+    own = {n for n, _ in original.named_parameters(recurse=False)} | {n for n, _ in original.named_buffers(recurse=False)}
+    entry = {"path": path, "class": class_name(original),
+             "parameters": [_tensor_entry(n, t, values) for n, t in original.named_parameters(recurse=False)],
+             "buffers": [_tensor_entry(n, t, values) for n, t in original.named_buffers(recurse=False) if t is not None]}
+    attributes = None if isinstance(original, torch.fx.GraphModule) else module_attributes(original)
+    if attributes is not None:
+        entry["attributes"] = attributes
+    if origin != path:
+        entry["origin"] = origin
+    if record is not None and record.opaque:
+        entry["opaque"] = record.opaque
+    if path and isinstance(m, torch.fx.GraphModule) and m is not original:
+        for node in m.graph.nodes:  # constants made while tracing: carried with their value
+            value = _resolve(m, node.target) if node.op == "get_attr" and "." not in node.target else None
+            if isinstance(value, torch.Tensor) and node.target not in own:
+                entry["buffers"].append(_tensor_entry(node.target, value, values=True))
+                own.add(node.target)
+        where = f"module {path!r} nodes"
+        entry["graph"] = {"nodes": _nodes(m.graph, where, {}, described.get(path, {}) if described is not None else None)}
+    return entry
+
+
+def export_hierarchy(model, example_inputs=None, meta=None, values=False, leaves=(), strict=False, custom=None):
+    """Describe `model` as a hierarchy of graphs (graft_fx.hierarchy.extract): the root's graph in
+    `nodes`, and in the module table, every submodule the model calls with its own graph, or
+    opaque with the reason, and one instance per call of a module called more than once (with
+    `origin` naming the module it is a call of). Every module's settings are written.
+
+    Returns the document; the extracted root GraphModule computes what `model` does.
+    """
+    root, records = hierarchy.extract(model, leaves, strict, custom, example_inputs)
+    described = tensor_meta.record_hierarchy(root, example_inputs) if example_inputs is not None else None
+    top = {"producer": "graft_fx", "torch": torch.__version__}
+    meta = dict(meta or {})
+    if "source" in meta:
+        top["source"] = meta.pop("source")
+    top["mode"] = meta.pop("mode", "symbolic")
+    top["hierarchy"] = True
+    if example_inputs is not None:
+        top["input_shapes"] = [list(x.shape) if isinstance(x, torch.Tensor) else None for x in example_inputs]
+    top.update(meta)
+    modules = [_hierarchy_entry(path, m, model, records, described, values) for path, m in root.named_modules()]
+    nodes = _nodes(root.graph, "$.nodes", {}, described.get("", {}) if described is not None else None)
+    root_constants = modules[0]
+    own = {t["name"] for t in root_constants["parameters"] + root_constants["buffers"]}
+    for node in root.graph.nodes:
+        value = _resolve(root, node.target) if node.op == "get_attr" and "." not in node.target else None
+        if isinstance(value, torch.Tensor) and node.target not in own:
+            root_constants["buffers"].append(_tensor_entry(node.target, value, values=True))
+            own.add(node.target)
+    return {"format": fmt.FORMAT_NAME, "version": fmt.VERSION, "meta": fmt.free_object(top),
+            "modules": modules, "nodes": nodes}
 
 
 def export_to_file(gm, path, **kwargs):

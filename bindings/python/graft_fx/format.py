@@ -187,6 +187,9 @@ def _module_line(entry, where):
             "parameters": tensors("parameters"), "buffers": tensors("buffers")}
     if entry.get("attributes") is not None:
         head["attributes"] = {k: encode_arg(v, f"{where}.attributes.{k}") for k, v in entry["attributes"].items()}
+    for key in ("origin", "opaque"):
+        if entry.get(key):
+            head[key] = entry[key]
     text = _mini(head)
     if entry.get("graph") is None:
         return text
@@ -376,7 +379,7 @@ class _Reader:
         paths, out = set(), []
         for i, entry in enumerate(value):
             at = f"{where}[{i}]"
-            self.obj(entry, at, MODULE_KEYS, optional=("attributes", "graph"))
+            self.obj(entry, at, MODULE_KEYS, optional=("attributes", "origin", "opaque", "graph"))
             path = self.typed(entry["path"], at + ".path", str, "a string")
             if path in paths:
                 self.fail(at + ".path", f"duplicate module path {path!r}")
@@ -387,6 +390,13 @@ class _Reader:
             if "attributes" in entry:
                 attrs = self.typed(entry["attributes"], at + ".attributes", dict, "an object")
                 new["attributes"] = {k: self.arg(v, f"{at}.attributes.{k}", set()) for k, v in attrs.items()}
+            for key in ("origin", "opaque"):
+                if key in entry:
+                    new[key] = self.typed(entry[key], f"{at}.{key}", str, "a string")
+                    if not new[key]:
+                        self.fail(f"{at}.{key}", "expected a non-empty string")
+            if "graph" in entry and "opaque" in entry:
+                self.fail(at + ".opaque", "a module with a graph is not opaque")
             if "graph" in entry:
                 self.obj(entry["graph"], at + ".graph", ("nodes",))
                 new["graph"] = {"nodes": self.nodes(entry["graph"]["nodes"], at + ".graph.nodes")}

@@ -95,9 +95,10 @@ def _check_tensors(doc, root_module):
     shape and dtype: importing onto the wrong model fails here, naming the tensor, instead of
     deep inside a forward pass."""
     for entry in doc["modules"]:
+        owner = entry.get("origin", entry["path"])
         for kind in ("parameters", "buffers"):
             for spec in entry[kind]:
-                path = f"{entry['path']}.{spec['name']}" if entry["path"] else spec["name"]
+                path = f"{owner}.{spec['name']}" if owner else spec["name"]
                 try:
                     value = resolve_attr(root_module, path)
                 except LookupError:
@@ -191,6 +192,31 @@ def _entry_and_tensor(by_path, path):
     return None, None
 
 
+def _from_model(by_path, path, root_module):
+    """The model's own module or tensor for the file's entry at `path`, found at the entry's
+    `origin` (a call of a module called several times stands for that module) or at `path`
+    itself, when the model has it as the file describes it; else None."""
+    entry, spec = _entry_and_tensor(by_path, path)
+    if entry is None:
+        return None
+    owner = entry.get("origin", entry["path"])
+    where = f"{owner}.{spec['name']}" if spec is not None and owner else (spec["name"] if spec else owner)
+    try:
+        obj = resolve_attr(root_module, where) if where else root_module
+    except LookupError:
+        return None
+    if spec is None:
+        cls = type(obj)
+        return obj if entry["class"] == f"{cls.__module__}.{cls.__qualname__}" else None
+    if not isinstance(obj, torch.Tensor) or str(obj.dtype).replace("torch.", "") != spec["dtype"]:
+        return None
+    return obj if all(not isinstance(d, int) for d in spec["shape"]) or list(obj.shape) == spec["shape"] else None
+
+
+def _has_graph(by_path, path):
+    return path in by_path and "graph" in by_path[path]
+
+
 def _rebuild_graph_module(doc, by_path, path, root_module):
     """A submodule with its own graph (a fused partition): a GraphModule over its graph, whose
     call_module and get_attr targets are relative to it. A target that the file describes
@@ -203,6 +229,13 @@ def _rebuild_graph_module(doc, by_path, path, root_module):
         if n["op"] not in ("call_module", "get_attr") or n["target"] in attrs:
             continue
         target = n["target"]
+        if _has_graph(by_path, f"{path}.{target}"):
+            attrs[target] = _rebuild_graph_module(doc, by_path, f"{path}.{target}", root_module)
+            continue
+        model_object = _from_model(by_path, f"{path}.{target}", root_module)
+        if model_object is not None:
+            attrs[target] = model_object
+            continue
         inner, inner_spec = _entry_and_tensor(by_path, f"{path}.{target}")
         outer, outer_spec = _entry_and_tensor(by_path, target)
         same = (inner is not None and outer is not None and
@@ -219,7 +252,8 @@ def _rebuild_graph_module(doc, by_path, path, root_module):
                 raise GraftImportError(f"module {path!r}, node {n['name']!r}: {e}") from None
     graph = build_graph(nodes, root_module, where=f"module {path!r} nodes", rebuilt=attrs)
     try:
-        gm = torch.fx.GraphModule(attrs, graph, class_name=path.rpartition(".")[2])
+        own_class = entry["class"].rpartition(".")[2]  # an extracted module keeps its class's name
+        gm = torch.fx.GraphModule(attrs, graph, class_name=path.rpartition(".")[2] if own_class == "GraphModule" else own_class)
         gm.graph.lint()
     except (RuntimeError, ValueError, AttributeError) as e:
         raise GraftImportError(f"module {path!r}: its graph is not valid FX: {e}") from None
@@ -289,12 +323,25 @@ def import_graph(doc_or_path, root_module):
     _check_tensors(doc, root_module)
     attribute_nodes = [(i, n) for i, n in enumerate(doc["nodes"]) if n["op"] in ("get_attr", "call_module")]
     rebuilt = {}
+    by_path = {e["path"]: e for e in doc["modules"]}
     for i, n in attribute_nodes:
-        if n["target"] not in rebuilt and not _has_path(root_module, n["target"]):
-            try:
-                rebuilt[n["target"]] = _rebuild(doc, n["target"], n["op"], root_module)
-            except GraftImportError as e:
-                raise GraftImportError(f"$.nodes[{i}] (node {n['name']!r}): {e}") from None
+        target = n["target"]
+        if target in rebuilt:
+            continue
+        try:
+            # A submodule's graph is what it computes (an extracted hierarchy, a fused partition),
+            # even where the model has a module at that path; a call of a module called several
+            # times is that module (its `origin`).
+            if _has_graph(by_path, target):
+                rebuilt[target] = _rebuild_graph_module(doc, by_path, target, root_module)
+            elif "origin" in by_path.get(target, {}):
+                rebuilt[target] = _from_model(by_path, target, root_module)
+                if rebuilt[target] is None:
+                    rebuilt[target] = _rebuild(doc, target, n["op"], root_module)
+            elif not _has_path(root_module, target):
+                rebuilt[target] = _rebuild(doc, target, n["op"], root_module)
+        except GraftImportError as e:
+            raise GraftImportError(f"$.nodes[{i}] (node {n['name']!r}): {e}") from None
     graph = build_graph(doc["nodes"], root_module, rebuilt=rebuilt)
     root = root_module
     if rebuilt:  # FX copies each target from a dict as from a module, without touching the model

@@ -42,3 +42,38 @@ def record(gm, example_inputs):
     with torch.no_grad():
         recorder.run(*example_inputs)
     return recorder.described
+
+
+class _HierarchyRecorder(torch.fx.Interpreter):
+    """Records every node of a GraphModule and, recursively, of the GraphModules it calls."""
+
+    def __init__(self, gm, path, described):
+        super().__init__(gm)
+        self.path = path
+        self.described = described
+        described.setdefault(path, {})
+
+    def run_node(self, n):
+        result = super().run_node(n)
+        self.described[self.path][n.name] = describe(result)
+        return result
+
+    def call_module(self, target, args, kwargs):
+        sub = self.fetch_attr(target)
+        if not isinstance(sub, torch.fx.GraphModule):
+            return super().call_module(target, args, kwargs)
+        path = f"{self.path}.{target}" if self.path else target
+        placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+        values = list(args)
+        for p in placeholders[len(args):]:  # keyword arguments bind by name; the rest take defaults
+            values.append(kwargs[p.target] if p.target in kwargs else (p.args[0] if p.args else None))
+        return _HierarchyRecorder(sub, path, self.described).run(*values)
+
+
+def record_hierarchy(gm, example_inputs):
+    """{module path: {node name: description or None}} for `gm` and every GraphModule under it
+    that runs on `example_inputs`."""
+    described = {}
+    with torch.no_grad():
+        _HierarchyRecorder(gm, "", described).run(*example_inputs)
+    return described

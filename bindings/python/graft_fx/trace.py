@@ -29,6 +29,16 @@ def trace_symbolic(model, leaves=()):
     compat.install()
     if not leaves:
         return torch.fx.symbolic_trace(model)
+    check_leaves(model, leaves)
+    tracer = _LeafTracer(leaves)
+    graph = tracer.trace(model)
+    name = model.__class__.__name__ if isinstance(model, torch.nn.Module) else model.__name__
+    return torch.fx.GraphModule(tracer.root, graph, name)
+
+
+def check_leaves(model, leaves):
+    """A leaf class no module of the model has is an error (a misspelt class would silently
+    change nothing)."""
     present = set()
     for m in model.modules():
         cls = type(m)
@@ -38,10 +48,6 @@ def trace_symbolic(model, leaves=()):
         known = sorted({f"{type(m).__module__}.{type(m).__qualname__}" for m in model.modules()})
         raise ValueError(f"--leaf {missing[0]}: no module of the model has that class (its classes: "
                          f"{', '.join(known)})")
-    tracer = _LeafTracer(leaves)
-    graph = tracer.trace(model)
-    name = model.__class__.__name__ if isinstance(model, torch.nn.Module) else model.__name__
-    return torch.fx.GraphModule(tracer.root, graph, name)
 
 
 def trace_aten(model, example_inputs):

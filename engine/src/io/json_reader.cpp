@@ -477,7 +477,7 @@ class DomWalk {
 
   ModuleInfo module(dom::element e, const Path& at) {
     ModuleInfo info;
-    KeySet<6> keys({"path", "class", "parameters", "buffers", "attributes", "graph"});
+    KeySet<8> keys({"path", "class", "parameters", "buffers", "attributes", "graph", "origin", "opaque"});
     for (dom::key_value_pair kv : as_object(e, at)) {
       Path p = at.at(kv.key);
       switch (keys.index(kv.key, at)) {
@@ -499,10 +499,19 @@ class DomWalk {
           if (kv.value.type() != element_type::OBJECT) fail(p, "expected an object of the module's settings");
           canonical_json(info.attributes_json, kv.value, p);
           break;
+        case 6:
+          info.origin = as_string(kv.value, p);
+          if (info.origin.empty()) fail(p, "an origin names a module of the original model: not empty");
+          break;
+        case 7:
+          info.opaque = as_string(kv.value, p);
+          if (info.opaque.empty()) fail(p, "say why the module is opaque: the reason is not empty");
+          break;
         default: break;
       }
     }
     for (std::size_t k = 0; k < 4; ++k) keys.require(k, at);
+    if (info.graph && !info.opaque.empty()) fail(at.at("opaque"), "a module with a graph is not opaque");
     return info;
   }
 

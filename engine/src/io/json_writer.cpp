@@ -150,6 +150,14 @@ class Writer {
       out_ += R"(,"attributes":)";
       out_ += m.attributes_json;
     }
+    if (!m.origin.empty()) {
+      out_ += R"(,"origin":)";
+      append_json_string(out_, m.origin);
+    }
+    if (!m.opaque.empty()) {
+      out_ += R"(,"opaque":)";
+      append_json_string(out_, m.opaque);
+    }
     if (m.graph) {
       out_ += R"(,"graph":{"nodes":)";
       nodes_block(*m.graph);

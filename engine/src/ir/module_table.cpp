@@ -2,6 +2,7 @@
 #include "graft/ir/module_table.hpp"
 
 #include <limits>
+#include <set>
 
 #include "graft/ir/graph.hpp"
 
@@ -13,6 +14,8 @@ ModuleInfo::ModuleInfo(const ModuleInfo& other)
       parameters(other.parameters),
       buffers(other.buffers),
       attributes_json(other.attributes_json),
+      origin(other.origin),
+      opaque(other.opaque),
       graph(other.graph ? std::make_unique<Graph>(*other.graph) : nullptr) {}
 
 ModuleInfo& ModuleInfo::operator=(const ModuleInfo& other) {
@@ -77,8 +80,10 @@ bool ModuleTable::has_attribute(std::string_view qualified) const {
 
 std::int64_t ModuleTable::parameter_count() const {
   std::int64_t total = 0;
+  std::set<std::string> shared;  // calls of one module share its parameters: counted once
   for (const ModuleInfo& m : entries_) {
     for (const TensorSpec& p : m.parameters) {
+      if (!m.origin.empty() && !shared.insert(m.origin + "." + p.name).second) continue;
       bool empty = false;  // a zero or symbolic dim: nothing to count, whatever the other dims
       for (const Dim& d : p.shape) empty = empty || d.is_symbolic() || d.value() == 0;
       if (empty) continue;

@@ -38,6 +38,13 @@ struct ModuleInfo {
   /// The module's settings as a canonical JSON object (`{"in_features":4,...}`), when the file
   /// carries them so that an importer can rebuild the module; empty otherwise.
   std::string attributes_json{};
+  /// For a module of an extracted hierarchy that stands for another module of the original model
+  /// (one call of a module called several times, or a module under such a call): that module's
+  /// path. Its parameters and buffers are that module's. Empty otherwise.
+  std::string origin{};
+  /// Why the module has no graph although its hierarchy was extracted (the trace's error), when
+  /// it is opaque: called as a whole, its inputs, outputs, parameters and buffers visible.
+  std::string opaque{};
   std::unique_ptr<Graph> graph;  ///< for modules that are GraphModules themselves
 
   ModuleInfo() = default;

@@ -1,0 +1,278 @@
+"""A model as a hierarchy of graphs (graft_fx export --hierarchy): a graph per submodule, opaque
+modules where tracing fails, one instance per call of a module called several times; import
+rebuilds the nesting and computes what the model computes, in PyTorch."""
+import operator
+import os
+import subprocess
+import tempfile
+import unittest
+
+import torch
+import torch.fx
+import torch.nn.functional as F
+
+from graft_fx import format as fmt
+from graft_fx.export import export_hierarchy
+from graft_fx.hierarchy import ExtractionError, extract
+from graft_fx.importer import import_graph
+from graft_fx.models import build_model
+from helpers import graft_bin, run_cli
+
+
+class TupleOutputModule(torch.nn.Module):
+    """graphpatch's example of a module called twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 3)
+
+    def forward(self, x):
+        return (self.linear(x), self.linear(x + 1))
+
+
+class Branchy(torch.nn.Module):
+    """Data-dependent control flow: torch.fx cannot trace it."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.tensor(2.0))
+
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * self.scale
+        return -x
+
+
+class WithBranchy(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pre = torch.nn.Linear(4, 4)
+        self.branchy = Branchy()
+        self.post = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Linear(4, 2))
+
+    def forward(self, x):
+        return self.post(self.branchy(self.pre(x)))
+
+
+class TwiceSequential(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seq = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU(approximate="tanh"))
+
+    def forward(self, x):
+        return self.seq(self.seq(x) * 2)
+
+
+class Block(torch.nn.Module):
+    """A pre-norm transformer block whose attention (torch.nn.MultiheadAttention, with its
+    checks on its inputs) torch.fx cannot trace."""
+
+    def __init__(self, width=16, heads=2):
+        super().__init__()
+        self.norm1 = torch.nn.LayerNorm(width)
+        self.attn = torch.nn.MultiheadAttention(width, heads, batch_first=True)
+        self.norm2 = torch.nn.LayerNorm(width)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(width, 2 * width), torch.nn.GELU(), torch.nn.Linear(2 * width, width))
+
+    def forward(self, x):
+        h = self.norm1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class SmallTransformer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Linear(8, 16)
+        self.blocks = torch.nn.Sequential(Block(), Block())
+        self.head = torch.nn.Linear(16, 3)
+
+    def forward(self, x):
+        return self.head(self.blocks(self.embed(x)).mean(1))
+
+
+def _same(a, b):
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and torch.equal(a, b)
+    return type(a) == type(b) and len(a) == len(b) and all(map(_same, a, b))
+
+
+def _by_path(doc):
+    return {e["path"]: e for e in doc["modules"]}
+
+
+class HierarchyTest(unittest.TestCase):
+    def round_trip(self, model, *inputs, **options):
+        """Export the hierarchy, write and read the file, import it onto the model: the document
+        and the imported module, which must compute the model's outputs exactly."""
+        torch.manual_seed(0)
+        model = model.eval()
+        doc = fmt.loads(fmt.dumps(export_hierarchy(model, list(inputs), **options)))
+        gm = import_graph(doc, model)
+        with torch.no_grad():
+            self.assertTrue(_same(model(*inputs), gm(*inputs)), "the imported hierarchy computes something else")
+        return doc, gm
+
+    def test_a_module_called_twice_becomes_two_instances(self):
+        model = TupleOutputModule()
+        doc, gm = self.round_trip(model, torch.ones(3, 2))
+        modules = _by_path(doc)
+        self.assertEqual(list(modules), ["", "linear", "linear.0", "linear.1"])
+        self.assertEqual(modules["linear"]["class"], "graft_fx.hierarchy.MultiplyInvokedModule")
+        for k in ("0", "1"):
+            entry = modules[f"linear.{k}"]
+            self.assertEqual(entry["class"], "torch.nn.modules.linear.Linear")
+            self.assertEqual(entry["origin"], "linear")
+            self.assertEqual(entry["attributes"], {"training": False, "in_features": 2, "out_features": 3})
+            self.assertEqual([n["name"] for n in entry["graph"]["nodes"]], ["input_1", "weight", "bias", "linear", "output"])
+            self.assertEqual(entry["graph"]["nodes"][3]["meta"]["tensor_meta"]["shape"], [3, 3])
+        self.assertEqual([(n["name"], n["target"]) for n in doc["nodes"]],
+                         [("x", "x"), ("linear_0", "linear.0"), ("add", "_operator.add"), ("linear_1", "linear.1"),
+                          ("output", "output")])
+        # The instances share the model's parameters: nothing was copied.
+        self.assertIs(gm.get_submodule("linear.0").weight, model.linear.weight)
+        self.assertIs(gm.get_submodule("linear.1").bias, model.linear.bias)
+
+    def test_instances_can_be_changed_one_at_a_time(self):
+        model = TupleOutputModule()
+        doc = fmt.loads(fmt.dumps(export_hierarchy(model.eval(), [torch.ones(3, 2)])))
+        second = _by_path(doc)["linear.1"]["graph"]["nodes"]
+        second[3]["target"] = "torch.relu"  # the second call's linear becomes relu(input)
+        second[3]["args"] = [fmt.NodeRef("input_1")]
+        gm = import_graph(doc, model)
+        x = torch.randn(3, 2)
+        first, changed = gm(x)
+        self.assertTrue(torch.equal(first, model.linear(x)))
+        self.assertTrue(torch.equal(changed, torch.relu(x + 1)))
+
+    def test_a_sequential_called_twice_gives_each_call_its_own_children(self):
+        doc, _ = self.round_trip(TwiceSequential(), torch.randn(2, 4))
+        modules = _by_path(doc)
+        self.assertEqual(modules["seq.1"]["origin"], "seq")
+        self.assertEqual(modules["seq.1.0"]["origin"], "seq.0")
+        self.assertEqual(modules["seq.1.1"]["attributes"]["approximate"], "tanh")
+        self.assertIn("graph", modules["seq.1.0"])
+
+    def test_resnet18_gives_a_graph_for_every_module_it_calls(self):
+        model = build_model("torchvision.models.resnet18", 0)
+        doc, _ = self.round_trip(model, torch.randn(1, 3, 64, 64))
+        modules = _by_path(doc)
+        self.assertEqual([p for p, e in modules.items() if "opaque" in e], [])
+        # BatchNorm checks its input's rank: traced again knowing the call's shapes.
+        bn = modules["layer1.0.bn1"]["graph"]["nodes"]
+        self.assertIn("torch.nn.functional.batch_norm", [n["target"] for n in bn])
+        self.assertEqual(modules["layer1.0.bn1"]["attributes"]["eps"], 1e-05)
+        block = [n["target"] for n in modules["layer1.0"]["graph"]["nodes"] if n["op"] == "call_module"]
+        self.assertEqual(block, ["conv1", "bn1", "relu.0", "conv2", "bn2", "relu.1"])  # relu is called twice
+
+    def test_a_transformer_keeps_untraceable_attention_opaque(self):
+        model = SmallTransformer()
+        doc, gm = self.round_trip(model, torch.randn(2, 5, 8))
+        modules = _by_path(doc)
+        opaque = {p: e["opaque"] for p, e in modules.items() if "opaque" in e}
+        self.assertEqual(sorted(opaque), ["blocks.0.attn", "blocks.1.attn"])
+        self.assertTrue(all(r.startswith("TraceError: ") for r in opaque.values()), opaque)
+        # Opaque: the model's own module, called from the traced block's graph; its parameters
+        # are in the table, so they stay visible.
+        self.assertIs(gm.get_submodule("blocks.0.attn"), model.blocks[0].attn)
+        self.assertIn("in_proj_weight", [t["name"] for t in modules["blocks.0.attn"]["parameters"]])
+        self.assertEqual(modules["blocks.0.attn"]["attributes"]["num_heads"], 2)
+        block = modules["blocks.0"]["graph"]["nodes"]
+        self.assertEqual([n["target"] for n in block if n["op"] == "call_module"], ["norm1", "attn", "norm2", "mlp"])
+        self.assertIn("graph", modules["blocks.0.mlp.1"])  # GELU, traced
+
+    def test_vit_b_16_traces_all_but_its_attention(self):
+        model = build_model("torchvision.models.vit_b_16", 0)
+        doc, _ = self.round_trip(model, torch.randn(1, 3, 224, 224))
+        modules = _by_path(doc)
+        opaque = sorted(p for p, e in modules.items() if "opaque" in e)
+        self.assertEqual(opaque, sorted(f"encoder.layers.encoder_layer_{i}.self_attention" for i in range(12)))
+        self.assertEqual(sum("graph" in e for e in modules.values()), 127)
+
+    def test_strict_turns_a_trace_failure_into_an_error_with_the_original_exception(self):
+        with self.assertRaises(ExtractionError) as caught:
+            extract(WithBranchy(), strict=True)
+        self.assertIn("cannot trace branchy (", str(caught.exception))
+        self.assertIsInstance(caught.exception.__cause__, torch.fx.proxy.TraceError)
+        root, records = extract(WithBranchy())
+        self.assertTrue(records["branchy"].opaque.startswith("TraceError: symbolically traced variables"))
+        self.assertIsInstance(root.get_submodule("post"), torch.fx.GraphModule)
+
+    def test_an_untraceable_module_is_opaque_and_still_runs(self):
+        for sign in (1.0, -1.0):
+            x = torch.full((2, 4), sign)
+            self.round_trip(WithBranchy(), x)
+
+    def test_a_custom_extraction_builds_the_graph_of_a_class(self):
+        def extract_branchy(module):  # the branch as a select, which torch.fx can trace
+            graph = torch.fx.Graph()
+            x = graph.placeholder("x")
+            scale = graph.get_attr("scale")
+            positive = graph.call_function(operator.gt, (graph.call_method("sum", (x,)), 0))
+            graph.output(graph.call_function(torch.where, (positive, graph.call_function(torch.mul, (x, scale)),
+                                                           graph.call_function(torch.neg, (x,)))))
+            return graph
+
+        for sign in (1.0, -1.0):
+            model = WithBranchy().eval()
+            doc, _ = self.round_trip(model, torch.full((2, 4), sign), custom={Branchy: extract_branchy})
+            entry = _by_path(doc)["branchy"]
+            self.assertNotIn("opaque", entry)
+            self.assertEqual([n["target"] for n in entry["graph"]["nodes"]],
+                             ["x", "scale", "sum", "_operator.gt", "torch.mul", "torch.neg", "torch.where", "output"])
+
+    def test_a_graph_that_computes_something_else_is_not_used(self):
+        def wrong(module):  # only one branch: wrong wherever the other is taken
+            graph = torch.fx.Graph()
+            graph.output(graph.call_function(torch.neg, (graph.placeholder("x"),)))
+            return graph
+
+        model = WithBranchy().eval()
+        with torch.no_grad():
+            x = torch.ones(2, 4)
+            while model.pre(x).sum() <= 0:  # make the example take the branch the graph lacks
+                x = x * -1 if x.sum() > 0 else x - 1
+        doc, _ = self.round_trip(model, x, custom={Branchy: wrong})
+        self.assertEqual(_by_path(doc)["branchy"]["opaque"], "its traced graph computes something else on the example call")
+        with self.assertRaises(ExtractionError):
+            extract(model, strict=True, custom={Branchy: wrong}, example_inputs=[x])
+
+    def test_the_cpp_reader_keeps_the_file_byte_for_byte(self):
+        graft = graft_bin(self)
+        doc = export_hierarchy(TwiceSequential().eval(), [torch.randn(2, 4)])
+        with tempfile.TemporaryDirectory() as d:
+            src, out = os.path.join(d, "h.json"), os.path.join(d, "out.json")
+            fmt.write(doc, src)
+            subprocess.run([graft, "lint", src], check=True, capture_output=True)
+            subprocess.run([graft, "save", src, "-o", out], check=True, capture_output=True)
+            with open(src, "rb") as a, open(out, "rb") as b:
+                self.assertEqual(a.read(), b.read())
+
+    def test_command_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            model = os.path.join(d, "m.py")
+            with open(model, "w") as f:
+                f.write("import torch\n" + _source(Branchy) + _source(WithBranchy) + "def make():\n    return WithBranchy()\n")
+            out = os.path.join(d, "h.json")
+            proc = run_cli("export", model + ":make", "--hierarchy", "--input-shape", "2,4", "-o", out)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("1 opaque (branchy)", proc.stdout)
+            proc = run_cli("import", out, "--model", model + ":make", "--input-shape", "2,4", "--check")
+            self.assertIn("check: outputs identical", proc.stdout)
+            proc = run_cli("export", model + ":make", "--hierarchy", "--strict", "--input-shape", "2,4", "-o", out)
+            self.assertEqual(proc.returncode, 2)
+            self.assertIn("cannot trace branchy (graft_fx_user_model.Branchy): TraceError", proc.stderr)
+            self.assertIn("the trace's exception:\nTraceback", proc.stderr)
+            proc = run_cli("export", model + ":make", "--mode", "aten", "--hierarchy", "-o", out)
+            self.assertEqual(proc.returncode, 2)
+            self.assertIn("use it with --mode symbolic", proc.stderr)
+
+
+def _source(cls):
+    import inspect
+    import textwrap
+    return textwrap.dedent(inspect.getsource(cls)) + "\n"
+
+
+if __name__ == "__main__":
+    unittest.main()
