@@ -66,8 +66,8 @@ def _parser():
                    help="with --hierarchy: a submodule that cannot be traced is an error showing the trace's "
                         "exception, instead of an opaque module")
     e.add_argument("--values", action="store_true",
-                   help="also write every parameter's and buffer's value and every module's settings, so that "
-                        "import can rebuild modules the target model lacks (export replacements with it)")
+                   help="also write every parameter's and buffer's value (module settings are always written), "
+                        "so that import can rebuild modules the target model lacks (export replacements with it)")
     _common(e)
     i = sub.add_parser("import", help="rebuild a GraphModule from a graph file",
                        description="Import GRAPH onto a freshly built MODEL.")

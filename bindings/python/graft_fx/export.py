@@ -130,8 +130,9 @@ def _module_table(source, gm, renames, values=False):
                  "parameters": [_tensor_entry(n, t, values) for n, t in m.named_parameters(recurse=False)],
                  "buffers": [_tensor_entry(n, t, values) for n, t in m.named_buffers(recurse=False)
                              if t is not None]}
-        if values and not isinstance(m, torch.fx.GraphModule):
-            entry["attributes"] = module_attributes(m)
+        attributes = None if isinstance(m, torch.fx.GraphModule) else module_attributes(m)
+        if attributes is not None:  # settings are always written: rules and lint read them
+            entry["attributes"] = attributes
         known.update((path + "." if path else "") + t["name"]
                      for t in entry["parameters"] + entry["buffers"])
         if path and isinstance(m, torch.fx.GraphModule):
@@ -166,7 +167,7 @@ def export_graph_module(gm, root_module=None, example_inputs=None, meta=None, va
       its dotted parameter/buffer names and the module table describes it.
     example_inputs: run `gm` on them to record each node's tensor_meta.
     meta: extra top-level metadata (source, mode, ...), after producer and torch version.
-    values: also write every parameter's and buffer's value and every module's settings, so
+    values: also write every parameter's and buffer's value (settings are always written), so
       that an importer can rebuild modules the model it imports onto does not have (what a
       replacement brings into a graph). Constants made while tracing always carry their value.
     """
