@@ -96,6 +96,9 @@
 ---@field parameters graft.TensorSpec[]
 ---@field buffers graft.TensorSpec[]
 ---@field has_graph boolean
+---@field settings? table the module's settings (`num_heads`, `approximate`, `eps`), when the file has them
+---@field origin? string in an extracted hierarchy: the model's module this one is a call of
+---@field opaque? string in an extracted hierarchy: why the module has no graph (the trace's error)
 
 -- }====================================================================================
 
@@ -540,6 +543,20 @@ function Graph:topo_sort(nodes) end
 ---@param build fun(sub: graft.Graph)
 ---@param class? string default torch.fx.graph_module.GraphModule
 function Graph:add_submodule(path, build, class) end
+
+--- The module at `path` gets the graph `build(sub)` makes (a custom extraction); its class,
+--- tensors and settings stay and it is no longer opaque. Only in a pipeline pass.
+---@param path string
+---@param build fun(sub: graft.Graph)
+function Graph:set_submodule_graph(path, build) end
+
+--- fn(sub) on the module's own graph, and fn's result: editable in a pipeline pass (linted
+--- afterwards), read-only elsewhere.
+---@generic T
+---@param path string
+---@param fn fun(sub: graft.Graph): T
+---@return T
+function Graph:submodule(path, fn) end
 
 -- }====================================================================================
 

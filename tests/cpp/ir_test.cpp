@@ -248,7 +248,7 @@ TEST_CASE("ir: lint names the node that breaks an invariant") {
     layer.class_name = "torch.nn.modules.linear.Linear";
     REQUIRE(gm.modules.add(layer).is_ok());
     CHECK(lint(gm).message() ==
-          "node 'layers_0_weight': get_attr target 'layers.0.weight' is not a parameter, buffer or module");
+          "node 'layers_0_weight': get_attr target 'layers.0.weight' is not a parameter, buffer, module or setting");
     gm.modules.find("layers.0")->parameters.push_back({"weight", {4, 4}, "float32"});
     CHECK(lint(gm).is_ok());
   }

@@ -15,6 +15,7 @@ from graft_fx import format as fmt
 from graft_fx.export import export_hierarchy
 from graft_fx.hierarchy import ExtractionError, extract
 from graft_fx.importer import import_graph
+from graft_fx.kernels import matmul_8bit
 from graft_fx.models import build_model
 from helpers import graft_bin, run_cli
 
@@ -89,6 +90,34 @@ class SmallTransformer(torch.nn.Module):
 
     def forward(self, x):
         return self.head(self.blocks(self.embed(x)).mean(1))
+
+
+class Linear8bitLt(torch.nn.Module):
+    """A stand-in for bitsandbytes' Linear8bitLt: an int8 weight CB with per-row scales SCB.
+    Its forward branches on the input's values, so torch.fx cannot trace it."""
+
+    def __init__(self, n_in, n_out, threshold=6.0):
+        super().__init__()
+        self.CB = torch.nn.Parameter(torch.randint(-127, 128, (n_out, n_in), dtype=torch.int8), requires_grad=False)
+        self.SCB = torch.nn.Parameter(torch.rand(n_out, 1) + 0.5, requires_grad=False)
+        self.bias = torch.nn.Parameter(torch.randn(n_out))
+        self.threshold = threshold
+
+    def forward(self, x):
+        weight = self.CB * self.SCB / 127
+        if x.abs().max() > self.threshold:  # bitsandbytes' outlier path
+            return matmul_8bit(x, weight, self.bias, self.threshold)
+        return matmul_8bit(x, weight, self.bias, self.threshold)
+
+
+class Quantized(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pre = torch.nn.Linear(4, 4)
+        self.fc = Linear8bitLt(4, 3)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.pre(x)))
 
 
 def _same(a, b):
@@ -236,6 +265,35 @@ class HierarchyTest(unittest.TestCase):
         self.assertEqual(_by_path(doc)["branchy"]["opaque"], "its traced graph computes something else on the example call")
         with self.assertRaises(ExtractionError):
             extract(model, strict=True, custom={Branchy: wrong}, example_inputs=[x])
+
+    def test_graphpatchs_8bit_linear_extraction_written_in_lua(self):
+        graft = graft_bin(self)
+        torch.manual_seed(0)
+        model = Quantized().eval()
+        x = torch.randn(2, 4) * 10  # some inputs beyond the threshold
+        doc = export_hierarchy(model, [x])
+        self.assertTrue(_by_path(doc)["fc"]["opaque"].startswith("TraceError: "))
+        self.assertEqual(_by_path(doc)["fc"]["attributes"]["threshold"], 6.0)
+        script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                              "examples", "pipelines", "extract_8bit_linear.lua")
+        with tempfile.TemporaryDirectory() as d:
+            src, out = os.path.join(d, "q.json"), os.path.join(d, "out.json")
+            fmt.write(doc, src)
+            proc = subprocess.run([graft, "run", script, src, "-o", out], capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("extract: built the graph of 1 module", proc.stderr)  # print() goes to the log
+            subprocess.run([graft, "lint", out], check=True, capture_output=True)  # get_attr of a setting
+            built = fmt.read(out)
+        fc = _by_path(built)["fc"]
+        self.assertNotIn("opaque", fc)
+        self.assertEqual([(n["name"], n["target"]) for n in fc["graph"]["nodes"]],
+                         [("x", "x"), ("CB", "CB"), ("SCB", "SCB"), ("bias", "bias"), ("threshold", "threshold"),
+                          ("mul", "_operator.mul"), ("weight", "_operator.truediv"),
+                          ("matmul_8bit", "graft_fx.kernels.matmul_8bit"), ("output", "output")])
+        gm = import_graph(built, model)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(gm(x), model(x)))
+        self.assertIs(gm.get_submodule("fc").CB, model.fc.CB)
 
     def test_the_cpp_reader_keeps_the_file_byte_for_byte(self):
         graft = graft_bin(self)

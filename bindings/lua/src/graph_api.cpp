@@ -884,7 +884,8 @@ void push_tensor_specs(lua_State* L, const std::vector<TensorSpec>& specs) {
   }
 }
 
-/// g:module(path): {path, class, parameters, buffers} or nil. Dotted paths of any depth.
+/// g:module(path): {path, class, parameters, buffers, has_graph, settings, origin, opaque} or
+/// nil. Dotted paths of any depth.
 int graph_module(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   const char* path = luaL_checkstring(L, 2);
@@ -901,6 +902,18 @@ int graph_module(lua_State* L) {
   lua_setfield(L, -2, "buffers");
   lua_pushboolean(L, m->graph != nullptr);
   lua_setfield(L, -2, "has_graph");
+  if (!m->attributes_json.empty()) {
+    push_json(L, m->attributes_json);
+    lua_setfield(L, -2, "settings");
+  }
+  if (!m->origin.empty()) {
+    lua_pushstring(L, m->origin.c_str());
+    lua_setfield(L, -2, "origin");
+  }
+  if (!m->opaque.empty()) {
+    lua_pushstring(L, m->opaque.c_str());
+    lua_setfield(L, -2, "opaque");
+  }
   return 1;
 }
 
@@ -1120,6 +1133,8 @@ void install_graph_metamethods(lua_State* L, int metatable) {
                               {"fuse_partitions", cfunction<graph_fuse_partitions>},
                               {"topo_sort", cfunction<graph_topo_sort>},
                               {"add_submodule", cfunction<graph_add_submodule>},
+                              {"set_submodule_graph", cfunction<graph_set_submodule_graph>},
+                              {"submodule", cfunction<graph_submodule>},
                               {nullptr, nullptr}};
   lua_newtable(L);
   luaL_setfuncs(L, methods, 0);

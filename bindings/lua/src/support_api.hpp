@@ -26,5 +26,7 @@ int graph_partition(lua_State* L);
 int graph_fuse_partitions(lua_State* L);
 int graph_topo_sort(lua_State* L);
 int graph_add_submodule(lua_State* L);
+int graph_set_submodule_graph(lua_State* L);
+int graph_submodule(lua_State* L);
 
 }  // namespace graft::lua::detail

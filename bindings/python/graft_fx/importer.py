@@ -213,6 +213,25 @@ def _from_model(by_path, path, root_module):
     return obj if all(not isinstance(d, int) for d in spec["shape"]) or list(obj.shape) == spec["shape"] else None
 
 
+_NO_SETTING = object()
+
+
+def _setting(by_path, path, root_module):
+    """The value of the module setting a get_attr at `path` reads (`fc.threshold`): the model's
+    module's (at the owner's origin), or the file's; _NO_SETTING when `path` is not a setting."""
+    owner, _, name = path.rpartition(".")
+    entry = by_path.get(owner)
+    if entry is None or name not in (entry.get("attributes") or {}):
+        return _NO_SETTING
+    try:
+        module = resolve_attr(root_module, entry.get("origin", owner)) if entry.get("origin", owner) else root_module
+        if hasattr(module, name):
+            return getattr(module, name)
+    except LookupError:
+        pass
+    return _fx_value(entry["attributes"][name], {})
+
+
 def _has_graph(by_path, path):
     return path in by_path and "graph" in by_path[path]
 
@@ -236,6 +255,11 @@ def _rebuild_graph_module(doc, by_path, path, root_module):
         if model_object is not None:
             attrs[target] = model_object
             continue
+        if n["op"] == "get_attr":
+            value = _setting(by_path, f"{path}.{target}", root_module)
+            if value is not _NO_SETTING:
+                attrs[target] = value
+                continue
         inner, inner_spec = _entry_and_tensor(by_path, f"{path}.{target}")
         outer, outer_spec = _entry_and_tensor(by_path, target)
         same = (inner is not None and outer is not None and

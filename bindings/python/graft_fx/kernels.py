@@ -11,7 +11,7 @@ Used by scripts/rules/linear_act_aten.lua (and linear_act_fx.lua).
 import torch
 import torch.nn.functional as F
 
-__all__ = ["ACTIVATIONS", "linear_act"]
+__all__ = ["ACTIVATIONS", "linear_act", "matmul_8bit"]
 
 
 def _gelu_tanh(x):
@@ -50,3 +50,13 @@ def linear_act(input, weight, bias, activation, shape=None):
     if shape is not None:
         out = out.view(shape)
     return act(out)
+
+
+def matmul_8bit(x, weight, bias, threshold):
+    """A stand-in for bitsandbytes' 8-bit matmul (`Linear8bitLt`), whose graph the example
+    examples/pipelines/extract_8bit_linear.lua builds: `x @ weight.T + bias`, with `weight` the
+    dequantised int8 weight. bitsandbytes splits out input columns beyond `threshold`; the
+    stand-in computes the exact product, so only checks that the threshold is a number."""
+    if not isinstance(threshold, (int, float)):
+        raise TypeError(f"matmul_8bit: threshold must be a number, got {type(threshold).__name__}")
+    return F.linear(x, weight, bias)

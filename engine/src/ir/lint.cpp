@@ -92,8 +92,10 @@ Status lint(const Graph& g, const ModuleTable* modules, std::string_view module_
           return Status::node_error(d.name, "call_module target '" + target + "' is not in the module table");
         break;
       case OpKind::GetAttr:
-        if (modules && !modules->empty() && !modules->has_attribute(qualify(module_prefix, target)))
-          return Status::node_error(d.name, "get_attr target '" + target + "' is not a parameter, buffer or module");
+        if (modules && !modules->empty() && !modules->has_attribute(qualify(module_prefix, target)) &&
+            !modules->has_setting(qualify(module_prefix, target)))
+          return Status::node_error(d.name,
+                                    "get_attr target '" + target + "' is not a parameter, buffer, module or setting");
         break;
       default: break;
     }

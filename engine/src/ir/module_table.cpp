@@ -4,6 +4,8 @@
 #include <limits>
 #include <set>
 
+#include <simdjson.h>
+
 #include "graft/ir/graph.hpp"
 
 namespace graft {
@@ -76,6 +78,18 @@ const TensorSpec* ModuleTable::find_tensor(std::string_view qualified) const {
 
 bool ModuleTable::has_attribute(std::string_view qualified) const {
   return find(qualified) != nullptr || find_tensor(qualified) != nullptr;
+}
+
+bool ModuleTable::has_setting(std::string_view qualified) const {
+  const std::size_t dot = qualified.rfind('.');
+  const ModuleInfo* owner = find(dot == std::string_view::npos ? std::string_view() : qualified.substr(0, dot));
+  if (owner == nullptr || owner->attributes_json.empty()) return false;
+  const std::string_view name = dot == std::string_view::npos ? qualified : qualified.substr(dot + 1);
+  simdjson::dom::parser parser;
+  simdjson::dom::object settings;
+  if (parser.parse(owner->attributes_json).get(settings) != simdjson::SUCCESS) return false;
+  simdjson::dom::element value;
+  return settings.at_key(name).get(value) == simdjson::SUCCESS;
 }
 
 std::int64_t ModuleTable::parameter_count() const {

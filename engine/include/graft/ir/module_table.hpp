@@ -71,8 +71,11 @@ class ModuleTable {
 
   /// The parameter or buffer at a full dotted path (`layer1.0.conv1.weight`), or nullptr.
   const TensorSpec* find_tensor(std::string_view qualified) const;
-  /// True if `qualified` names a module, parameter or buffer (what a get_attr may name).
+  /// True if `qualified` names a module, parameter or buffer.
   bool has_attribute(std::string_view qualified) const;
+  /// True if `qualified` names one of a module's settings (`layer.threshold`: a key of the
+  /// module's attributes), which a get_attr may read too.
+  bool has_setting(std::string_view qualified) const;
   /// Removes the modules `drop` says to (never the root), keeping the others in order.
   void remove_if(const std::function<bool(const ModuleInfo&)>& drop);
   /// Total number of parameter elements (symbolic dims count as 0; saturates on overflow).

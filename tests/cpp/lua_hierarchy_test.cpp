@@ -1,0 +1,132 @@
+// A hierarchy from Lua: module settings, origin and opaque in g:module, g:submodule to read and
+// edit a submodule's graph, g:set_submodule_graph (custom extraction), get_attr of a setting.
+#include <doctest/doctest.h>
+
+#include "graft/io/graph_text.hpp"
+#include "graft/ir/lint.hpp"
+#include "lua_test_support.hpp"
+
+using namespace graft;
+using test::run_on;
+
+namespace {
+
+// x -> fc (an opaque module with a threshold setting) -> act (a module with its own graph).
+const char* kModules = R"([
+{"path":"","class":"m.Model","parameters":[],"buffers":[]},
+{"path":"fc","class":"bnb.Linear8bitLt","parameters":[{"name":"CB","shape":[3,4],"dtype":"int8"}],"buffers":[{"name":"SCB","shape":[3,1],"dtype":"float32"}],"attributes":{"threshold":6.0,"training":false},"opaque":"TraceError: no"},
+{"path":"act","class":"torch.nn.modules.activation.GELU","parameters":[],"buffers":[],"attributes":{"approximate":"tanh"},"origin":"gelu","graph":{"nodes":[
+{"name":"input_1","op":"placeholder","target":"input","args":[],"kwargs":{},"meta":{}},
+{"name":"gelu","op":"call_function","target":"torch.nn.functional.gelu","args":[{"node":"input_1"}],"kwargs":{"approximate":"tanh"},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"gelu"}],"kwargs":{},"meta":{}}
+]}}
+])";
+
+const char* kNodes = R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"fc","op":"call_module","target":"fc","args":[{"node":"x"}],"kwargs":{},"meta":{}},
+{"name":"act","op":"call_module","target":"act","args":[{"node":"fc"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"act"}],"kwargs":{},"meta":{}})";
+
+GraphModule hierarchy() { return test::parse(test::graph_doc(kNodes, kModules)); }
+
+}  // namespace
+
+TEST_CASE("lua hierarchy: g:module shows settings, origin and why a module is opaque") {
+  GraphModule gm = hierarchy();
+  lua::PipelineReport r = run_on(R"lua(
+      return function(g)
+        local fc, act = g:module("fc"), g:module("act")
+        assert(fc.settings.threshold == 6.0 and fc.settings.training == false, "settings")
+        assert(fc.opaque == "TraceError: no" and fc.origin == nil and not fc.has_graph, "opaque")
+        assert(act.origin == "gelu" and act.opaque == nil and act.has_graph, "origin")
+        assert(act.settings.approximate == "tanh", "a string setting")
+        assert(g:module("").settings == nil, "no settings recorded")
+      end)lua",
+                                 gm);
+  CHECK_MESSAGE(r.ok(), (r.ok() ? "" : r.error->to_string()));
+}
+
+TEST_CASE("lua hierarchy: g:submodule reads a submodule's graph anywhere and edits it in a pass") {
+  GraphModule gm = hierarchy();
+  lua::PipelineReport r = run_on(R"lua(
+      return function(g)
+        local n = g:submodule("act", function(sub)
+          local gelu = sub:find("gelu")
+          gelu:set_kwarg("approximate", "none")
+          return #sub
+        end)
+        assert(n == 3, "fn's result is returned")
+      end)lua",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  CHECK(to_graph_text(*gm.modules.find("act")->graph) ==
+        "input_1 = placeholder input\n"
+        "gelu = call_function torch.nn.functional.gelu(input_1, approximate='none')\n"
+        "return gelu\n");
+
+  // An edit that breaks the graph fails the pass, and the table is as it was.
+  const std::string before = test::save(gm);
+  lua::PipelineReport broken = run_on(R"lua(
+      return function(g) g:submodule("act", function(sub) sub:output():erase() end) end)lua",
+                                      gm);
+  REQUIRE_FALSE(broken.ok());
+  CHECK_MESSAGE(
+      broken.error->message.find("g:submodule: the graph of 'act' is not valid after the edit: graph has no output "
+                                 "node") != std::string::npos,
+      broken.error->message);
+  CHECK(test::save(gm) == before);
+  lua::PipelineReport raised = run_on(R"lua(
+      return function(g) g:submodule("act", function(sub) sub:find("gelu").target = "torch.relu"; error("no") end) end)lua",
+                                      gm);
+  REQUIRE_FALSE(raised.ok());
+  CHECK(test::save(gm) == before);
+  lua::PipelineReport opaque = run_on(R"lua(
+      return function(g) g:submodule("fc", function() end) end)lua",
+                                      gm);
+  REQUIRE_FALSE(opaque.ok());
+  CHECK(opaque.error->message.find("g:submodule: 'fc' is not a module with a graph of its own") != std::string::npos);
+}
+
+TEST_CASE("lua hierarchy: a custom extraction builds an opaque module's graph, reading its setting") {
+  GraphModule gm = hierarchy();
+  lua::PipelineReport r = run_on(R"lua(
+      return function(g)
+        g:set_submodule_graph("fc", function(sub)
+          local x = sub:placeholder("x")
+          local w = sub:call_function("_operator.mul", { sub:get_attr("CB"), sub:get_attr("SCB") })
+          sub:output(sub:call_function("m.matmul", { x, w, sub:get_attr("threshold") }))
+        end)
+      end)lua",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  const ModuleInfo& fc = *gm.modules.find("fc");
+  CHECK(fc.opaque.empty());
+  CHECK(fc.class_name == "bnb.Linear8bitLt");
+  CHECK(to_graph_text(*fc.graph) ==
+        "x = placeholder\n"
+        "CB = get_attr CB\n"
+        "SCB = get_attr SCB\n"
+        "mul = call_function _operator.mul(CB, SCB)\n"
+        "threshold = get_attr threshold\n"
+        "matmul = call_function m.matmul(x, mul, threshold)\n"
+        "return matmul\n");
+  CHECK(lint(gm).is_ok());
+
+  const std::string before = test::save(gm);
+  for (
+      const char* script : {
+          R"lua(return function(g) g:set_submodule_graph("fc", function(sub) sub:output(sub:get_attr("nothing")) end) end)lua",
+          R"lua(return function(g) g:set_submodule_graph("none", function(sub) sub:output(nil) end) end)lua",
+          R"lua(return function(g) g:set_submodule_graph("", function(sub) sub:output(nil) end) end)lua",
+      }) {
+    lua::PipelineReport bad = run_on(script, gm);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(test::save(gm) == before);
+  }
+  lua::PipelineReport missing = run_on(
+      R"lua(return function(g) g:set_submodule_graph("fc", function(sub) sub:output(sub:get_attr("nothing")) end) end)lua",
+      gm);
+  CHECK(missing.error->message.find("g:set_submodule_graph: the graph built for 'fc' is not valid: node 'nothing': "
+                                    "get_attr target 'nothing' is not a parameter, buffer, module or setting") !=
+        std::string::npos);
+}
