@@ -550,6 +550,22 @@ function Graph:add_submodule(path, build, class) end
 ---@param build fun(sub: graft.Graph)
 function Graph:set_submodule_graph(path, build) end
 
+--- The call_module `node` replaced by its module's graph; the nodes made.
+---@param node graft.Node
+---@return graft.Node[]
+function Graph:inline(node) end
+
+--- Every call of a module with a graph inlined, recursively, until only opaque modules are called.
+---@return integer inlined
+function Graph:inline_all() end
+
+--- `nodes` become the submodule `name`, called once where they were; the call_module node.
+---@param nodes graft.Node[]
+---@param name string
+---@param class? string default torch.fx.graph_module.GraphModule
+---@return graft.Node
+function Graph:outline(nodes, name, class) end
+
 --- fn(sub) on the module's own graph, and fn's result: editable in a pipeline pass (linted
 --- afterwards), read-only elsewhere.
 ---@generic T

@@ -130,3 +130,89 @@ TEST_CASE("lua hierarchy: a custom extraction builds an opaque module's graph, r
                                     "get_attr target 'nothing' is not a parameter, buffer, module or setting") !=
         std::string::npos);
 }
+
+namespace {
+
+// `pair` returns a tuple (x * s, x + 1) with s defaulting to 2; the caller reads one item with a
+// getitem and passes the whole tuple on.
+const char* kPairModules = R"([
+{"path":"","class":"m.Model","parameters":[],"buffers":[]},
+{"path":"pair","class":"m.Pair","parameters":[],"buffers":[{"name":"one","shape":[],"dtype":"float32"}],"graph":{"nodes":[
+{"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"s","op":"placeholder","target":"s","args":[2],"kwargs":{},"meta":{}},
+{"name":"one","op":"get_attr","target":"one","args":[],"kwargs":{},"meta":{}},
+{"name":"mul","op":"call_function","target":"torch.mul","args":[{"node":"x"},{"node":"s"}],"kwargs":{},"meta":{}},
+{"name":"add","op":"call_function","target":"torch.add","args":[{"node":"x"},{"node":"one"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"tuple":[{"node":"mul"},{"node":"add"}]}],"kwargs":{},"meta":{}}
+]}},
+{"path":"opaque","class":"m.Opaque","parameters":[],"buffers":[],"opaque":"TraceError: no"}
+])";
+
+const char* kPairNodes = R"({"name":"a","op":"placeholder","target":"a","args":[],"kwargs":{},"meta":{}},
+{"name":"pair","op":"call_module","target":"pair","args":[{"node":"a"}],"kwargs":{},"meta":{}},
+{"name":"first","op":"call_function","target":"_operator.getitem","args":[{"node":"pair"},0],"kwargs":{},"meta":{}},
+{"name":"opaque","op":"call_module","target":"opaque","args":[{"node":"first"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"tuple":[{"node":"opaque"},{"node":"pair"}]}],"kwargs":{},"meta":{}})";
+
+}  // namespace
+
+TEST_CASE("lua hierarchy: inlining binds arguments, prefixes targets and names, and hands the result on") {
+  GraphModule gm = test::parse(test::graph_doc(kPairNodes, kPairModules));
+  lua::PipelineReport r = run_on(R"lua(
+      return function(g)
+        local made = g:inline(g:find("pair"))
+        assert(#made == 3, #made)
+      end)lua",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  // The getitem of the returned tuple is gone (its user reads mul); the whole tuple is spelled out.
+  CHECK(to_graph_text(gm.graph) ==
+        "a = placeholder\n"
+        "pair_one = get_attr pair.one\n"
+        "pair_mul = call_function torch.mul(a, 2)\n"
+        "pair_add = call_function torch.add(a, pair_one)\n"
+        "opaque = call_module opaque(pair_mul)\n"
+        "return (opaque, (pair_mul, pair_add))\n");
+  CHECK(lint(gm).is_ok());
+
+  GraphModule fresh = test::parse(test::graph_doc(kPairNodes, kPairModules));
+  const std::string before = test::save(fresh);
+  lua::PipelineReport opaque = run_on(R"lua(return function(g) g:inline(g:find("opaque")) end)lua", fresh);
+  REQUIRE_FALSE(opaque.ok());
+  CHECK(opaque.error->message.find("g:inline: node 'opaque': inline: the module 'opaque' has no graph of its own "
+                                   "(opaque: TraceError: no)") != std::string::npos);
+  lua::PipelineReport too_many = run_on(R"lua(
+      return function(g) local p = g:find("pair"); p.args = { g:find("a"), 3, 4 }; g:inline(p) end)lua",
+                                        fresh);
+  REQUIRE_FALSE(too_many.ok());
+  CHECK_MESSAGE(too_many.error->message.find("the call passes more arguments than 'pair' takes") != std::string::npos,
+                too_many.error->message);
+  CHECK(test::save(fresh) == before);
+  lua::PipelineReport all = run_on(R"lua(return function(g) assert(g:inline_all() == 1) end)lua", fresh);
+  CHECK_MESSAGE(all.ok(), (all.ok() ? "" : all.error->to_string()));
+}
+
+TEST_CASE("lua hierarchy: outlining makes a named submodule, refusing names in use") {
+  GraphModule gm = test::parse(test::graph_doc(kPairNodes, kPairModules));
+  lua::PipelineReport r = run_on(R"lua(
+      return function(g)
+        local call = g:outline({ g:find("first"), g:find("opaque") }, "tail", "m.Tail")
+        assert(call.target == "tail" and call.name == "tail")
+      end)lua",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  CHECK(gm.modules.find("tail")->class_name == "m.Tail");
+  CHECK(gm.modules.find("tail.opaque")->origin == "opaque");
+  CHECK(lint(gm).is_ok());
+  const std::string before = test::save(gm);
+  for (
+      const char* script : {
+          R"lua(return function(g) g:outline({ g:find("pair") }, "pair") end)lua",
+          R"lua(return function(g) g:outline({ g:find("pair") }, "a.b") end)lua",
+          R"lua(return function(g) g:submodule("tail", function(sub) sub:outline({ sub:find("first") }, "x") end) end)lua",
+      }) {
+    lua::PipelineReport bad = run_on(script, gm);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(test::save(gm) == before);
+  }
+}

@@ -295,6 +295,59 @@ class HierarchyTest(unittest.TestCase):
             self.assertTrue(torch.equal(gm(x), model(x)))
         self.assertIs(gm.get_submodule("fc").CB, model.fc.CB)
 
+    def run_pipeline(self, doc, script):
+        """The document after `graft run` of a Lua pipeline (source text) on it."""
+        graft = graft_bin(self)
+        with tempfile.TemporaryDirectory() as d:
+            src, out, lua = (os.path.join(d, f) for f in ("in.json", "out.json", "p.lua"))
+            fmt.write(doc, src)
+            with open(lua, "w") as f:
+                f.write(script)
+            proc = subprocess.run([graft, "run", lua, src, "-o", out], capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            return fmt.read(out)
+
+    def test_inlining_every_module_gives_a_flat_graph_that_computes_the_same(self):
+        for model, x in ((build_model("torchvision.models.resnet18", 0), torch.randn(1, 3, 64, 64)),
+                         (TupleOutputModule().eval(), torch.randn(3, 2)),
+                         (SmallTransformer().eval(), torch.randn(2, 5, 8))):
+            doc = export_hierarchy(model, [x])
+            flat = self.run_pipeline(doc, "return function(g) g:inline_all() end\n")
+            calls = [n["target"] for n in flat["nodes"] if n["op"] == "call_module"]
+            opaque = {e["path"] for e in flat["modules"] if "opaque" in e}
+            self.assertTrue(set(calls) <= opaque, calls)  # only what has no graph is still called
+            gm = import_graph(flat, model)
+            with torch.no_grad():
+                self.assertTrue(_same(model(x), gm(x)), type(model).__name__)
+
+    def test_outlining_nodes_then_inlining_them_again(self):
+        model = WithBranchy().eval()
+        x = torch.randn(2, 4)
+        doc = export_hierarchy(model, [x])
+        outlined = self.run_pipeline(doc, """
+return function(g)
+  local first, last = g:find("pre"), g:find("branchy")
+  local call = g:outline({ first, last }, "front", "my.Front")
+  assert(call.target == "front")
+end
+""")
+        front = _by_path(outlined)["front"]
+        self.assertEqual(front["class"], "my.Front")
+        self.assertEqual([n["target"] for n in outlined["nodes"] if n["op"] == "call_module"], ["front", "post"])
+        gm = import_graph(outlined, model)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(gm(x), model(x)))
+        inlined = self.run_pipeline(outlined, """
+return function(g)
+  local made = g:inline(g:find("front"))
+  assert(#made == 2 and made[1].name == "front_pre" and made[1].target == "front.pre", made[1].target)
+end
+""")
+        self.assertEqual([n["name"] for n in inlined["nodes"]], ["x", "front_pre", "front_branchy", "post", "output"])
+        gm = import_graph(inlined, model)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(gm(x), model(x)))
+
     def test_the_cpp_reader_keeps_the_file_byte_for_byte(self):
         graft = graft_bin(self)
         doc = export_hierarchy(TwiceSequential().eval(), [torch.randn(2, 4)])

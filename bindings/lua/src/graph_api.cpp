@@ -23,6 +23,7 @@
 #include "graft/passes/specialize.hpp"
 #include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
+#include "hierarchy_api.hpp"
 #include "lua_values.hpp"
 #include "memory_api.hpp"
 #include "meta_propagation.hpp"
@@ -1135,6 +1136,9 @@ void install_graph_metamethods(lua_State* L, int metatable) {
                               {"add_submodule", cfunction<graph_add_submodule>},
                               {"set_submodule_graph", cfunction<graph_set_submodule_graph>},
                               {"submodule", cfunction<graph_submodule>},
+                              {"inline", cfunction<graph_inline>},
+                              {"inline_all", cfunction<graph_inline_all>},
+                              {"outline", cfunction<graph_outline>},
                               {nullptr, nullptr}};
   lua_newtable(L);
   luaL_setfuncs(L, methods, 0);

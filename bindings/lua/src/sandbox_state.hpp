@@ -78,6 +78,8 @@ struct GraphSession {
   ModuleTable* editable_modules = nullptr;
   /// Called once before the first change to editable_modules (the pipeline saves the table).
   std::function<void()> before_module_edit{};
+  /// The module whose own graph this is ("" for the root graph): its targets are relative to it.
+  std::string module_path{};
 };
 
 class SandboxState {

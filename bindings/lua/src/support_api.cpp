@@ -186,6 +186,23 @@ std::vector<std::string> list_option(lua_State* L, int index, const char* key) {
   return v;
 }
 
+/// Fuses `partitions` into the session's graph, raising on a refusal; pushes the call nodes.
+void fuse_here(lua_State* L, const CheckedGraph& cg, const std::vector<std::vector<NodeId>>& partitions,
+               const std::string& prefix, const char* what) {
+  require_writable(L, *cg.session);
+  ModuleTable& modules = modules_for_edit(L, *cg.session, what);
+  Result<std::vector<FusedPartition>> fused = fuse_by_partitions(*cg.session->graph, modules, partitions, prefix);
+  if (!fused) luaL_error(L, "%s: %s", what, fused.status().message().c_str());
+  lua_createtable(L, static_cast<int>(fused->size()), 0);
+  lua_Integer i = 0;
+  for (const FusedPartition& f : fused.value()) {
+    push_node(L, cg.session_id, f.call);
+    lua_rawseti(L, -2, ++i);
+  }
+}
+
+}  // namespace
+
 void push_node_list(lua_State* L, int session, const std::vector<NodeId>& nodes) {
   lua_createtable(L, static_cast<int>(nodes.size()), 0);
   lua_Integer i = 0;
@@ -219,23 +236,6 @@ std::vector<std::vector<NodeId>> node_lists(lua_State* L, int index, int session
   }
   return out;
 }
-
-/// Fuses `partitions` into the session's graph, raising on a refusal; pushes the call nodes.
-void fuse_here(lua_State* L, const CheckedGraph& cg, const std::vector<std::vector<NodeId>>& partitions,
-               const std::string& prefix, const char* what) {
-  require_writable(L, *cg.session);
-  ModuleTable& modules = modules_for_edit(L, *cg.session, what);
-  Result<std::vector<FusedPartition>> fused = fuse_by_partitions(*cg.session->graph, modules, partitions, prefix);
-  if (!fused) luaL_error(L, "%s: %s", what, fused.status().message().c_str());
-  lua_createtable(L, static_cast<int>(fused->size()), 0);
-  lua_Integer i = 0;
-  for (const FusedPartition& f : fused.value()) {
-    push_node(L, cg.session_id, f.call);
-    lua_rawseti(L, -2, ++i);
-  }
-}
-
-}  // namespace
 
 const OperatorSupport& check_support(lua_State* L, int index) {
   auto* box = static_cast<SupportBox*>(luaL_testudata(L, index, kSupportType));
@@ -381,72 +381,6 @@ int graph_add_submodule(lua_State* L) {
   info.graph = std::move(sub);
   if (Status s = modules.add(std::move(info)); !s) luaL_error(L, "g:add_submodule: %s", s.message().c_str());
   return 0;
-}
-
-/// g:set_submodule_graph(path, build): the module at `path` gets the graph `build(sub)` makes,
-/// as a custom extraction does (an opaque module, or any module, as a graph); its class,
-/// tensors and settings stay and it is no longer opaque. Refused, changing nothing, if there
-/// is no such module or the built graph is not valid.
-int graph_set_submodule_graph(lua_State* L) {
-  CheckedGraph cg = check_graph(L, 1);
-  require_writable(L, *cg.session);
-  const std::string path(to_text(L, 2, "path"));
-  luaL_checktype(L, 3, LUA_TFUNCTION);
-  ModuleTable& modules = modules_for_edit(L, *cg.session, "g:set_submodule_graph");
-  if (path.empty()) luaL_error(L, "g:set_submodule_graph: the root module's graph is the graph itself");
-  if (modules.find(path) == nullptr) luaL_error(L, "g:set_submodule_graph: there is no module '%s'", path.c_str());
-  auto sub = std::make_unique<Graph>();
-  {
-    const SessionScope scope(state_of(L), *sub, &modules, false);
-    lua_pushvalue(L, 3);
-    push_graph(L, scope.id());
-    lua_call(L, 1, 0);
-  }
-  if (Status s = lint(*sub, &modules, path); !s)
-    luaL_error(L, "g:set_submodule_graph: the graph built for '%s' is not valid: %s", path.c_str(),
-               s.message().c_str());
-  ModuleInfo* m = modules.find(path);
-  m->graph = std::move(sub);
-  m->opaque.clear();
-  return 0;
-}
-
-/// g:submodule(path, fn): fn(sub) with a graph handle on the module's own graph, and fn's
-/// result. In a pipeline pass `sub` can be edited (the module table is restored if the pass
-/// fails) and must pass lint afterwards; elsewhere it is read-only.
-int graph_submodule(lua_State* L) {
-  CheckedGraph cg = check_graph(L, 1);
-  const std::string path(to_text(L, 2, "path"));
-  luaL_checktype(L, 3, LUA_TFUNCTION);
-  const ModuleInfo* m = cg.session->modules ? cg.session->modules->find(path) : nullptr;
-  if (m == nullptr || !m->graph)
-    luaL_error(L, "g:submodule: '%s' is not a module with a graph of its own", path.c_str());
-  const bool editable = !cg.session->read_only && cg.session->editable_modules != nullptr;
-  if (!editable) {
-    // Nothing can change the table while fn runs: the graph stays where it is.
-    const SessionScope scope(state_of(L), *m->graph, cg.session->modules, true);
-    lua_pushvalue(L, 3);
-    push_graph(L, scope.id());
-    lua_call(L, 1, 1);
-    return 1;
-  }
-  ModuleTable& modules = modules_for_edit(L, *cg.session, "g:submodule");
-  // Taken out of the table while fn runs, so that fn may change the table (g:add_submodule)
-  // without moving it; a failing fn fails the pass, which restores the table.
-  std::unique_ptr<Graph> sub = std::move(modules.find(path)->graph);
-  {
-    const SessionScope scope(state_of(L), *sub, &modules, false);
-    lua_pushvalue(L, 3);
-    push_graph(L, scope.id());
-    lua_call(L, 1, 1);
-  }
-  if (Status s = lint(*sub, &modules, path); !s)
-    luaL_error(L, "g:submodule: the graph of '%s' is not valid after the edit: %s", path.c_str(), s.message().c_str());
-  ModuleInfo* again = modules.find(path);
-  if (again == nullptr)
-    luaL_error(L, "g:submodule: the module '%s' was removed while its graph was edited", path.c_str());
-  again->graph = std::move(sub);
-  return 1;
 }
 
 ModuleTable& modules_for_edit(lua_State* L, GraphSession& session, const char* what) {

@@ -22,11 +22,14 @@ void push_partitioning(lua_State* L, int session, const Graph& g, const Partitio
 /// first call lets the pipeline save the table, so a failing pass leaves it as it was.
 ModuleTable& modules_for_edit(lua_State* L, GraphSession& session, const char* what);
 
+/// Pushes a list of node handles of graph `session`.
+void push_node_list(lua_State* L, int session, const std::vector<NodeId>& nodes);
+/// The node lists of the table at `index` ({{node, ...}, ...}), all of graph `session`.
+std::vector<std::vector<NodeId>> node_lists(lua_State* L, int index, int session, const char* what);
+
 int graph_partition(lua_State* L);
 int graph_fuse_partitions(lua_State* L);
 int graph_topo_sort(lua_State* L);
 int graph_add_submodule(lua_State* L);
-int graph_set_submodule_graph(lua_State* L);
-int graph_submodule(lua_State* L);
 
 }  // namespace graft::lua::detail

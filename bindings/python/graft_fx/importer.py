@@ -358,12 +358,13 @@ def import_graph(doc_or_path, root_module):
             # times is that module (its `origin`).
             if _has_graph(by_path, target):
                 rebuilt[target] = _rebuild_graph_module(doc, by_path, target, root_module)
-            elif "origin" in by_path.get(target, {}):
+            elif "origin" in (_entry_and_tensor(by_path, target)[0] or {}):
                 rebuilt[target] = _from_model(by_path, target, root_module)
                 if rebuilt[target] is None:
                     rebuilt[target] = _rebuild(doc, target, n["op"], root_module)
             elif not _has_path(root_module, target):
-                rebuilt[target] = _rebuild(doc, target, n["op"], root_module)
+                value = _setting(by_path, target, root_module) if n["op"] == "get_attr" else _NO_SETTING
+                rebuilt[target] = value if value is not _NO_SETTING else _rebuild(doc, target, n["op"], root_module)
         except GraftImportError as e:
             raise GraftImportError(f"$.nodes[{i}] (node {n['name']!r}): {e}") from None
     graph = build_graph(doc["nodes"], root_module, rebuilt=rebuilt)

@@ -47,6 +47,8 @@ std::vector<ModuleInfo> attribute_copies(const ModuleTable& table, ModuleInfo& e
       if (!made.insert(m.path).second) continue;
       ModuleInfo copy(m);
       copy.path = join(sub, m.path);
+      // The copy stands for the model's module (where an importer finds its tensors).
+      if (copy.origin.empty()) copy.origin = m.path;
       out.push_back(std::move(copy));
     }
   };
@@ -167,20 +169,22 @@ struct Fuser {
 
 }  // namespace
 
-Result<std::vector<FusedPartition>> fuse_by_partitions(Graph& g, ModuleTable& modules,
-                                                       const std::vector<std::vector<NodeId>>& partitions,
-                                                       std::string_view prefix) {
-  if (Status s = check_partitions(g, partitions); !s) return s;
-  const bool identifier = !prefix.empty() && !std::isdigit(static_cast<unsigned char>(prefix.front())) &&
-      std::all_of(prefix.begin(), prefix.end(),
+namespace {
+
+bool is_identifier(std::string_view name) {
+  return !name.empty() && !std::isdigit(static_cast<unsigned char>(name.front())) &&
+      std::all_of(name.begin(), name.end(),
                   [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-  if (!identifier)
-    return Status::error("the prefix '" + std::string(prefix) +
-                         "' does not make a module name (letters, digits and '_', not starting with a digit)");
+}
+
+/// Partition i becomes the module names[i]; all or nothing.
+Result<std::vector<FusedPartition>> fuse_named(Graph& g, ModuleTable& modules,
+                                               const std::vector<std::vector<NodeId>>& partitions,
+                                               const std::vector<std::string>& names) {
+  if (Status s = check_partitions(g, partitions); !s) return s;
   for (std::size_t i = 0; i < partitions.size(); ++i) {
-    std::string name = std::string(prefix) + std::to_string(i);
-    if (modules.has_attribute(name))
-      return Status::error("fusing would overwrite the module or tensor '" + name + "'; pick another prefix");
+    if (modules.has_attribute(names[i]) || modules.has_setting(names[i]))
+      return Status::error("fusing would overwrite the module or tensor '" + names[i] + "'; pick another name");
     if (partitions[i].empty()) return Status::error("partition " + std::to_string(i) + " is empty");
   }
   const ModuleTable saved_modules = modules;
@@ -188,7 +192,7 @@ Result<std::vector<FusedPartition>> fuse_by_partitions(Graph& g, ModuleTable& mo
   Fuser fuser{g, modules};
   std::vector<FusedPartition> out;
   for (std::size_t i = 0; i < partitions.size(); ++i) {
-    Result<FusedPartition> fused = fuser.fuse(partitions[i], std::string(prefix) + std::to_string(i));
+    Result<FusedPartition> fused = fuser.fuse(partitions[i], names[i]);
     if (!fused) {
       modules = saved_modules;
       return fused.status();
@@ -201,6 +205,30 @@ Result<std::vector<FusedPartition>> fuse_by_partitions(Graph& g, ModuleTable& mo
   }
   transaction.commit();
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<FusedPartition>> fuse_by_partitions(Graph& g, ModuleTable& modules,
+                                                       const std::vector<std::vector<NodeId>>& partitions,
+                                                       std::string_view prefix) {
+  if (!is_identifier(prefix))
+    return Status::error("the prefix '" + std::string(prefix) +
+                         "' does not make a module name (letters, digits and '_', not starting with a digit)");
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < partitions.size(); ++i) names.push_back(std::string(prefix) + std::to_string(i));
+  return fuse_named(g, modules, partitions, names);
+}
+
+Result<FusedPartition> outline(Graph& g, ModuleTable& modules, const std::vector<NodeId>& nodes, std::string_view name,
+                               std::string_view class_name) {
+  if (!is_identifier(name))
+    return Status::error("outline: '" + std::string(name) +
+                         "' is not a module name (letters, digits and '_', not starting with a digit)");
+  Result<std::vector<FusedPartition>> fused = fuse_named(g, modules, {nodes}, {std::string(name)});
+  if (!fused) return fused.status();
+  if (!class_name.empty()) modules.find(name)->class_name = class_name;
+  return fused->front();
 }
 
 }  // namespace graft

@@ -29,6 +29,12 @@ struct FusedPartition {
 Result<std::vector<FusedPartition>> fuse_by_partitions(Graph& g, ModuleTable& modules,
                                                        const std::vector<std::vector<NodeId>>& partitions,
                                                        std::string_view prefix = "fused_");
+/// Outlining: `nodes` become the submodule `name` (a plain module name) of class `class_name`
+/// (GraphModule when empty), called once where they were, as fuse_by_partitions makes a
+/// partition. Fails, changing nothing, as it does, or when `name` is taken.
+Result<FusedPartition> outline(Graph& g, ModuleTable& modules, const std::vector<NodeId>& nodes, std::string_view name,
+                               std::string_view class_name = {});
+
 inline Result<std::vector<FusedPartition>> fuse_by_partitions(GraphModule& gm,
                                                               const std::vector<std::vector<NodeId>>& partitions,
                                                               std::string_view prefix = "fused_") {

@@ -1,0 +1,158 @@
+// Module hierarchies in Lua: a submodule's own graph read and edited, built by a script (a
+// custom extraction), inlined into its caller, or made from nodes of the caller (outlining).
+#include "hierarchy_api.hpp"
+
+#include <memory>
+#include <string>
+
+#include "graft/ir/lint.hpp"
+#include "graft/passes/fuse_partitions.hpp"
+#include "graft/passes/inline_module.hpp"
+#include "handles.hpp"
+#include "lua_values.hpp"
+#include "sandbox_state.hpp"
+#include "support_api.hpp"
+
+namespace graft::lua::detail {
+namespace {
+
+std::string join(std::string_view a, std::string_view b) {
+  return a.empty() ? std::string(b) : std::string(a) + "." + std::string(b);
+}
+
+}  // namespace
+
+/// g:set_submodule_graph(path, build): the module at `path` gets the graph `build(sub)` makes,
+/// as a custom extraction does (an opaque module, or any module, as a graph); its class,
+/// tensors and settings stay and it is no longer opaque. Refused, changing nothing, if there
+/// is no such module or the built graph is not valid.
+int graph_set_submodule_graph(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  require_writable(L, *cg.session);
+  const std::string path = join(cg.session->module_path, to_text(L, 2, "path"));
+  luaL_checktype(L, 3, LUA_TFUNCTION);
+  ModuleTable& modules = modules_for_edit(L, *cg.session, "g:set_submodule_graph");
+  if (path.empty()) luaL_error(L, "g:set_submodule_graph: the root module's graph is the graph itself");
+  if (modules.find(path) == nullptr) luaL_error(L, "g:set_submodule_graph: there is no module '%s'", path.c_str());
+  auto sub = std::make_unique<Graph>();
+  {
+    const SessionScope scope(state_of(L), *sub, &modules, false);
+    state_of(L).session(scope.id())->module_path = path;
+    lua_pushvalue(L, 3);
+    push_graph(L, scope.id());
+    lua_call(L, 1, 0);
+  }
+  if (Status s = lint(*sub, &modules, path); !s)
+    luaL_error(L, "g:set_submodule_graph: the graph built for '%s' is not valid: %s", path.c_str(),
+               s.message().c_str());
+  ModuleInfo* m = modules.find(path);
+  m->graph = std::move(sub);
+  m->opaque.clear();
+  return 0;
+}
+
+/// g:submodule(path, fn): fn(sub) with a graph handle on the module's own graph, and fn's
+/// result. In a pipeline pass `sub` can be edited (the module table is restored if the pass
+/// fails) and must pass lint afterwards; elsewhere it is read-only.
+int graph_submodule(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  const std::string path = join(cg.session->module_path, to_text(L, 2, "path"));
+  luaL_checktype(L, 3, LUA_TFUNCTION);
+  const ModuleInfo* m = cg.session->modules ? cg.session->modules->find(path) : nullptr;
+  if (m == nullptr || !m->graph)
+    luaL_error(L, "g:submodule: '%s' is not a module with a graph of its own", path.c_str());
+  const bool editable = !cg.session->read_only && cg.session->editable_modules != nullptr;
+  if (!editable) {
+    // Nothing can change the table while fn runs: the graph stays where it is.
+    const SessionScope scope(state_of(L), *m->graph, cg.session->modules, true);
+    state_of(L).session(scope.id())->module_path = path;
+    lua_pushvalue(L, 3);
+    push_graph(L, scope.id());
+    lua_call(L, 1, 1);
+    return 1;
+  }
+  ModuleTable& modules = modules_for_edit(L, *cg.session, "g:submodule");
+  // Taken out of the table while fn runs, so that fn may change the table (g:add_submodule)
+  // without moving it; a failing fn fails the pass, which restores the table.
+  std::unique_ptr<Graph> sub = std::move(modules.find(path)->graph);
+  {
+    const SessionScope scope(state_of(L), *sub, &modules, false);
+    state_of(L).session(scope.id())->module_path = path;
+    lua_pushvalue(L, 3);
+    push_graph(L, scope.id());
+    lua_call(L, 1, 1);
+  }
+  if (Status s = lint(*sub, &modules, path); !s)
+    luaL_error(L, "g:submodule: the graph of '%s' is not valid after the edit: %s", path.c_str(), s.message().c_str());
+  ModuleInfo* again = modules.find(path);
+  if (again == nullptr)
+    luaL_error(L, "g:submodule: the module '%s' was removed while its graph was edited", path.c_str());
+  again->graph = std::move(sub);
+  return 1;
+}
+
+/// g:inline(node): the call_module `node` replaced by its module's graph; the nodes made.
+int graph_inline(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  require_writable(L, *cg.session);
+  const CheckedNode node = check_node(L, 2);
+  if (node.session_id != cg.session_id) luaL_error(L, "g:inline: the node belongs to another graph");
+  const NodeId call = node.id;
+  if (cg.session->modules == nullptr) luaL_error(L, "g:inline: this graph has no module table");
+  Result<std::vector<NodeId>> made =
+      inline_call(*cg.session->graph, *cg.session->modules, call, cg.session->module_path);
+  if (!made) luaL_error(L, "g:inline: %s", made.status().message().c_str());
+  push_node_list(L, cg.session_id, made.value());
+  return 1;
+}
+
+/// g:inline_all(): every call of a module with its own graph inlined, and the calls in the
+/// graphs inlined in turn, until none is left (opaque modules stay calls); the number inlined.
+int graph_inline_all(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  require_writable(L, *cg.session);
+  if (cg.session->modules == nullptr) luaL_error(L, "g:inline_all: this graph has no module table");
+  Graph& g = *cg.session->graph;
+  const ModuleTable& modules = *cg.session->modules;
+  lua_Integer inlined = 0;
+  for (bool again = true; again;) {
+    again = false;
+    std::vector<NodeId> calls;
+    for (NodeId n : g.nodes()) {
+      if (g.op(n) != OpKind::CallModule) continue;
+      const ModuleInfo* m = modules.find(join(cg.session->module_path, g.target(n)));
+      if (m != nullptr && m->graph) calls.push_back(n);
+    }
+    state_of(L).charge_work(L, static_cast<double>(g.size()));
+    for (NodeId call : calls) {
+      Result<std::vector<NodeId>> made = inline_call(g, modules, call, cg.session->module_path);
+      if (!made) luaL_error(L, "g:inline_all: %s", made.status().message().c_str());
+      ++inlined;
+      again = true;
+    }
+  }
+  lua_pushinteger(L, inlined);
+  return 1;
+}
+
+/// g:outline(nodes, name [, class]): the nodes become the new submodule `name`, called once
+/// where they were; the call_module node.
+int graph_outline(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  require_writable(L, *cg.session);
+  if (!cg.session->module_path.empty())
+    luaL_error(L, "g:outline: only in the root graph (this is the graph of '%s')", cg.session->module_path.c_str());
+  lua_createtable(L, 1, 0);
+  lua_pushvalue(L, 2);
+  lua_rawseti(L, -2, 1);
+  std::vector<std::vector<NodeId>> lists = node_lists(L, lua_gettop(L), cg.session_id, "g:outline");
+  const std::string name(to_text(L, 3, "name"));
+  const std::string class_name = lua_isnoneornil(L, 4) ? std::string() : std::string(to_text(L, 4, "class"));
+  ModuleTable& modules = modules_for_edit(L, *cg.session, "g:outline");
+  Result<FusedPartition> made = outline(*cg.session->graph, modules, lists.front(), name, class_name);
+  if (!made) luaL_error(L, "g:outline: %s", made.status().message().c_str());
+  push_node(L, cg.session_id, made->call);
+  return 1;
+}
+
+}  // namespace graft::lua::detail
