@@ -70,7 +70,13 @@ int cmd_stats(const std::string& path, bool json) {
 int cmd_tree(const std::string& path, const ModuleTreeOptions& options) {
   Result<GraphModule> gm = load_linted(path);
   if (!gm) return report(gm.status());
-  fmt::print("{}", module_tree(gm.value(), options));
+  Result<std::string> tree = module_tree(gm.value(), options);
+  if (!tree) {
+    Status s = tree.status();
+    s.diagnostic().file = path;
+    return report(s);
+  }
+  fmt::print("{}", tree.value());
   return 0;
 }
 
@@ -141,6 +147,9 @@ static int run_command_line(int argc, char** argv) {
   tree->add_option("--depth", tree_opts.max_depth, "submodule levels to open (0: the root graph only; default: all)");
   bool tree_no_shapes = false;
   tree->add_flag("--no-shapes", tree_no_shapes, "names only, without the recorded shapes");
+  tree->add_option("--at", tree_opts.at,
+                   "start at this node path: a node of the root graph, or through calls into submodule graphs "
+                   "(linear_0.output, encoder.layers.encoder_layer_0.mlp)");
   tree->add_flag("--no-lint", g_no_lint, "read the graph even if graft lint rejects it");
 
   CLI::App* lint = app.add_subcommand("lint", "Check every invariant of the graph; exit 1 naming the first broken one");

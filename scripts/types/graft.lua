@@ -550,6 +550,19 @@ function Graph:add_submodule(path, build, class) end
 ---@param build fun(sub: graft.Graph)
 function Graph:set_submodule_graph(path, build) end
 
+--- Where a node path leads: the module whose graph holds the node ("" for this graph) and the
+--- node's name; nil and the reason when it leads nowhere.
+---@param path string
+---@return string? module
+---@return string name_or_reason
+function Graph:locate(path) end
+
+--- fn(g), then the graph and its module table exactly as before.
+---@generic T
+---@param fn fun(g: graft.Graph): T
+---@return T
+function Graph:scope(fn) end
+
 --- The call_module `node` replaced by its module's graph; the nodes made.
 ---@param node graft.Node
 ---@return graft.Node[]

@@ -38,6 +38,12 @@ check "tree opens a Linear's graph" grep -qF '│ │ │ │ │ ├─weight: 
 run "$GRAFT" tree --depth 0 --no-shapes "$EX/vit_b_16.hierarchy.json"
 check "tree --depth 0 lists the root's 25 nodes" test "$(wc -l <"$TMP/out")" -eq 26
 check "tree --no-shapes prints names only" grep -qx '├─conv_proj: Conv2d' "$TMP/out"
+run "$GRAFT" tree --at encoder.layers.encoder_layer_3.mlp --depth 1 "$EX/vit_b_16.hierarchy.json"
+check "tree --at starts at a node path" test "$(head -1 "$TMP/out")" = "└─mlp: MLPBlock"
+check "tree --at lists that call's graph" test "$(wc -l <"$TMP/out")" -eq 8
+run "$GRAFT" tree --at encoder.nothing "$EX/vit_b_16.hierarchy.json"
+check "tree --at a path that leads nowhere fails naming the segment" \
+  grep -qF "node path 'encoder.nothing': no node 'nothing' in the graph of module 'encoder'" "$TMP/err"
 run "$GRAFT" tree "$TMP/missing.json"
 check "tree of a missing file fails naming it" test "$rc" -eq 1 -a -n "$(grep missing.json "$TMP/err")"
 

@@ -6,6 +6,7 @@
 #include "graft/io/module_tree.hpp"
 #include "graft/io/stats.hpp"
 #include "graft/io/tabular.hpp"
+#include "graft/ir/node_path.hpp"
 
 using namespace graft;
 
@@ -89,7 +90,7 @@ constexpr const char* kHierarchy = R"({
 TEST_CASE("render: the module tree opens each call's graph, lists an opaque module's tensors") {
   Result<GraphModule> gm = parse_graph_json(kHierarchy, "h.json");
   REQUIRE(gm.is_ok());
-  CHECK(module_tree(*gm) ==
+  CHECK(module_tree(*gm).value() ==
         "<root>: TupleOutputModule\n"
         "├─x: Tensor(3, 2)\n"
         "├─linear_0: Linear\n"
@@ -104,7 +105,7 @@ TEST_CASE("render: the module tree opens each call's graph, lists an opaque modu
         "└─output: tuple(2)\n"
         "  ├─0: Tensor(3, 3)\n"
         "  └─1: Tensor(3, s0)\n");
-  CHECK(module_tree(*gm, {.max_depth = 0, .shapes = false}) ==
+  CHECK(module_tree(*gm, {.max_depth = 0, .shapes = false}).value() ==
         "<root>: TupleOutputModule\n"
         "├─x\n"
         "├─linear_0: Linear\n"
@@ -132,4 +133,34 @@ TEST_CASE("render: origin and opaque are read strictly and saved as read") {
   std::string empty = text;
   empty.replace(empty.find(R"("opaque":"TraceError: no")"), 25, R"("opaque":"")");
   CHECK(error_of(empty).find("$.modules[3].opaque: say why the module is opaque") != std::string::npos);
+}
+
+TEST_CASE("node paths: through calls by node name or module path, to any node of a submodule's graph") {
+  Result<GraphModule> gm = parse_graph_json(kHierarchy, "h.json");
+  REQUIRE(gm.is_ok());
+  auto at = [&](std::string_view path) {
+    Result<NodeLocation> r = resolve_node_path(*gm, path);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+    const Graph& g = r->module.empty() ? gm->graph : *gm->modules.find(r->module)->graph;
+    return r->module + ":" + g.name(r->node);
+  };
+  CHECK(at("x") == ":x");
+  CHECK(at("linear_0") == ":linear_0");
+  CHECK(at("linear_0.output") == "linear.0:output");
+  CHECK(at("linear.0.linear") == "linear.0:linear");  // the call's target, as the module path reads
+  CHECK(at("linear_0.input") == "linear.0:input_1");  // a placeholder by its argument's name
+  auto error = [&](std::string_view path) {
+    Result<NodeLocation> r = resolve_node_path(*gm, path);
+    REQUIRE_FALSE(r.is_ok());
+    return r.status().message();
+  };
+  CHECK(error("linear_0.nothing") ==
+        "node path 'linear_0.nothing': no node 'nothing' in the graph of module 'linear.0'");
+  CHECK(error("nothing.output") == "node path 'nothing.output': no node 'nothing' in the root graph");
+  CHECK(error("linear_1.output") ==
+        "node path 'linear_1.output': module 'linear.1' has no graph of its own (opaque: TraceError: no), so its "
+        "nodes have no names");
+  CHECK(error("x.y") ==
+        "node path 'x.y': node 'x' in the root graph is not a module call, so the path cannot go on to 'y'");
+  CHECK(error("linear_0..output") == "node path 'linear_0..output': an empty segment");
 }

@@ -348,6 +348,51 @@ end
         with torch.no_grad():
             self.assertTrue(torch.equal(gm(x), model(x)))
 
+    def test_patches_at_node_paths_compute_what_graphpatch_computes(self):
+        # graphpatch's example: AddPatch(value=torch.ones((1,))) on linear_0.output and ZeroPatch() on
+        # linear_1.output; the values are computed here in plain PyTorch.
+        model = TupleOutputModule().eval()
+        x = torch.randn(3, 2)
+        doc = export_hierarchy(model, [x])
+        patched = self.run_pipeline(doc, """
+local patch = require("lib.patch")
+return function(g)
+  patch.apply(g, {
+    ["linear_0.output"] = patch.add(1),
+    ["linear_1.output"] = patch.zero(),
+    ["add"] = { patch.replace(function(sub, v) return sub:call_function("torch.relu", { v }) end),
+                patch.record("relu_of_add") },
+  })
+end
+""")
+        gm = import_graph(patched, model)
+        with torch.no_grad():
+            (first, second), (recorded,) = gm(x)
+            self.assertTrue(torch.equal(first, model.linear(x) + torch.ones((1,))))
+            self.assertTrue(torch.equal(second, torch.zeros(3, 3)))
+            self.assertTrue(torch.equal(recorded, torch.relu(x + 1)))
+        # Only the patched calls changed: the two instances' graphs differ now, the model is as it was.
+        graphs = {p: [n["target"] for n in e["graph"]["nodes"]] for p, e in _by_path(patched).items() if "graph" in e}
+        self.assertIn("torch.add", graphs["linear.0"])
+        self.assertIn("torch.zeros_like", graphs["linear.1"])
+        with torch.no_grad():
+            self.assertTrue(_same(model(x), (model.linear(x), model.linear(x + 1))))
+
+    def test_a_scoped_patch_is_undone_exactly(self):
+        model = TupleOutputModule().eval()
+        doc = export_hierarchy(model, [torch.randn(3, 2)])
+        after = self.run_pipeline(doc, """
+local patch = require("lib.patch")
+return function(g)
+  local before = g:submodule("linear.1", function(sub) return #sub end)
+  local inside = patch.scope(g, { ["linear_1.output"] = patch.zero(), ["x"] = patch.mul(2) }, function(g)
+    return g:submodule("linear.1", function(sub) return #sub end) + #g
+  end)
+  assert(inside == before + 1 + #g + 1, inside)
+end
+""")
+        self.assertEqual(fmt.dumps(after), fmt.dumps(fmt.loads(fmt.dumps(doc))))
+
     def test_the_cpp_reader_keeps_the_file_byte_for_byte(self):
         graft = graft_bin(self)
         doc = export_hierarchy(TwiceSequential().eval(), [torch.randn(2, 4)])

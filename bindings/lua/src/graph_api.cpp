@@ -1137,6 +1137,8 @@ void install_graph_metamethods(lua_State* L, int metatable) {
                               {"set_submodule_graph", cfunction<graph_set_submodule_graph>},
                               {"submodule", cfunction<graph_submodule>},
                               {"inline", cfunction<graph_inline>},
+                              {"locate", cfunction<graph_locate>},
+                              {"scope", cfunction<graph_scope>},
                               {"inline_all", cfunction<graph_inline_all>},
                               {"outline", cfunction<graph_outline>},
                               {nullptr, nullptr}};

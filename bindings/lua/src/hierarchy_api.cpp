@@ -3,9 +3,11 @@
 #include "hierarchy_api.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "graft/ir/lint.hpp"
+#include "graft/ir/node_path.hpp"
 #include "graft/passes/fuse_partitions.hpp"
 #include "graft/passes/inline_module.hpp"
 #include "handles.hpp"
@@ -88,6 +90,49 @@ int graph_submodule(lua_State* L) {
   if (again == nullptr)
     luaL_error(L, "g:submodule: the module '%s' was removed while its graph was edited", path.c_str());
   again->graph = std::move(sub);
+  return 1;
+}
+
+/// g:locate(path): the module whose graph holds the node at the node path ("" for this
+/// graph), and the node's name; nil and the reason when the path leads nowhere. Only on the
+/// root graph, where node paths start.
+int graph_locate(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  const std::string path(to_text(L, 2, "path"));
+  if (!cg.session->module_path.empty())
+    luaL_error(L, "g:locate: node paths start at the root graph (this is the graph of '%s')",
+               cg.session->module_path.c_str());
+  static const ModuleTable kNoModules;
+  const ModuleTable& modules = cg.session->modules ? *cg.session->modules : kNoModules;
+  Result<NodeLocation> at = resolve_node_path(*cg.session->graph, modules, path);
+  if (!at) {
+    lua_pushnil(L);
+    lua_pushstring(L, at.status().message().c_str());
+    return 2;
+  }
+  const Graph& g = at->module.empty() ? *cg.session->graph : *modules.find(at->module)->graph;
+  lua_pushstring(L, at->module.c_str());
+  lua_pushstring(L, g.name(at->node).c_str());
+  return 2;
+}
+
+/// g:scope(fn): fn(g) and its result, then the graph and its module table exactly as before
+/// (a patch applied, looked at, and undone). An error in fn is raised after the undo.
+int graph_scope(lua_State* L) {
+  CheckedGraph cg = check_graph(L, 1);
+  require_writable(L, *cg.session);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  std::optional<ModuleTable> saved_modules;
+  if (cg.session->editable_modules != nullptr) saved_modules = *cg.session->editable_modules;
+  ModuleTable* modules = cg.session->editable_modules;
+  Graph& g = *cg.session->graph;
+  g.begin_nested_transaction();
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 1);
+  const int status = lua_pcall(L, 1, 1, 0);
+  g.rollback_transaction();
+  if (saved_modules) *modules = std::move(*saved_modules);
+  if (status != LUA_OK) lua_error(L);
   return 1;
 }
 

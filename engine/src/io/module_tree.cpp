@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include "graft/ir/node_path.hpp"
+
 #include <vector>
 
 namespace graft {
@@ -34,6 +36,14 @@ std::string value_text(const ValueMeta& v) {
 class TreePrinter {
  public:
   TreePrinter(const GraphModule& gm, const ModuleTreeOptions& o) : gm_(gm), o_(o) {}
+
+  Result<std::string> print_at(const std::string& path) {
+    Result<NodeLocation> at = resolve_node_path(gm_, path);
+    if (!at) return at.status();
+    const Graph& g = at->module.empty() ? gm_.graph : *gm_.modules.find(at->module)->graph;
+    node(g, at->node, at->module, "", true, 0);
+    return std::move(out_);
+  }
 
   std::string print() {
     const ModuleInfo* root = gm_.modules.find("");
@@ -100,7 +110,8 @@ class TreePrinter {
 
 }  // namespace
 
-std::string module_tree(const GraphModule& gm, const ModuleTreeOptions& options) {
+Result<std::string> module_tree(const GraphModule& gm, const ModuleTreeOptions& options) {
+  if (!options.at.empty()) return TreePrinter(gm, options).print_at(options.at);
   return TreePrinter(gm, options).print();
 }
 
