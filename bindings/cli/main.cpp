@@ -55,6 +55,12 @@ int cmd_print(const std::string& path, bool values, bool text) {
   Result<GraphModule> gm = load_linted(path);
   if (!gm) return report(gm.status());
   fmt::print("{}", text ? to_graph_text(gm->graph) : tabular(gm->graph, values));
+  // Submodules with their own graph (a hierarchy, fused partitions): each after the root's.
+  for (const ModuleInfo& m : gm->modules.entries()) {
+    if (!m.graph) continue;
+    fmt::print("\nmodule '{}' ({}):\n{}", m.path, m.class_name,
+               text ? to_graph_text(*m.graph) : tabular(*m.graph, values));
+  }
   return 0;
 }
 
@@ -122,7 +128,8 @@ static int run_command_line(int argc, char** argv) {
   std::string graph, out;
   bool json = false, quiet = false;
 
-  CLI::App* print = app.add_subcommand("print", "Print the graph as a table, like torch.fx's print_tabular");
+  CLI::App* print = app.add_subcommand(
+      "print", "Print the graph as a table, like torch.fx's print_tabular; then each submodule's own graph");
   print->add_option("GRAPH", graph, "graph file")->required();
   bool print_values = false;
   print->add_flag("--values", print_values,

@@ -121,6 +121,7 @@
 ---@field graph graft.Graph the graph (a new handle each time: do not compare with ==)
 ---@field schema graft.Schema? the operator schema of a call_function's target, or nil
 ---@field module_class string? a call_module's class from the module table, or nil
+---@field module graft.ModuleInfo? a call_module's module (class, tensors, settings), or nil
 ---@field alive boolean false once erased (the only field an erased node still answers)
 local Node = {}
 

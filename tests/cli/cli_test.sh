@@ -38,6 +38,11 @@ check "tree opens a Linear's graph" grep -qF '│ │ │ │ │ ├─weight: 
 run "$GRAFT" tree --depth 0 --no-shapes "$EX/vit_b_16.hierarchy.json"
 check "tree --depth 0 lists the root's 25 nodes" test "$(wc -l <"$TMP/out")" -eq 26
 check "tree --no-shapes prints names only" grep -qx '├─conv_proj: Conv2d' "$TMP/out"
+run "$GRAFT" print "$EX/vit_b_16.hierarchy.json"
+check "print shows each submodule graph after the root's" \
+  test "$(grep -c "^module '" "$TMP/out")" -eq 127
+check "print names a submodule graph's module and class" \
+  grep -qx "module 'encoder.layers.encoder_layer_0.mlp.0' (torch.nn.modules.linear.Linear):" "$TMP/out"
 run "$GRAFT" tree --at encoder.layers.encoder_layer_3.mlp --depth 1 "$EX/vit_b_16.hierarchy.json"
 check "tree --at starts at a node path" test "$(head -1 "$TMP/out")" = "└─mlp: MLPBlock"
 check "tree --at lists that call's graph" test "$(wc -l <"$TMP/out")" -eq 8

@@ -51,7 +51,14 @@ relu = call_function torch.relu(add)
 part_0 = call_module part_0(relu, x)
 getitem = call_function _operator.getitem(part_0, 0)
 getitem_1 = call_function _operator.getitem(part_0, 1)
-return (getitem, getitem_1)"
+return (getitem, getitem_1)
+
+module 'part_0' (torch.fx.graph_module.GraphModule):
+relu = placeholder
+add_1 = call_function torch.add(relu, 1)
+x = placeholder
+mul = call_function torch.mul(x, 2)
+return (add_1, mul)"
 run "$GRAFT" lint "$TMP/fused.json"
 check "fused graph lints" test "$rc" -eq 0
 

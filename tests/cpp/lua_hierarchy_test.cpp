@@ -216,3 +216,47 @@ TEST_CASE("lua hierarchy: outlining makes a named submodule, refusing names in u
     CHECK(test::save(gm) == before);
   }
 }
+
+TEST_CASE(
+    "lua hierarchy: one rule for every configuration, reading module settings in a constraint and a replacement") {
+  const char* modules = R"([
+{"path":"","class":"m.Model","parameters":[],"buffers":[]},
+{"path":"a","class":"torch.nn.modules.activation.GELU","parameters":[],"buffers":[],"attributes":{"approximate":"tanh"}},
+{"path":"b","class":"torch.nn.modules.activation.GELU","parameters":[],"buffers":[],"attributes":{"approximate":"none"}},
+{"path":"c","class":"torch.nn.modules.activation.GELU","parameters":[],"buffers":[]}
+])";
+  const char* nodes = R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"a","op":"call_module","target":"a","args":[{"node":"x"}],"kwargs":{},"meta":{}},
+{"name":"b","op":"call_module","target":"b","args":[{"node":"a"}],"kwargs":{},"meta":{}},
+{"name":"c","op":"call_module","target":"c","args":[{"node":"b"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"c"}],"kwargs":{},"meta":{}})";
+  GraphModule gm = test::parse(test::graph_doc(nodes, modules));
+  lua::PipelineReport r = run_on(R"lua(
+      local F = graft.ns("torch.nn.functional")
+      -- Only GELUs whose settings the file recorded; the replacement spells each one's own setting
+      -- (F.gelu is recorded under the name torch.fx gives it, torch._C._nn.gelu).
+      local pattern = graft.trace(function(x)
+        return graft.constrain(graft.module("torch.nn.GELU", "act")(x), {
+          name = "has settings", where = function(n) return n.module.settings ~= nil end })
+      end)
+      local rules = graft.rules { graft.rule {
+        name = "gelu_module_to_function",
+        pattern = pattern,
+        replacement = function(m)
+          local approximate = m.nodes.act.module.settings.approximate
+          return graft.trace(function(x) return F.gelu(x, graft.kw{approximate = approximate}) end)
+        end,
+      } }
+      return function(g)
+        local report = g:apply(rules)
+        assert(report.rules[1].rewrites == 2, report.rules[1].rewrites)
+      end)lua",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  CHECK(to_graph_text(gm.graph) ==
+        "x = placeholder\n"
+        "gelu = call_function torch._C._nn.gelu(x, approximate='tanh')\n"
+        "gelu_1 = call_function torch._C._nn.gelu(gelu, approximate='none')\n"
+        "c = call_module c(gelu_1)\n"
+        "return c\n");
+}

@@ -50,6 +50,8 @@ void push_plain_dims(lua_State* L, const Dims& dims) {
 
 namespace {
 
+void push_module_info(lua_State* L, const ModuleInfo& m);
+
 /// Host memory a new node costs, charged to the script's memory budget: the node, its place in
 /// the name index and the slot array's growth (measured with tests/reliability/graph_nodes.lua).
 constexpr std::size_t kNodeCost = sizeof(NodeData) + 128;
@@ -444,12 +446,14 @@ int node_index(lua_State* L) {
     return 1;
   }
   if (k == "schema") return node_schema(L);
-  if (k == "module_class") {  // a call_module's class from the module table, else nil
+  if (k == "module_class" || k == "module") {  // a call_module's module from the module table, else nil
+    const std::string& prefix = n.session->module_path;  // a submodule's graph: targets relative to it
     const ModuleInfo* m = g.op(n.id) == OpKind::CallModule && n.session->modules != nullptr
-        ? n.session->modules->find(g.target(n.id))
+        ? n.session->modules->find(prefix.empty() ? g.target(n.id) : prefix + "." + g.target(n.id))
         : nullptr;
     if (m == nullptr) return 0;
-    lua_pushstring(L, m->class_name.c_str());
+    if (k == "module") push_module_info(L, *m);
+    else lua_pushstring(L, m->class_name.c_str());
     return 1;
   }
   if (n.session->tracing) {  // x:transpose(-2, -1) while tracing a pattern: a call_method
@@ -885,36 +889,40 @@ void push_tensor_specs(lua_State* L, const std::vector<TensorSpec>& specs) {
   }
 }
 
-/// g:module(path): {path, class, parameters, buffers, has_graph, settings, origin, opaque} or
-/// nil. Dotted paths of any depth.
+/// Pushes {path, class, parameters, buffers, has_graph, settings, origin, opaque} of `m`.
+void push_module_info(lua_State* L, const ModuleInfo& m) {
+  lua_createtable(L, 0, 8);
+  lua_pushstring(L, m.path.c_str());
+  lua_setfield(L, -2, "path");
+  lua_pushstring(L, m.class_name.c_str());
+  lua_setfield(L, -2, "class");
+  push_tensor_specs(L, m.parameters);
+  lua_setfield(L, -2, "parameters");
+  push_tensor_specs(L, m.buffers);
+  lua_setfield(L, -2, "buffers");
+  lua_pushboolean(L, m.graph != nullptr);
+  lua_setfield(L, -2, "has_graph");
+  if (!m.attributes_json.empty()) {
+    push_json(L, m.attributes_json);
+    lua_setfield(L, -2, "settings");
+  }
+  if (!m.origin.empty()) {
+    lua_pushstring(L, m.origin.c_str());
+    lua_setfield(L, -2, "origin");
+  }
+  if (!m.opaque.empty()) {
+    lua_pushstring(L, m.opaque.c_str());
+    lua_setfield(L, -2, "opaque");
+  }
+}
+
+/// g:module(path): the module's description (push_module_info) or nil. Dotted paths of any depth.
 int graph_module(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   const char* path = luaL_checkstring(L, 2);
   const ModuleInfo* m = cg.session->modules ? cg.session->modules->find(path) : nullptr;
   if (m == nullptr) return 0;
-  lua_createtable(L, 0, 5);
-  lua_pushstring(L, m->path.c_str());
-  lua_setfield(L, -2, "path");
-  lua_pushstring(L, m->class_name.c_str());
-  lua_setfield(L, -2, "class");
-  push_tensor_specs(L, m->parameters);
-  lua_setfield(L, -2, "parameters");
-  push_tensor_specs(L, m->buffers);
-  lua_setfield(L, -2, "buffers");
-  lua_pushboolean(L, m->graph != nullptr);
-  lua_setfield(L, -2, "has_graph");
-  if (!m->attributes_json.empty()) {
-    push_json(L, m->attributes_json);
-    lua_setfield(L, -2, "settings");
-  }
-  if (!m->origin.empty()) {
-    lua_pushstring(L, m->origin.c_str());
-    lua_setfield(L, -2, "origin");
-  }
-  if (!m->opaque.empty()) {
-    lua_pushstring(L, m->opaque.c_str());
-    lua_setfield(L, -2, "opaque");
-  }
+  push_module_info(L, *m);
   return 1;
 }
 
