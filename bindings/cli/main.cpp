@@ -269,6 +269,9 @@ static int run_command_line(int argc, char** argv) {
           "--meta", rewrite_opts.meta,
           "metadata policy: drop (FX), outputs (outputs take the replaced node's), all (also stack traces onto every new node)")
       ->check(CLI::IsMember({"drop", "outputs", "all"}));
+  rewrite->add_flag("--keep-names", rewrite_opts.keep_names,
+                    "a new node in a replaced node's place takes its name, so names stay stable across the rewrite "
+                    "(FX gives it a fresh name)");
   rewrite->add_flag("--keep-unused-modules", rewrite_opts.keep_unused_modules,
                     "keep modules no node calls or reads after the rewrite (torch.fx deletes them)");
   rewrite->add_flag(

@@ -82,6 +82,7 @@ int cmd_rewrite(const RewriteCommandOptions& o) {
   ReplaceOptions options;
   options.match = o.match;
   options.meta = o.keep_meta ? MetaPolicy::Outputs : MetaPolicy::Drop;
+  options.keep_names = o.keep_names;
   if (!o.meta.empty()) {
     Result<MetaPolicy> m = parse_meta_policy(o.meta);
     if (!m) return fail(m.status());

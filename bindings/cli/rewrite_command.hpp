@@ -13,6 +13,7 @@ struct RewriteCommandOptions {
   std::string graph;
   std::string output;
   bool keep_meta = false;
+  bool keep_names = false;  ///< new nodes in replaced nodes' places take their names
   std::string meta;  ///< drop, outputs or all ("" = keep_meta decides)
   bool modules_by_class = false;  ///< the pattern's module calls match modules of the same class
   MatchOptions match{};

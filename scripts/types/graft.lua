@@ -441,6 +441,7 @@ function Graph:has_attribute(path) end
 ---@field ignore_literals? boolean literals in the pattern match anything
 ---@field meta? graft.MetaPolicy replace_pattern only: what new nodes inherit (default "drop", as FX)
 ---@field keep_meta? boolean replace_pattern only: true is meta = "outputs" (meta wins if both are given)
+---@field keep_names? boolean replace_pattern only: a new node in a replaced node's place takes its name
 
 --- What a rewrite's new nodes inherit from the nodes they replace: "drop" (FX: nothing),
 --- "outputs" (each replacement output takes the replaced node's metadata), "all" (as
@@ -668,6 +669,7 @@ function Graph:submodule(path, fn) end
 ---@field meta_functions? table with keep: meta functions that size the replacement's inner nodes
 ---@field meta? graft.MetaPolicy default "outputs"
 ---@field keep_meta? boolean true is meta = "outputs" (as in g:replace_pattern); meta wins
+---@field keep_names? boolean a new node in a replaced node's place takes its name (torch.fx: a fresh name)
 ---@field enabled? boolean default true: whether sets made from it start with it enabled
 
 --- A rule (getmetatable(r) == "graft.Rule"); its fields are read-only.

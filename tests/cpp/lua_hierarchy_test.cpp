@@ -260,3 +260,61 @@ TEST_CASE(
         "c = call_module c(gelu_1)\n"
         "return c\n");
 }
+
+TEST_CASE("lua hierarchy: with keep_names a rewrite leaves each call its name, so patches by name still hit it") {
+  const char* modules = R"([
+{"path":"","class":"m.Model","parameters":[],"buffers":[]},
+{"path":"linear","class":"torch.nn.modules.linear.Linear","parameters":[],"buffers":[]}
+])";
+  const char* nodes = R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"linear","op":"call_module","target":"linear","args":[{"node":"x"}],"kwargs":{},"meta":{}},
+{"name":"add","op":"call_function","target":"_operator.add","args":[{"node":"x"},1],"kwargs":{},"meta":{}},
+{"name":"linear_1","op":"call_module","target":"linear","args":[{"node":"add"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"tuple":[{"node":"linear"},{"node":"linear_1"}]}],"kwargs":{},"meta":{}})";
+  const std::string script = R"lua(
+      local torch = graft.ns("torch")
+      local pattern = graft.trace(function(x) return graft.module("torch.nn.Linear", "lin")(x) end)
+      local replacement = graft.trace(function(x) return graft.module("torch.nn.Linear", "lin")(torch.relu(x)) end)
+      return function(g)
+        local rules = graft.rules { graft.rule { name = "relu_first", pattern = pattern, replacement = replacement,
+                                                 keep_names = KEEP } }
+        g:apply(rules, { mode = "once" })
+      end)lua";
+  auto run = [&](const char* keep) {
+    GraphModule gm = test::parse(test::graph_doc(nodes, modules));
+    std::string s = script;
+    s.replace(s.find("KEEP"), 4, keep);
+    lua::PipelineReport r = run_on(s, gm);
+    REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+    return to_graph_text(gm.graph);
+  };
+  // The copies go before the first user of what they replace (here the output), as in FX.
+  CHECK(run("true") ==
+        "x = placeholder\n"
+        "add = call_function _operator.add(x, 1)\n"
+        "relu = call_function torch.relu(x)\n"
+        "linear = call_module linear(relu)\n"
+        "relu_1 = call_function torch.relu(add)\n"
+        "linear_1 = call_module linear(relu_1)\n"
+        "return (linear, linear_1)\n");
+  CHECK(run("false") ==
+        "x = placeholder\n"
+        "add = call_function _operator.add(x, 1)\n"
+        "relu = call_function torch.relu(x)\n"
+        "lin = call_module linear(relu)\n"
+        "relu_1 = call_function torch.relu(add)\n"
+        "lin_1 = call_module linear(relu_1)\n"
+        "return (lin, lin_1)\n");
+
+  GraphModule gm = test::parse(test::graph_doc(nodes, modules));
+  lua::PipelineReport r = run_on(R"lua(
+      local torch = graft.ns("torch")
+      local pattern = graft.trace(function(x) return graft.module("torch.nn.Linear", "lin")(x) end)
+      local replacement = graft.trace(function(x) return graft.module("torch.nn.Linear", "lin")(torch.relu(x)) end)
+      return function(g) assert(g:replace_pattern(pattern, replacement, { keep_names = true }) == 2) end)lua",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  CHECK(gm.graph.find("linear") != kNoNode);
+  CHECK(gm.graph.find("linear_1") != kNoNode);
+  CHECK(gm.graph.find("lin") == kNoNode);
+}

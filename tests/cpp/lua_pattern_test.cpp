@@ -100,7 +100,7 @@ TEST_CASE("patterns: misuse is a clear error") {
   CHECK(error_of(R"(local p = graft.trace(function(a, b) return a + b end)
                     return function(g) g:replace_pattern(p, p, {keep_metadata = true}) end)") ==
         "p.lua:2: pass 'p.lua:2': g:replace_pattern: unknown option 'keep_metadata' (match_output, match_placeholder, "
-        "remove_overlapping_matches, ignore_literals, meta, keep_meta)");
+        "remove_overlapping_matches, ignore_literals, meta, keep_meta, keep_names)");
   CHECK(error_of(R"(local p = graft.trace(function(a, b) return a + b end)
                     return function(g) g:explain(p, nil, {[1] = true}) end)") ==
         "p.lua:2: pass 'p.lua:2': g:explain: unknown option 'a number key' (match_output, match_placeholder, "

@@ -129,7 +129,8 @@ def code_api():
         patterns, "int graph_explain(", "pattern_api.cpp")))
     api["match_options"] = set(re.findall(r'flag\("(\w+)"', function_body(
         patterns, "MatchOptions read_options(", "pattern_api.cpp"))) | set(re.findall(
-            r'lua_getfield\(L, index, "(\w+)"\)', function_body(patterns, "MetaPolicy read_meta_policy(", "pattern_api.cpp")))
+            r'lua_getfield\(L, index, "(\w+)"\)', function_body(patterns, "MetaPolicy read_meta_policy(", "pattern_api.cpp"))) | set(
+            re.findall(r'lua_getfield\(L, 4, "(\w+)"\)', function_body(patterns, "int graph_replace_pattern(", "pattern_api.cpp")))
     api["meta_policies"] = set(re.findall(r'text == "(\w+)"', function_body(
         rewrite, "Result<MetaPolicy> parse_meta_policy(", "rewrite_match.cpp")))
     version = re.search(r'lua_pushliteral\(L, "([^"]+)"\);\s*lua_setfield\(L, module, "version"\)', module)

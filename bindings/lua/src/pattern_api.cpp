@@ -616,9 +616,9 @@ MatchOptions read_options(lua_State* L, int index, const char* caller) {
   if (lua_isnoneornil(L, index)) return o;
   luaL_checktype(L, index, LUA_TTABLE);
   if (std::string_view(caller) == "g:replace_pattern")
-    check_option_names(
-        L, index, caller,
-        {"match_output", "match_placeholder", "remove_overlapping_matches", "ignore_literals", "meta", "keep_meta"});
+    check_option_names(L, index, caller,
+                       {"match_output", "match_placeholder", "remove_overlapping_matches", "ignore_literals", "meta",
+                        "keep_meta", "keep_names"});
   else
     check_option_names(L, index, caller,
                        {"match_output", "match_placeholder", "remove_overlapping_matches", "ignore_literals"});
@@ -711,6 +711,11 @@ int graph_replace_pattern(lua_State* L) {
   ReplaceOptions options;
   options.match = read_options(L, 4, "g:replace_pattern");
   options.meta = read_meta_policy(L, 4, MetaPolicy::Drop, "g:replace_pattern");
+  if (lua_istable(L, 4)) {
+    lua_getfield(L, 4, "keep_names");
+    options.keep_names = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
   auto matcher = SubgraphMatcher::create(p, options.match);
   if (!matcher) luaL_error(L, "g:replace_pattern: %s", matcher.status().message().c_str());
   Graph& g = *cg.session->graph;

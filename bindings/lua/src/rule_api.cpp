@@ -107,10 +107,10 @@ int graft_rule(lua_State* L) {
     lua_pop(L, 1);
     const std::string k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
     if (k != "name" && k != "pattern" && k != "replacement" && k != "priority" && k != "filter" && k != "meta" &&
-        k != "keep_meta" && k != "enabled" && k != "keep" && k != "meta_functions")
+        k != "keep_meta" && k != "enabled" && k != "keep" && k != "meta_functions" && k != "keep_names")
       luaL_error(L,
                  "graft.rule: unknown field '%s' (name, pattern, replacement, priority, filter, keep, meta_functions, "
-                 "meta, keep_meta, enabled)",
+                 "meta, keep_meta, keep_names, enabled)",
                  k.empty() ? luaL_typename(L, -1) : k.c_str());
   }
   lua_getfield(L, 1, "name");
@@ -178,6 +178,9 @@ int graft_rule(lua_State* L) {
   if (!lua_isnil(L, -1)) r.enabled = lua_toboolean(L, -1);
   lua_pop(L, 1);
   r.meta = read_meta_policy(L, 1, MetaPolicy::Outputs, ("graft.rule '" + name + "'").c_str());
+  lua_getfield(L, 1, "keep_names");
+  r.keep_names = lua_toboolean(L, -1);
+  lua_pop(L, 1);
   lua_getfield(L, 1, "filter");
   if (!lua_isnil(L, -1)) {
     if (!lua_isfunction(L, -1)) luaL_error(L, "graft.rule '%s': 'filter' must be a function(match)", name.c_str());

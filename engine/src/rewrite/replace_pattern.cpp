@@ -28,7 +28,8 @@ Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const SubgraphMat
     for (const MatchFilter& f : options.filters) keep = keep && f(m, g, matcher.pattern());
     if (!keep) continue;
     ReplacedPattern r;
-    if (Status s = rewrite_match(g, matcher, m, replacement, options.meta, replaced, r); !s) return s;
+    if (Status s = rewrite_match(g, matcher, m, replacement, options.meta, replaced, r, options.keep_names); !s)
+      return s;
     done.push_back(std::move(r));
   }
   transaction.commit();

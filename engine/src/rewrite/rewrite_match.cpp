@@ -43,7 +43,7 @@ Result<MetaPolicy> parse_meta_policy(std::string_view text) {
 }
 
 Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMatch& m, const Graph& replacement,
-                     MetaPolicy meta, ReplacedValues& replaced, ReplacedPattern& result) {
+                     MetaPolicy meta, ReplacedValues& replaced, ReplacedPattern& result, bool keep_names) {
   // `replaced` and the match hold bare ids of nodes earlier rewrites erased: only sound while
   // no slot is reused.
   if (!g.ids_unique()) return Status::error("rewrite_match: open a transaction on the graph first");
@@ -164,6 +164,9 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
     g.replace_all_uses_with(returning[i], to);
     replaced[returning[i]] = to;
   }
+  std::vector<std::string> returned_names;
+  if (keep_names)
+    for (NodeId r : returning) returned_names.push_back(g.name(r));
   // Erase the matched nodes, users first.
   std::vector<NodeId> matched;
   for (NodeId p : pattern.nodes())
@@ -172,6 +175,16 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
   for (NodeId n : matched) {
     if (std::find(result.replacements.begin(), result.replacements.end(), n) != result.replacements.end()) continue;
     if (Status s = g.erase_node(n); !s) return s;
+  }
+  // A new node in a returned node's place takes that node's name, now free.
+  for (std::size_t i = 0; keep_names && i < returning.size(); ++i) {
+    const NodeId to = replaced.count(returning[i]) ? replaced[returning[i]] : kNoNode;
+    if (to == kNoNode || g.is_alive(returning[i]) ||
+        std::find(result.replacements.begin(), result.replacements.end(), to) == result.replacements.end())
+      continue;
+    if (Status s = g.rename(to, returned_names[i]); !s) return s;
+    for (std::size_t k = 0; k < result.replacements.size(); ++k)
+      if (result.replacements[k] == to) result.replacement_names[k] = returned_names[i];
   }
   return Status::ok();
 }

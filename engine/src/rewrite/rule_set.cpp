@@ -238,7 +238,7 @@ class Driver {
       if (!before) return with_rule(r, at, before.status());
       const ReplacedValues replaced_before = replaced;
       Transaction attempt(g_);
-      if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done); !s)
+      if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done, r.keep_names); !s)
         return with_rule(r, at, s);
       auto failed = [&](const Status& s) {  // `at` is gone: name the place as it was
         return Status::error("rule '" + r.name + "' at " + at_name + ": " + s.message());
@@ -257,7 +257,7 @@ class Driver {
         return false;
       }
       attempt.commit();
-    } else if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done); !s) {
+    } else if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done, r.keep_names); !s) {
       return with_rule(r, at, s);
     }
     ++stats.rewrites;

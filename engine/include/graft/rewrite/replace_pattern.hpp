@@ -28,6 +28,8 @@ struct ReplaceOptions {
   std::vector<MatchFilter> filters{};
   /// What replacement nodes inherit from the matched ones (FX drops it; most users want it).
   MetaPolicy meta = MetaPolicy::Drop;
+  /// A new node in a replaced returned node's place takes its name (FX: a fresh name).
+  bool keep_names = false;
 };
 
 /// Replaces every match of `pattern` in `g` by `replacement`. Both are graphs with

@@ -51,7 +51,9 @@ using ReplacedValues = std::unordered_map<NodeId, NodeId>;
 /// Replaces match `m` of `matcher` in `g` by `replacement`. Refused unless a transaction is
 /// open on `g`: on error the graph may be half edited, and `replaced` and the matches found
 /// before the first rewrite keep ids of erased nodes.
+/// With `keep_names`, a new node that takes the place of a returned node takes its name too
+/// (the first call of `linear` stays `linear`); torch.fx gives it a fresh name instead.
 Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMatch& m, const Graph& replacement,
-                     MetaPolicy meta, ReplacedValues& replaced, ReplacedPattern& result);
+                     MetaPolicy meta, ReplacedValues& replaced, ReplacedPattern& result, bool keep_names = false);
 
 }  // namespace graft

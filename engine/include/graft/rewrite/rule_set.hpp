@@ -44,6 +44,7 @@ struct Rule {
   std::function<Result<bool>(double before, double after)> keep{};
   bool enabled = true;
   MetaPolicy meta = MetaPolicy::Outputs;
+  bool keep_names = false;  ///< the new node in a returned node's place takes its name
 };
 
 enum class DriveMode { Once, Fixpoint };
