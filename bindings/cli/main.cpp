@@ -233,7 +233,8 @@ static int run_command_line(int argc, char** argv) {
   explain->add_option("INPUTS", explain_inputs, "RULES.lua GRAPH, or GRAPH with --pattern")->required()->expected(1, 2);
   explain->add_option("--pattern", explain_opts.pattern, "graph file of a pattern instead of a rule script");
   explain->add_option("--rule", rules_opts.rule, "the rule to explain (needed when the script has several)");
-  explain->add_option("--node", explain_node, "explain only this node (by name), whatever its target");
+  explain->add_option("--node", explain_node,
+                      "explain only this node (by name, or by node path in the root graph), whatever its target");
   explain->add_flag("--json", explain_opts.json, "print the explanations as JSON");
   explain->add_flag("--match-placeholder", explain_opts.match.match_placeholder,
                     "pattern file: pattern inputs match only graph inputs");

@@ -11,6 +11,7 @@
 #include "graft/ir/python_repr.hpp"
 #include "graft/match/close_targets.hpp"
 #include "graft/match/describe_failure.hpp"
+#include "node_lookup.hpp"
 
 namespace graft::cli {
 namespace {
@@ -169,11 +170,12 @@ int cmd_explain(const MatchCommandOptions& o, const std::string& node) {
   const GraphModule& gm = in->graph;
   NodeId only = kNoNode;
   if (!node.empty()) {
-    only = gm.graph.find(node);
-    if (only == kNoNode) {
-      fmt::print(stderr, "graft: error: {}: no node named '{}'\n", o.graph, node);
+    Result<NodeId> found = find_root_node(gm, node, o.graph);
+    if (!found) {
+      fmt::print(stderr, "graft: error: {}\n", found.status().message());
       return 1;
     }
+    only = found.value();
   }
   std::vector<MatchExplanation> all = matcher.explain(gm, only);
   if (o.json) {

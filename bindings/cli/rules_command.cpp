@@ -8,6 +8,7 @@
 #include "graft/io/tabular.hpp"
 #include "graft/lua/rules.hpp"
 #include "match_command.hpp"
+#include "node_lookup.hpp"
 
 namespace graft::cli {
 namespace {
@@ -138,9 +139,9 @@ int cmd_explain_rules(const RulesCommandOptions& o) {
                        const lua::RuleView& r = *chosen.value().front();
                        NodeId only = kNoNode;
                        if (!o.node.empty()) {
-                         only = gm->graph.find(o.node);
-                         if (only == kNoNode)
-                           return Status::error(fmt::format("{}: no node named '{}'", o.script.graph, o.node));
+                         Result<NodeId> found = find_root_node(*gm, o.node, o.script.graph);
+                         if (!found) return found.status();
+                         only = found.value();
                        }
                        std::vector<MatchExplanation> all = r.matcher->explain(*gm, only);
                        if (o.json) {

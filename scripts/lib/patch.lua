@@ -72,13 +72,15 @@ local function apply_at(g, node, list, at_root)
   end
   for _, p in ipairs(list) do
     local anchor = is_output and node or value
+    local existing = {} -- the nodes a replace builds are new: they keep reading the old value
+    for n in g:nodes() do existing[n.name] = true end
     local new = is_output and g:inserting_before(anchor, function() return patched(g, p, value, at_root) end)
       or g:inserting_after(anchor, function() return patched(g, p, value, at_root) end)
     if new ~= nil then
       if is_output then
         node:set_arg(1, new)
       else
-        value:replace_all_uses_with(new, function(user) return user ~= new end)
+        value:replace_all_uses_with(new, function(user) return existing[user.name] == true end)
       end
       value = new
     end

@@ -205,16 +205,24 @@ TEST_CASE("lua hierarchy: outlining makes a named submodule, refusing names in u
   CHECK(gm.modules.find("tail.opaque")->origin == "opaque");
   CHECK(lint(gm).is_ok());
   const std::string before = test::save(gm);
-  for (
-      const char* script : {
-          R"lua(return function(g) g:outline({ g:find("pair") }, "pair") end)lua",
-          R"lua(return function(g) g:outline({ g:find("pair") }, "a.b") end)lua",
-          R"lua(return function(g) g:submodule("tail", function(sub) sub:outline({ sub:find("first") }, "x") end) end)lua",
-      }) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"lua(return function(g) g:outline({ g:find("pair") }, "pair") end)lua",
+       "fusing would overwrite the module or tensor 'pair'"},
+      {R"lua(return function(g) g:outline({ g:find("pair") }, "a.b") end)lua", "'a.b' is not a module name"},
+      {R"lua(return function(g) g:submodule("tail", function(sub) sub:outline({ sub:find("first") }, "x") end) end)lua",
+       "g:outline: only in the root graph (this is the graph of 'tail')"},
+  };
+  for (const auto& [script, expected] : cases) {
     lua::PipelineReport bad = run_on(script, gm);
     REQUIRE_FALSE(bad.ok());
+    CHECK_MESSAGE(bad.error->message.find(expected) != std::string::npos, bad.error->message);
     CHECK(test::save(gm) == before);
   }
+  GraphModule plain = test::parse(test::graph_doc(kPairNodes, kPairModules));
+  lua::PipelineReport no_class =
+      run_on(R"lua(return function(g) g:outline({ g:find("first") }, "head") end)lua", plain);
+  REQUIRE_MESSAGE(no_class.ok(), no_class.error->to_string());
+  CHECK(plain.modules.find("head")->class_name == "torch.fx.graph_module.GraphModule");
 }
 
 TEST_CASE(
@@ -317,4 +325,56 @@ TEST_CASE("lua hierarchy: with keep_names a rewrite leaves each call its name, s
   CHECK(gm.graph.find("linear") != kNoNode);
   CHECK(gm.graph.find("linear_1") != kNoNode);
   CHECK(gm.graph.find("lin") == kNoNode);
+}
+
+TEST_CASE("lua hierarchy: a submodule's graph is safe while open: no table changes, errors put it back") {
+  GraphModule gm = hierarchy();
+  const std::string before = test::save(gm);
+  // The table cannot change under an open graph (it would free the graph the handle reads).
+  for (
+      const char* script : {
+          R"lua(return function(g) g:submodule("act", function() g:scope(function() end) end) end)lua",
+          R"lua(return function(g) g:submodule("act", function() g:set_submodule_graph("fc", function(s) s:output(nil) end) end) end)lua",
+          R"lua(return function(g) g:submodule("act", function(s) s:submodule("", function() g:scope(function() end) end) end) end)lua",
+      }) {
+    lua::PipelineReport r = run_on(script, gm);
+    REQUIRE_FALSE(r.ok());
+    CHECK_MESSAGE((r.error->message.find("while a submodule's graph is open") != std::string::npos ||
+                   r.error->message.find("is not a module with a graph") != std::string::npos),
+                  r.error->message);
+    CHECK(test::save(gm) == before);
+  }
+  // A caught error in fn leaves the graph as it was, not dropped.
+  lua::PipelineReport caught = run_on(R"lua(
+      return function(g)
+        local ok = pcall(g.submodule, g, "act", function(s) s:find("gelu"):set_kwarg("approximate", "none"); error("x") end)
+        assert(not ok)
+        local ok2 = pcall(g.submodule, g, "act", function(s) s:output():erase() end)
+        assert(not ok2)
+        -- The view a submodule's session sees is relative to the module.
+        g:submodule("act", function(s) assert(s:module("").class == "torch.nn.modules.activation.GELU") end)
+      end)lua",
+                                      gm);
+  REQUIRE_MESSAGE(caught.ok(), caught.error->to_string());
+  CHECK(test::save(gm) == before);
+}
+
+TEST_CASE("lua hierarchy: outlining a get_attr of a setting brings the setting's module along") {
+  GraphModule gm = hierarchy();
+  lua::PipelineReport r = run_on(R"lua(
+      return function(g)
+        local x = g:find("x")
+        local t, m
+        g:inserting_after(x, function()
+          t = g:get_attr("fc.threshold")
+          m = g:call_function("torch.mul", { x, t })
+        end)
+        g:find("fc"):set_arg(1, m)
+        g:outline({ t, m }, "scaled")
+      end)lua",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  CHECK(gm.modules.find("scaled.fc") != nullptr);
+  CHECK(gm.modules.find("scaled.fc")->origin == "fc");
+  CHECK_MESSAGE(lint(gm).is_ok(), lint(gm).message());
 }

@@ -120,6 +120,39 @@ class Quantized(torch.nn.Module):
         return self.fc(torch.relu(self.pre(x)))
 
 
+class DictOut(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return {"y": self.fc(x), "z": x * 2}
+
+
+class Counting(torch.nn.Module):
+    """Eval mode, but its forward still counts calls in a buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return self.fc(x)
+
+
+class UsesDict(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = DictOut()
+        self.counting = Counting()
+
+    def forward(self, x):
+        d = self.inner(x)
+        return self.counting(d["y"] + d["z"])
+
+
 def _same(a, b):
     if isinstance(a, torch.Tensor):
         return isinstance(b, torch.Tensor) and torch.equal(a, b)
@@ -392,6 +425,39 @@ return function(g)
 end
 """)
         self.assertEqual(fmt.dumps(after), fmt.dumps(fmt.loads(fmt.dumps(doc))))
+
+    def test_dict_results_and_stateful_modules(self):
+        model = UsesDict().eval()
+        x = torch.randn(2, 4)
+        doc = export_hierarchy(model, [x])
+        self.assertEqual(float(model.counting.calls), 0.0, "extracting must not change the model")
+        self.assertIn("graph", _by_path(doc)["inner"])  # a dict result is compared key by key
+        # torch.fx runs `self.calls.add_(1)` while tracing instead of recording it: caught, opaque.
+        self.assertEqual(_by_path(doc)["counting"]["opaque"],
+                         "its traced graph does not update the module's buffers as the module does")
+        gm = import_graph(fmt.loads(fmt.dumps(doc)), model)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(gm(x), model(x)))
+
+    def test_a_replacement_of_several_nodes_and_inlining_inside_a_submodule(self):
+        model = TwiceSequential().eval()
+        x = torch.randn(2, 4)
+        doc = export_hierarchy(model, [x])
+        out = self.run_pipeline(doc, """
+local patch = require("lib.patch")
+return function(g)
+  g:submodule("seq.1", function(s) s:inline_all() end)  -- the second call of seq, flattened
+  patch.apply(g, { ["seq_0.output"] = patch.replace(function(s, v)
+    return s:call_function("torch.mul", { s:call_function("torch.neg", { v }), 2 })
+  end) })
+end
+""")
+        inner = [n["target"] for n in _by_path(out)["seq.1"]["graph"]["nodes"]]
+        self.assertNotIn("call_module", [n["op"] for n in _by_path(out)["seq.1"]["graph"]["nodes"]], inner)
+        gm = import_graph(out, model)
+        with torch.no_grad():
+            first = -model.seq(x) * 2
+            self.assertTrue(torch.equal(gm(x), model.seq(first * 2)))
 
     def test_the_cpp_reader_keeps_the_file_byte_for_byte(self):
         graft = graft_bin(self)

@@ -447,9 +447,9 @@ int node_index(lua_State* L) {
   }
   if (k == "schema") return node_schema(L);
   if (k == "module_class" || k == "module") {  // a call_module's module from the module table, else nil
-    const std::string& prefix = n.session->module_path;  // a submodule's graph: targets relative to it
+    // A submodule's session sees the table relative to its module (ModuleTable::subtable).
     const ModuleInfo* m = g.op(n.id) == OpKind::CallModule && n.session->modules != nullptr
-        ? n.session->modules->find(prefix.empty() ? g.target(n.id) : prefix + "." + g.target(n.id))
+        ? n.session->modules->find(g.target(n.id))
         : nullptr;
     if (m == nullptr) return 0;
     if (k == "module") push_module_info(L, *m);

@@ -22,6 +22,43 @@ std::string join(std::string_view a, std::string_view b) {
   return a.empty() ? std::string(b) : std::string(a) + "." + std::string(b);
 }
 
+/// Keeps the module table from changing while a script holds a submodule's graph open.
+class TablePin {
+ public:
+  explicit TablePin(SandboxState& s) : s_(s) { ++s_.module_table_pins; }
+  ~TablePin() { --s_.module_table_pins; }
+  TablePin(const TablePin&) = delete;
+  TablePin& operator=(const TablePin&) = delete;
+
+ private:
+  SandboxState& s_;
+};
+
+/// Calls the function at `fn` with a handle on `graph`, whose targets are relative to the module
+/// at `path` (`view` is the table as that graph sees it); leaves `results` values on the stack.
+void call_on_submodule_graph(lua_State* L, Graph& graph, const ModuleTable& view, const std::string& path,
+                             bool read_only, int fn, int results) {
+  const SessionScope scope(state_of(L), graph, &view, read_only);
+  state_of(L).session(scope.id())->module_path = path;
+  lua_pushvalue(L, fn);
+  push_graph(L, scope.id());
+  lua_call(L, 1, results);
+}
+
+/// What edit_submodule_graph works on, passed as a light userdata.
+struct EditCall {
+  Graph* graph;
+  const ModuleTable* view;
+  const std::string* path;
+};
+
+/// Protected part of an editable g:submodule: (call, fn) -> fn's result.
+int edit_submodule_graph(lua_State* L) {
+  const auto* call = static_cast<const EditCall*>(lua_touserdata(L, 1));
+  call_on_submodule_graph(L, *call->graph, *call->view, *call->path, false, 2, 1);
+  return 1;
+}
+
 }  // namespace
 
 /// g:set_submodule_graph(path, build): the module at `path` gets the graph `build(sub)` makes,
@@ -38,11 +75,9 @@ int graph_set_submodule_graph(lua_State* L) {
   if (modules.find(path) == nullptr) luaL_error(L, "g:set_submodule_graph: there is no module '%s'", path.c_str());
   auto sub = std::make_unique<Graph>();
   {
-    const SessionScope scope(state_of(L), *sub, &modules, false);
-    state_of(L).session(scope.id())->module_path = path;
-    lua_pushvalue(L, 3);
-    push_graph(L, scope.id());
-    lua_call(L, 1, 0);
+    const TablePin pin(state_of(L));
+    const ModuleTable view = modules.subtable(path);
+    call_on_submodule_graph(L, *sub, view, path, false, 3, 0);
   }
   if (Status s = lint(*sub, &modules, path); !s)
     luaL_error(L, "g:set_submodule_graph: the graph built for '%s' is not valid: %s", path.c_str(),
@@ -54,42 +89,41 @@ int graph_set_submodule_graph(lua_State* L) {
 }
 
 /// g:submodule(path, fn): fn(sub) with a graph handle on the module's own graph, and fn's
-/// result. In a pipeline pass `sub` can be edited (the module table is restored if the pass
-/// fails) and must pass lint afterwards; elsewhere it is read-only.
+/// result. In a pipeline pass `sub` can be edited and must pass lint afterwards (an error in fn
+/// or a graph lint rejects puts the graph back as it was); elsewhere it is read-only. The
+/// module table cannot change while fn runs.
 int graph_submodule(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
-  const std::string path = join(cg.session->module_path, to_text(L, 2, "path"));
+  const std::string relative(to_text(L, 2, "path"));
+  const std::string path = join(cg.session->module_path, relative);
   luaL_checktype(L, 3, LUA_TFUNCTION);
-  const ModuleInfo* m = cg.session->modules ? cg.session->modules->find(path) : nullptr;
+  const ModuleInfo* m = cg.session->modules ? cg.session->modules->find(relative) : nullptr;
   if (m == nullptr || !m->graph)
     luaL_error(L, "g:submodule: '%s' is not a module with a graph of its own", path.c_str());
+  const ModuleTable view = cg.session->modules->subtable(relative);
   const bool editable = !cg.session->read_only && cg.session->editable_modules != nullptr;
   if (!editable) {
-    // Nothing can change the table while fn runs: the graph stays where it is.
-    const SessionScope scope(state_of(L), *m->graph, cg.session->modules, true);
-    state_of(L).session(scope.id())->module_path = path;
-    lua_pushvalue(L, 3);
-    push_graph(L, scope.id());
-    lua_call(L, 1, 1);
+    const TablePin pin(state_of(L));
+    Graph copy = *m->graph;  // read-only: a copy, so nothing the script does elsewhere can pull it away
+    call_on_submodule_graph(L, copy, view, path, true, 3, 1);
     return 1;
   }
   ModuleTable& modules = modules_for_edit(L, *cg.session, "g:submodule");
-  // Taken out of the table while fn runs, so that fn may change the table (g:add_submodule)
-  // without moving it; a failing fn fails the pass, which restores the table.
-  std::unique_ptr<Graph> sub = std::move(modules.find(path)->graph);
-  {
-    const SessionScope scope(state_of(L), *sub, &modules, false);
-    state_of(L).session(scope.id())->module_path = path;
-    lua_pushvalue(L, 3);
-    push_graph(L, scope.id());
-    lua_call(L, 1, 1);
+  const TablePin pin(state_of(L));
+  Graph& graph = *modules.find(path)->graph;
+  Graph before = graph;
+  EditCall call{&graph, &view, &path};
+  lua_pushcfunction(L, edit_submodule_graph);
+  lua_pushlightuserdata(L, &call);
+  lua_pushvalue(L, 3);
+  const int status = lua_pcall(L, 2, 1, 0);
+  const Status valid = status == LUA_OK ? lint(graph, &modules, path) : Status::ok();
+  if (status != LUA_OK || !valid) {
+    graph = std::move(before);  // an error in fn or a broken graph: as it was
+    if (status != LUA_OK) lua_error(L);
+    luaL_error(L, "g:submodule: the graph of '%s' is not valid after the edit: %s", path.c_str(),
+               valid.message().c_str());
   }
-  if (Status s = lint(*sub, &modules, path); !s)
-    luaL_error(L, "g:submodule: the graph of '%s' is not valid after the edit: %s", path.c_str(), s.message().c_str());
-  ModuleInfo* again = modules.find(path);
-  if (again == nullptr)
-    luaL_error(L, "g:submodule: the module '%s' was removed while its graph was edited", path.c_str());
-  again->graph = std::move(sub);
   return 1;
 }
 
@@ -122,6 +156,10 @@ int graph_scope(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   require_writable(L, *cg.session);
   luaL_checktype(L, 2, LUA_TFUNCTION);
+  if (!cg.session->module_path.empty())
+    luaL_error(L, "g:scope: only on the root graph (this is the graph of '%s')", cg.session->module_path.c_str());
+  if (state_of(L).module_table_pins > 0)
+    luaL_error(L, "g:scope: not while a submodule's graph is open (inside g:submodule)");
   std::optional<ModuleTable> saved_modules;
   if (cg.session->editable_modules != nullptr) saved_modules = *cg.session->editable_modules;
   ModuleTable* modules = cg.session->editable_modules;
@@ -165,12 +203,12 @@ int graph_inline_all(lua_State* L) {
     std::vector<NodeId> calls;
     for (NodeId n : g.nodes()) {
       if (g.op(n) != OpKind::CallModule) continue;
-      const ModuleInfo* m = modules.find(join(cg.session->module_path, g.target(n)));
+      const ModuleInfo* m = modules.find(g.target(n));
       if (m != nullptr && m->graph) calls.push_back(n);
     }
     state_of(L).charge_work(L, static_cast<double>(g.size()));
     for (NodeId call : calls) {
-      Result<std::vector<NodeId>> made = inline_call(g, modules, call, cg.session->module_path);
+      Result<std::vector<NodeId>> made = inline_call(g, modules, call);
       if (!made) luaL_error(L, "g:inline_all: %s", made.status().message().c_str());
       ++inlined;
       again = true;
@@ -187,12 +225,12 @@ int graph_outline(lua_State* L) {
   require_writable(L, *cg.session);
   if (!cg.session->module_path.empty())
     luaL_error(L, "g:outline: only in the root graph (this is the graph of '%s')", cg.session->module_path.c_str());
+  const std::string name(to_text(L, 3, "name"));
+  const std::string class_name = lua_isnoneornil(L, 4) ? std::string() : std::string(to_text(L, 4, "class"));
   lua_createtable(L, 1, 0);
   lua_pushvalue(L, 2);
   lua_rawseti(L, -2, 1);
   std::vector<std::vector<NodeId>> lists = node_lists(L, lua_gettop(L), cg.session_id, "g:outline");
-  const std::string name(to_text(L, 3, "name"));
-  const std::string class_name = lua_isnoneornil(L, 4) ? std::string() : std::string(to_text(L, 4, "class"));
   ModuleTable& modules = modules_for_edit(L, *cg.session, "g:outline");
   Result<FusedPartition> made = outline(*cg.session->graph, modules, lists.front(), name, class_name);
   if (!made) luaL_error(L, "g:outline: %s", made.status().message().c_str());

@@ -287,6 +287,7 @@ class Runner {
     gm_.graph.set_insert_point(InsertPoint::at_end());
     if (st) {
       Status valid = lint(in_place ? gm_.graph : rebuilt, &gm_.modules);
+      if (valid) valid = lint_submodule_graphs(gm_.modules);  // a pass may edit submodules' graphs too
       if (!valid)
         st = Status::error(Diagnostic{.file = s_.script_name(),
                                       .message = fmt::format("{} left an invalid graph: {}", what, valid.message())});

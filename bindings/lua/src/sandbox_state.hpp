@@ -119,6 +119,9 @@ class SandboxState {
 
   // --- graph sessions ------------------------------------------------------------------------
   int open_session(Graph& graph, const ModuleTable* modules, bool read_only = false);
+  /// While positive, a submodule's graph is open for a script (g:submodule): the module table
+  /// that holds it must not change (modules_for_edit and g:scope refuse).
+  int module_table_pins = 0;
   void close_session(int id);
   GraphSession* session(int id);
 

@@ -384,6 +384,8 @@ int graph_add_submodule(lua_State* L) {
 }
 
 ModuleTable& modules_for_edit(lua_State* L, GraphSession& session, const char* what) {
+  if (state_of(L).module_table_pins > 0)
+    luaL_error(L, "%s: the module table cannot change while a submodule's graph is open (inside g:submodule)", what);
   if (session.editable_modules == nullptr)
     luaL_error(L, "%s: this graph's module table cannot be changed here (only in a pipeline pass)", what);
   if (session.before_module_edit) {

@@ -172,7 +172,10 @@ def export_graph_module(gm, root_module=None, example_inputs=None, meta=None, va
       replacement brings into a graph). Constants made while tracing always carry their value.
     """
     renames = _get_attr_renames(gm, root_module) if root_module is not None else {}
-    described = tensor_meta.record(gm, example_inputs) if example_inputs is not None else None
+    described = None
+    if example_inputs is not None:
+        with hierarchy.StateKept(root_module if root_module is not None else gm):
+            described = tensor_meta.record(gm, example_inputs)
     meta = dict(meta or {})
     top = {"producer": "graft_fx", "torch": torch.__version__}
     if "source" in meta:
@@ -240,7 +243,10 @@ def export_hierarchy(model, example_inputs=None, meta=None, values=False, leaves
     Returns the document; the extracted root GraphModule computes what `model` does.
     """
     root, records = hierarchy.extract(model, leaves, strict, custom, example_inputs)
-    described = tensor_meta.record_hierarchy(root, example_inputs) if example_inputs is not None else None
+    described = None
+    if example_inputs is not None:
+        with hierarchy.StateKept(model):  # recording runs the model: it must not change it
+            described = tensor_meta.record_hierarchy(root, example_inputs)
     top = {"producer": "graft_fx", "torch": torch.__version__}
     meta = dict(meta or {})
     if "source" in meta:

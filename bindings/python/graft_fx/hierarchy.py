@@ -11,6 +11,7 @@ module is opaque.
 """
 import inspect
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
@@ -19,7 +20,7 @@ from torch.fx.experimental.meta_tracer import MetaTracer
 
 from . import compat
 
-__all__ = ["ExtractionError", "ModuleRecord", "MultiplyInvokedModule", "extract"]
+__all__ = ["ExtractionError", "ModuleRecord", "MultiplyInvokedModule", "StateKept", "extract"]
 
 
 class ExtractionError(Exception):
@@ -66,7 +67,7 @@ def _example_calls(model, example_inputs):
     for m in model.modules():
         hooks.append(m.register_forward_pre_hook(hook))
     try:
-        with torch.no_grad():
+        with torch.no_grad(), StateKept(model):
             model(*example_inputs)
     finally:
         for h in hooks:
@@ -106,11 +107,46 @@ def _meta_args(module, calls, passed):
 
 
 def _same(a, b):
+    """Whether two results are the same (tensors bit for bit, NaN where NaN), or None when that
+    cannot be told (a value whose == is not a plain bool)."""
     if isinstance(a, torch.Tensor):
-        return isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
+        if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        return torch.equal(a, b) or bool(torch.allclose(a, b, rtol=0, atol=0, equal_nan=True))
     if isinstance(a, (tuple, list)):
-        return type(a) == type(b) and len(a) == len(b) and all(map(_same, a, b))
-    return a == b
+        if type(a) != type(b) or len(a) != len(b):
+            return False
+        results = [_same(x, y) for x, y in zip(a, b)]
+        return False if False in results else (None if None in results else True)
+    if isinstance(a, Mapping):
+        if not isinstance(b, Mapping) or list(a.keys()) != list(b.keys()):
+            return False
+        return _same(list(a.values()), list(b.values()))
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - an == that does not give a bool: cannot tell
+        return None
+
+
+def _state(module):
+    return [t.detach().clone() for t in list(module.parameters()) + list(module.buffers())]
+
+
+class StateKept:
+    """Puts a module's parameters and buffers back as they were after running it (a forward
+    that updates a buffer in place must not change the user's model by being checked)."""
+
+    def __init__(self, module):
+        self.saved = [(t, t.detach().clone()) for t in list(module.parameters()) + list(module.buffers())]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        with torch.no_grad():
+            for t, value in self.saved:
+                t.copy_(value)
+        return False
 
 
 def _join(*parts):
@@ -187,13 +223,21 @@ class _Extractor:
         args = calls[call_index]
         if len(args) != len(call_nodes[0].args):
             return ""
-        with torch.no_grad():
+        with torch.no_grad(), StateKept(module):
             expected = module(*args)
+            state_after_module = _state(module)
+        with torch.no_grad(), StateKept(module):
             try:
                 actual = gm(*args)
             except Exception as e:  # noqa: BLE001 - a graph that fails where the module ran
                 return f"its traced graph fails on the example call: {_first_line(e)}"
-        return "" if _same(expected, actual) else "its traced graph computes something else on the example call"
+            state_after_graph = _state(module)
+        if _same(expected, actual) is False:
+            return "its traced graph computes something else on the example call"
+        if _same(state_after_module, state_after_graph) is False:
+            # torch.fx runs in-place updates of buffers while tracing instead of recording them
+            return "its traced graph does not update the module's buffers as the module does"
+        return ""
 
     def compile(self, module, origin, path, call_nodes=None, call_index=0):
         """`module` (at `origin` in the model) as it appears at `path` of the hierarchy, called
@@ -204,7 +248,8 @@ class _Extractor:
             record.leaf = True
             return module
         try:
-            graph = self.trace(module, call_nodes)
+            with StateKept(module):  # torch.fx runs in-place buffer updates on the real tensors
+                graph = self.trace(module, call_nodes)
         except Exception as e:  # noqa: BLE001 - every trace failure makes the module opaque
             where = f"{path or '<root>'} ({_class_of(module)[1]})"
             if self.strict or not path:

@@ -113,8 +113,11 @@ Status lint(const Graph& g, const ModuleTable* modules, std::string_view module_
 }
 
 Status lint(const GraphModule& gm) {
-  const ModuleTable& modules = gm.modules;
-  if (Status s = lint(gm.graph, &modules); !s) return s;
+  if (Status s = lint(gm.graph, &gm.modules); !s) return s;
+  return lint_submodule_graphs(gm.modules);
+}
+
+Status lint_submodule_graphs(const ModuleTable& modules) {
   for (const ModuleInfo& m : modules.entries()) {
     if (!m.graph) continue;
     if (Status s = lint(*m.graph, &modules, m.path); !s) {

@@ -80,6 +80,21 @@ bool ModuleTable::has_attribute(std::string_view qualified) const {
   return find(qualified) != nullptr || find_tensor(qualified) != nullptr;
 }
 
+ModuleTable ModuleTable::subtable(std::string_view prefix) const {
+  ModuleTable out;
+  for (const ModuleInfo& m : entries_) {
+    const bool at = m.path == prefix;
+    const bool under = prefix.empty() ||
+        (m.path.size() > prefix.size() && m.path.compare(0, prefix.size(), prefix) == 0 &&
+         m.path[prefix.size()] == '.');
+    if (!at && !under) continue;
+    ModuleInfo copy(m);
+    copy.path = at ? std::string() : (prefix.empty() ? m.path : m.path.substr(prefix.size() + 1));
+    (void)out.add(std::move(copy));  // paths stay distinct: a prefix stripped from distinct paths
+  }
+  return out;
+}
+
 bool ModuleTable::has_setting(std::string_view qualified) const {
   const std::size_t dot = qualified.rfind('.');
   const ModuleInfo* owner = find(dot == std::string_view::npos ? std::string_view() : qualified.substr(0, dot));

@@ -60,7 +60,12 @@ std::vector<ModuleInfo> attribute_copies(const ModuleTable& table, ModuleInfo& e
   }
   for (const std::string& target : tensors) {
     const TensorSpec* tensor = table.find_tensor(target);
-    if (!tensor) continue;  // a table without this entry: nothing to copy
+    if (!tensor) {
+      // A module's setting: its module comes along, so the copy still has the setting.
+      const std::size_t dot = target.rfind('.');
+      if (dot != std::string::npos && table.has_setting(target)) copy_module(target.substr(0, dot));
+      continue;  // else a table without this entry: nothing to copy
+    }
     std::size_t dot = target.rfind('.');
     std::string owner = dot == std::string::npos ? std::string() : target.substr(0, dot);
     const ModuleInfo* from = table.find(owner);

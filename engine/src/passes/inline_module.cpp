@@ -90,7 +90,8 @@ Result<std::vector<NodeId>> inline_call(Graph& g, const ModuleTable& modules, No
       Kwargs new_kwargs;
       for (const auto& [k, v] : sub.kwargs(n)) new_kwargs.emplace_back(k, remap(v, env));
       const bool attribute = op == OpKind::GetAttr || op == OpKind::CallModule;
-      const std::string target = attribute ? join(path, sub.target(n)) : sub.target(n);
+      // Relative to the caller's graph, as the call's own target is.
+      const std::string target = attribute ? join(g.target(call), sub.target(n)) : sub.target(n);
       const NodeId copy =
           g.create_node(op, target, std::move(new_args), std::move(new_kwargs), g.name(call) + "_" + sub.name(n));
       g.meta(copy) = sub.meta(n);

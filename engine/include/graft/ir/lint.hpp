@@ -15,5 +15,7 @@ namespace graft {
 Status lint(const Graph& g, const ModuleTable* modules = nullptr, std::string_view module_prefix = {});
 /// The graph and every submodule graph, against the module table.
 Status lint(const GraphModule& gm);
+/// Lints the graph of every module that has one, its targets relative to that module.
+Status lint_submodule_graphs(const ModuleTable& modules);
 
 }  // namespace graft

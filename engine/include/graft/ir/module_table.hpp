@@ -78,6 +78,9 @@ class ModuleTable {
   bool has_setting(std::string_view qualified) const;
   /// Removes the modules `drop` says to (never the root), keeping the others in order.
   void remove_if(const std::function<bool(const ModuleInfo&)>& drop);
+  /// The modules at and under `prefix`, with paths relative to it (`prefix` itself becomes the
+  /// root ""): what a graph whose targets are relative to `prefix` looks up.
+  ModuleTable subtable(std::string_view prefix) const;
   /// Total number of parameter elements (symbolic dims count as 0; saturates on overflow).
   std::int64_t parameter_count() const;
 
