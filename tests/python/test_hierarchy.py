@@ -411,6 +411,33 @@ end
         with torch.no_grad():
             self.assertTrue(_same(model(x), (model.linear(x), model.linear(x + 1))))
 
+    def test_recording_inside_submodules_hands_the_values_up(self):
+        model = TwiceSequential().eval()
+        x = torch.randn(2, 4)
+        doc = export_hierarchy(model, [x])
+        patched = self.run_pipeline(doc, """
+local patch = require("lib.patch")
+return function(g)
+  patch.apply(g, {
+    ["seq_0._0.linear"] = patch.record("first_linear"),  -- two levels down: seq.0, then its Linear
+    ["seq_1.output"] = { patch.record("second_out"), patch.mul(3) },
+    ["mul"] = patch.record("scaled"),
+  })
+end
+""")
+        gm = import_graph(patched, model)
+        with torch.no_grad():
+            out, recorded = gm(x)
+            first = model.seq(x)
+            self.assertTrue(torch.equal(out, model.seq(first * 2) * 3))  # the second call's result, times 3
+            # The root's own record, then the deeper ones as they are handed up (seq.0 before seq.1).
+            self.assertEqual(len(recorded), 3)
+            self.assertTrue(torch.equal(recorded[0], first * 2))
+            self.assertTrue(torch.equal(recorded[1], model.seq[0](x)))  # the first call's Linear
+            self.assertTrue(torch.equal(recorded[2], model.seq(first * 2)))  # before the mul(3)
+        self.assertEqual([n for n in patched["nodes"] if n["op"] == "output"][0]["meta"]["recorded"],
+                         "scaled,first_linear,second_out")
+
     def test_a_scoped_patch_is_undone_exactly(self):
         model = TupleOutputModule().eval()
         doc = export_hierarchy(model, [torch.randn(3, 2)])
