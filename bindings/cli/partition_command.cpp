@@ -14,6 +14,7 @@
 #include "graft/lua/support.hpp"
 #include "graft/passes/fuse_partitions.hpp"
 #include "graphviz.hpp"
+#include "node_lookup.hpp"
 
 namespace graft::cli {
 namespace {
@@ -139,7 +140,8 @@ void add_partition_options(CLI::App& cmd, PartitionCommandOptions& o) {
   cmd.add_option("--min-size", o.options.min_partition_size,
                  "partitions with fewer compute nodes fall back (Torch-TensorRT's min_block_size)");
   cmd.add_option("--max-size", o.options.max_partition_size, "cut larger partitions into pieces of this many nodes");
-  cmd.add_option("--exclude", o.options.exclude_nodes, "never partition this node (repeatable)");
+  cmd.add_option("--exclude", o.options.exclude_nodes,
+                 "never partition this node (by name, or by node path in the root graph; repeatable)");
   add_limit_options(cmd, o.script);
 }
 
@@ -167,7 +169,11 @@ int cmd_partition(const PartitionCommandOptions& o) {
           options.allowed_single_node_partition_ops = cli.allowed_single_node_partition_ops;
         if (cli.min_partition_size > 0) options.min_partition_size = cli.min_partition_size;
         if (cli.max_partition_size > 0) options.max_partition_size = cli.max_partition_size;
-        options.exclude_nodes.insert(options.exclude_nodes.end(), cli.exclude_nodes.begin(), cli.exclude_nodes.end());
+        for (const std::string& excluded : cli.exclude_nodes) {  // a name or a node path in the root graph
+          Result<NodeId> n = find_root_node(gm, excluded, o.script.graph);
+          if (!n) return n.status();
+          options.exclude_nodes.push_back(gm.graph.name(n.value()));
+        }
         Result<Partitioning> p = propose_partitions(gm, support, options);
         if (!p) return Status::error(fmt::format("{}: {}", o.script.graph, p.status().message()));
         result = std::move(p).value();

@@ -80,7 +80,10 @@ check "exclusions add up" grep -q "^left out: 3 nodes (2 excluded, 1 unsupported
 # Bad input.
 run "$GRAFT" partition "$TMP/s.lua" "$TMP/g.json" --exclude nope -o "$TMP/never.json"
 check "unknown exclusion exits 1" test "$rc" -eq 1
-check "unknown exclusion is named" test "$err" = "graft: error: $TMP/g.json: exclude_nodes: the graph has no node named 'nope'"
+check "unknown exclusion is named" test "$err" = "graft: error: $TMP/g.json: no node named 'nope'"
+run "$GRAFT" partition "$TMP/s.lua" "$TMP/g.json" --exclude relu.inner
+check "an exclusion path through a node that is no call is named" test "$err" = \
+  "graft: error: $TMP/g.json: node path 'relu.inner': node 'relu' in the root graph is not a module call, so the path cannot go on to 'inner'"
 check "nothing written" test ! -e "$TMP/never.json"
 run "$GRAFT" partition "$TMP/s.lua" "$TMP/g.json" --prefix 1x -o "$TMP/never.json" --dot "$TMP/never.dot"
 check "bad prefix exits 1" test "$rc" -eq 1
