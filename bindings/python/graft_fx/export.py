@@ -256,7 +256,9 @@ def export_hierarchy(model, example_inputs=None, meta=None, values=False, leaves
     if example_inputs is not None:
         top["input_shapes"] = [list(x.shape) if isinstance(x, torch.Tensor) else None for x in example_inputs]
     top.update(meta)
-    modules = [_hierarchy_entry(path, m, model, records, described, values) for path, m in root.named_modules()]
+    # Every path: the opaque calls of one module are the same object under several paths.
+    modules = [_hierarchy_entry(path, m, model, records, described, values)
+               for path, m in root.named_modules(remove_duplicate=False)]
     nodes = _nodes(root.graph, "$.nodes", {}, described.get("", {}) if described is not None else None)
     root_constants = modules[0]
     own = {t["name"] for t in root_constants["parameters"] + root_constants["buffers"]}
