@@ -18,10 +18,6 @@
 namespace graft::lua::detail {
 namespace {
 
-std::string join(std::string_view a, std::string_view b) {
-  return a.empty() ? std::string(b) : std::string(a) + "." + std::string(b);
-}
-
 /// Keeps the module table from changing while a script holds a submodule's graph open.
 class TablePin {
  public:
@@ -68,7 +64,7 @@ int edit_submodule_graph(lua_State* L) {
 int graph_set_submodule_graph(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   require_writable(L, *cg.session);
-  const std::string path = join(cg.session->module_path, to_text(L, 2, "path"));
+  const std::string path = qualify(cg.session->module_path, to_text(L, 2, "path"));
   luaL_checktype(L, 3, LUA_TFUNCTION);
   ModuleTable& modules = modules_for_edit(L, *cg.session, "g:set_submodule_graph");
   if (path.empty()) luaL_error(L, "g:set_submodule_graph: the root module's graph is the graph itself");
@@ -95,7 +91,7 @@ int graph_set_submodule_graph(lua_State* L) {
 int graph_submodule(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
   const std::string relative(to_text(L, 2, "path"));
-  const std::string path = join(cg.session->module_path, relative);
+  const std::string path = qualify(cg.session->module_path, relative);
   luaL_checktype(L, 3, LUA_TFUNCTION);
   const ModuleInfo* m = cg.session->modules ? cg.session->modules->find(relative) : nullptr;
   if (m == nullptr || !m->graph)

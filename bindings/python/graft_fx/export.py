@@ -195,11 +195,7 @@ def _origin_of(path, records):
     if path in records:
         return records[path].origin
     parent, _, last = path.rpartition(".")
-    return _join(_origin_of(parent, records), last) if path else ""
-
-
-def _join(*parts):
-    return ".".join(p for p in parts if p)
+    return hierarchy.join(_origin_of(parent, records), last) if path else ""
 
 
 def _hierarchy_entry(path, m, model, records, described, values):

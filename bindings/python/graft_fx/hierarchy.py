@@ -149,7 +149,8 @@ class StateKept:
         return False
 
 
-def _join(*parts):
+def join(*parts):
+    """A dotted path of the non-empty parts."""
     return ".".join(p for p in parts if p)
 
 
@@ -266,14 +267,14 @@ class _Extractor:
             if self.inside_the_model(gm, target):
                 # A module under one the graph also uses whole (an opaque module's child that
                 # the graph calls too): it stays the model's own, never replaced in the model.
-                self.records[_join(path, target)] = ModuleRecord(origin=_join(origin, target), module=sub, leaf=True)
+                self.records[join(path, target)] = ModuleRecord(origin=join(origin, target), module=sub, leaf=True)
                 continue
             if len(nodes) == 1:
-                _set_submodule(gm, target, self.compile(sub, _join(origin, target), _join(path, target), nodes))
+                _set_submodule(gm, target, self.compile(sub, join(origin, target), join(path, target), nodes))
                 continue
             holder = MultiplyInvokedModule()
             for k, node in enumerate(nodes):
-                holder.append(self.compile(sub, _join(origin, target), _join(path, target, str(k)), [node], k))
+                holder.append(self.compile(sub, join(origin, target), join(path, target, str(k)), [node], k))
                 node.target = f"{target}.{k}"
                 node.name = _unique_name(gm.graph, node, f"{target.replace('.', '_')}_{k}")
             _set_submodule(gm, target, holder)

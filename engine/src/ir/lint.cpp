@@ -18,11 +18,6 @@ bool is_identifier(const std::string& s) {
   return true;
 }
 
-std::string qualify(std::string_view prefix, std::string_view target) {
-  if (prefix.empty()) return std::string(target);
-  return std::string(prefix) + "." + std::string(target);
-}
-
 }  // namespace
 
 Status lint(const Graph& g, const ModuleTable* modules, std::string_view module_prefix) {

@@ -80,6 +80,10 @@ bool ModuleTable::has_attribute(std::string_view qualified) const {
   return find(qualified) != nullptr || find_tensor(qualified) != nullptr;
 }
 
+std::string qualify(std::string_view prefix, std::string_view name) {
+  return prefix.empty() ? std::string(name) : std::string(prefix) + "." + std::string(name);
+}
+
 ModuleTable ModuleTable::subtable(std::string_view prefix) const {
   ModuleTable out;
   for (const ModuleInfo& m : entries_) {

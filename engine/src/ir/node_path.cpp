@@ -6,10 +6,6 @@
 namespace graft {
 namespace {
 
-std::string join(std::string_view a, std::string_view b) {
-  return a.empty() ? std::string(b) : std::string(a) + "." + std::string(b);
-}
-
 std::vector<std::string> split(std::string_view path) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -66,7 +62,7 @@ Result<NodeLocation> resolve_node_path(const Graph& root, const ModuleTable& mod
                              " is not a module call, so the path cannot go on to '" + segments[i + 1] + "'");
       return Status::error("node path '" + std::string(path) + "': no node '" + segments[i] + "' in " + where);
     }
-    const std::string module = join(at.module, g->target(call));
+    const std::string module = qualify(at.module, g->target(call));
     const ModuleInfo* m = modules.find(module);
     if (m == nullptr || !m->graph)
       return Status::error("node path '" + std::string(path) + "': module '" + module + "' has no graph of its own" +

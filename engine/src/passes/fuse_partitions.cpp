@@ -16,10 +16,6 @@ namespace {
 constexpr std::string_view kGraphModuleClass = "torch.fx.graph_module.GraphModule";
 constexpr std::string_view kPlainModuleClass = "torch.nn.modules.module.Module";
 
-std::string join(std::string_view a, std::string_view b) {
-  return a.empty() ? std::string(b) : std::string(a) + "." + std::string(b);
-}
-
 /// Module table entries the submodule `entry` needs for the call_module and get_attr targets of
 /// its graph `g`: copies of the modules (with their descendants) and tensors under the same
 /// paths, and plain modules for the levels in between (what torch.fx's GraphModule constructor
@@ -33,7 +29,7 @@ std::vector<ModuleInfo> attribute_copies(const ModuleTable& table, ModuleInfo& e
       std::string parent = path.substr(0, dot);
       if (!made.insert(parent).second) continue;
       ModuleInfo holder;
-      holder.path = join(sub, parent);
+      holder.path = qualify(sub, parent);
       holder.class_name = kPlainModuleClass;
       out.push_back(std::move(holder));
     }
@@ -46,7 +42,7 @@ std::vector<ModuleInfo> attribute_copies(const ModuleTable& table, ModuleInfo& e
         continue;
       if (!made.insert(m.path).second) continue;
       ModuleInfo copy(m);
-      copy.path = join(sub, m.path);
+      copy.path = qualify(sub, m.path);
       // The copy stands for the model's module (where an importer finds its tensors).
       if (copy.origin.empty()) copy.origin = m.path;
       out.push_back(std::move(copy));
@@ -75,11 +71,12 @@ std::vector<ModuleInfo> attribute_copies(const ModuleTable& table, ModuleInfo& e
     ModuleInfo* holder = &entry;
     if (!owner.empty()) {
       ensure_parents(target);
-      auto it = std::find_if(out.begin(), out.end(), [&](const ModuleInfo& m) { return m.path == join(sub, owner); });
+      auto it =
+          std::find_if(out.begin(), out.end(), [&](const ModuleInfo& m) { return m.path == qualify(sub, owner); });
       if (it == out.end()) {
         made.insert(owner);
         out.emplace_back();
-        out.back().path = join(sub, owner);
+        out.back().path = qualify(sub, owner);
         out.back().class_name = kPlainModuleClass;
         it = std::prev(out.end());
       }

@@ -10,10 +10,6 @@
 namespace graft {
 namespace {
 
-std::string join(std::string_view a, std::string_view b) {
-  return a.empty() ? std::string(b) : std::string(a) + "." + std::string(b);
-}
-
 /// `a` with every node reference that `env` maps replaced by its value.
 Argument remap(const Argument& a, const std::unordered_map<NodeId, Argument>& env) {
   if (a.is_node()) {
@@ -40,7 +36,7 @@ Result<std::vector<NodeId>> inline_call(Graph& g, const ModuleTable& modules, No
                                         std::string_view module_prefix) {
   if (!g.is_alive(call) || g.op(call) != OpKind::CallModule)
     return Status::error("inline: the node is not a call_module node of this graph");
-  const std::string path = join(module_prefix, g.target(call));
+  const std::string path = qualify(module_prefix, g.target(call));
   const ModuleInfo* m = modules.find(path);
   if (m == nullptr || !m->graph)
     return Status::node_error(g.name(call),
@@ -91,7 +87,7 @@ Result<std::vector<NodeId>> inline_call(Graph& g, const ModuleTable& modules, No
       for (const auto& [k, v] : sub.kwargs(n)) new_kwargs.emplace_back(k, remap(v, env));
       const bool attribute = op == OpKind::GetAttr || op == OpKind::CallModule;
       // Relative to the caller's graph, as the call's own target is.
-      const std::string target = attribute ? join(g.target(call), sub.target(n)) : sub.target(n);
+      const std::string target = attribute ? qualify(g.target(call), sub.target(n)) : sub.target(n);
       const NodeId copy =
           g.create_node(op, target, std::move(new_args), std::move(new_kwargs), g.name(call) + "_" + sub.name(n));
       g.meta(copy) = sub.meta(n);

@@ -55,6 +55,10 @@ struct ModuleInfo {
   ~ModuleInfo();
 };
 
+/// `prefix.name`, or `name` when `prefix` is empty (the root): a path or target qualified by the
+/// module it is relative to.
+std::string qualify(std::string_view prefix, std::string_view name);
+
 /// Qualified path -> module, in the order modules were added.
 class ModuleTable {
  public:
