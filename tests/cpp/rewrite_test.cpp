@@ -46,3 +46,30 @@ TEST_CASE("rewrite: replaces, reports the new nodes, and can carry metadata over
   CHECK(gm.graph.meta(tanh).extra[0].second == "\"m.py:2\"");  // the replaced output's metadata
   CHECK(lint(gm).is_ok());
 }
+
+TEST_CASE("rewrite: every match filter sees the graph as matched, before any replacement") {
+  GraphModule gm = module_of(R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"s1","op":"call_function","target":"torch.sigmoid","args":[{"node":"x"}],"kwargs":{},"meta":{}},
+{"name":"s2","op":"call_function","target":"torch.sigmoid","args":[{"node":"s1"}],"kwargs":{},"meta":{}},
+{"name":"s3","op":"call_function","target":"torch.sigmoid","args":[{"node":"s2"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"s3"}],"kwargs":{},"meta":{}})");
+  GraphModule pattern = module_of(R"({"name":"a","op":"placeholder","target":"a","args":[],"kwargs":{},"meta":{}},
+{"name":"p","op":"call_function","target":"torch.sigmoid","args":[{"node":"a"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"p"}],"kwargs":{},"meta":{}})");
+  GraphModule replacement = module_of(R"({"name":"a","op":"placeholder","target":"a","args":[],"kwargs":{},"meta":{}},
+{"name":"e","op":"call_function","target":"torch.exp","args":[{"node":"a"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"e"}],"kwargs":{},"meta":{}})");
+  ReplaceOptions options;
+  std::vector<std::size_t> exps_seen;
+  options.filters.push_back([&](const SubgraphMatch&, const Graph& g, const Graph&) {
+    std::size_t exps = 0;
+    for (NodeId n : g.nodes()) exps += g.target(n) == "torch.exp";
+    exps_seen.push_back(exps);
+    return true;
+  });
+  auto done = replace_pattern(gm.graph, pattern.graph, replacement.graph, options);
+  REQUIRE_MESSAGE(done.is_ok(), done.status().message());
+  CHECK(done->size() == 3);
+  CHECK(exps_seen == std::vector<std::size_t>{0, 0, 0});  // FX filters all matches first
+  CHECK(lint(gm).is_ok());
+}

@@ -8,7 +8,8 @@ match, sometimes with a literal turned into an input), matcher options, and a re
 input returned as is, the pattern with its operators swapped, or new operators).
 
 torch.fx runs in this process; graft runs through its command line (`graft match --pattern
---json` and `graft rewrite`). Compared: the number of matches and each match's node map, in
+--json` and `graft rewrite`), or in this process through the graft module's drop-ins
+(`graft.fx.SubgraphMatcher`, `graft.fx.replace_pattern`; --in-process). Compared: the number of matches and each match's node map, in
 order; and for rewrites, the rewritten graph node by node (names, ops, targets, arguments, in
 order) and its outputs in PyTorch.
 
@@ -33,6 +34,7 @@ the reference hands it hashable lists and tuples, and a case where an input bind
 (unhashable) is counted as explained and not compared.
 
 Run it long:   /usr/bin/python3 tests/python/fx_differential.py --graft build/bindings/cli/graft --cases 5000
+In process:    PYTHONPATH=build/python /usr/bin/python3 tests/python/fx_differential.py --graft build/bindings/cli/graft --in-process --cases 5000
 A failing case is shrunk to a minimal one and printed as an entry for REGRESSIONS in
 tests/python/test_fx_differential.py.
 """
@@ -58,7 +60,8 @@ from torch.fx.passes.utils import matcher_utils
 from torch.fx.passes.utils.fuser_utils import validate_partition
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "bindings", "python"))
+# After PYTHONPATH: a build tree's graft package (build/python, with its native module) comes first.
+sys.path.append(os.path.join(os.path.dirname(os.path.dirname(HERE)), "bindings", "python"))
 
 from graft_fx import export_graph_module  # noqa: E402
 from graft_fx import format as fmt  # noqa: E402
@@ -539,6 +542,31 @@ class Graft:
         return count, import_graph(fmt.read(out), Root())
 
 
+class GraftInProcess:
+    """The same through the graft module's torch.fx drop-ins (graft.fx), in this process."""
+
+    def __init__(self, graft_module):
+        import graft.fx  # noqa: F401 - the package is graft_module
+        self.fx = graft_module.fx
+
+    def matches(self, case):
+        g = import_graph(fmt.loads(case["graph"]), Root())
+        p = import_graph(fmt.loads(case["pattern"]), Root())
+        o = case["options"]
+        try:
+            matcher = self.fx.SubgraphMatcher(p.graph, o["match_output"], o["match_placeholder"],
+                                              o["remove_overlapping_matches"], o["ignore_literals"])
+        except RuntimeError as e:
+            raise RuntimeError(f"graft match failed: {e}") from None
+        return [{pn.name: _text(gn) for pn, gn in m.nodes_map.items()} for m in matcher.match(g.graph)]
+
+    def rewrite(self, case):
+        gm = import_graph(fmt.loads(case["graph"]), Root())
+        pattern = import_graph(fmt.loads(case["pattern"]), Root())
+        replacement = import_graph(fmt.loads(case["replacement"]), Root())
+        return len(self.fx.replace_pattern(gm, pattern, replacement)), gm
+
+
 def structure(gm):
     def arg(a):
         if isinstance(a, torch.fx.Node):
@@ -715,10 +743,11 @@ def regression_entry(case, diffs):
     return f"# {diffs[0]}\nREGRESSIONS.append({{\n{body},\n}})"
 
 
-def run(graft_binary, seed, cases, log=print, stop_after=None, shrink_failures=True):
-    """Runs `cases` cases; returns (summary dict, list of (case, diffs, minimal case))."""
+def run(graft_binary, seed, cases, log=print, stop_after=None, shrink_failures=True, graft=None):
+    """Runs `cases` cases; returns (summary dict, list of (case, diffs, minimal case)).
+    `graft` is the side compared (default: the command line `graft_binary`)."""
     work = tempfile.mkdtemp(prefix="graft_fxdiff_")
-    graft = Graft(graft_binary, work)
+    graft = graft or Graft(graft_binary, work)
     summary = {"cases": 0, "match": 0, "rewrite": 0, "explained": 0, "failed": 0}
     failures = []
     t0 = time.time()
@@ -753,12 +782,19 @@ def main(argv=None):
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--stop-after", type=int, default=None, help="stop after this many failures")
+    parser.add_argument("--in-process", action="store_true",
+                        help="compare the graft module's drop-ins (graft.fx, build/python on PYTHONPATH) instead")
     args = parser.parse_args(argv)
-    summary, failures = run(args.graft, args.seed, args.cases, stop_after=args.stop_after)
+    if args.in_process:
+        import graft
+        side = GraftInProcess(graft)
+    else:
+        side = Graft(args.graft, tempfile.mkdtemp())
+    summary, failures = run(args.graft, args.seed, args.cases, stop_after=args.stop_after, graft=side)
     print(json.dumps(summary))
     for case, diffs, minimal in failures:
         print(f"\n# case {case['id']} ({', '.join(case['notes'])}): " + "; ".join(diffs))
-        print(regression_entry(minimal, differences(minimal, Graft(args.graft, tempfile.mkdtemp())) or diffs))
+        print(regression_entry(minimal, differences(minimal, side) or diffs))
     return 1 if failures else 0
 
 

@@ -28,3 +28,15 @@ def graft_bin(test):
     if os.environ.get("GRAFT_REQUIRE_BIN"):
         test.fail(f"GRAFT_BIN={graft!r} is not an executable graft command")
     test.skipTest("GRAFT_BIN is unset: the C++ `graft` command is not exercised")
+
+
+def graft_module(test):
+    """The in-process `graft` package (build/python on PYTHONPATH). Without it the test is
+    skipped, unless GRAFT_REQUIRE_BIN is set (ctest): then it is a failure."""
+    try:
+        import graft
+        return graft
+    except ImportError as e:
+        if os.environ.get("GRAFT_REQUIRE_BIN"):
+            test.fail(f"cannot import the graft module ({e}); is build/python on PYTHONPATH?")
+        test.skipTest(f"the graft module is not importable: {e}")

@@ -4,7 +4,7 @@ import tempfile
 import unittest
 
 import fx_differential as fxd
-from helpers import graft_bin
+from helpers import graft_bin, graft_module
 
 CASES = 600
 SEED = 13
@@ -21,6 +21,15 @@ class FxDifferential(unittest.TestCase):
         self.assertEqual(failures, [], report)
         # The cases must exercise what they claim to: matches found and rewrites done.
         self.assertGreater(summary["matches"], CASES // 10, summary)
+        self.assertGreater(summary["replacements"], CASES // 5, summary)
+
+    def test_the_python_drop_ins_agree_with_torch_fx(self):
+        # The same cases through graft.fx.SubgraphMatcher and graft.fx.replace_pattern in process.
+        side = fxd.GraftInProcess(graft_module(self))
+        summary, failures = fxd.run(graft_bin(self), SEED, CASES, log=lambda line: None, graft=side)
+        report = "\n\n".join(f"case {case['id']}: {'; '.join(diffs)}\n{fxd.regression_entry(minimal, diffs)}"
+                             for case, diffs, minimal in failures)
+        self.assertEqual(failures, [], report)
         self.assertGreater(summary["replacements"], CASES // 5, summary)
 
     def test_regressions(self):

@@ -41,9 +41,14 @@ def _plain(value):
     return value
 
 
+def function_name(target):
+    """The name a call_function target is written under (`torch.relu`, `_operator.add`)."""
+    return _get_qualified_name(target)
+
+
 def _target(node, renames):
     if node.op == "call_function":
-        return _get_qualified_name(node.target)
+        return function_name(node.target)
     if node.op == "get_attr":
         return renames.get(node.target, node.target)
     return str(node.target)
@@ -59,13 +64,25 @@ def _nodes(graph, where, renames, described):
             fmt.encode_arg(a, f"{at}.args[{j}]")
         for k, v in entry["kwargs"].items():
             fmt.encode_arg(v, f"{at}.kwargs[{k!r}]")
-        desc = described.get(node.name) if described is not None else node.meta.get(GRAFT_TENSOR_META)
+        desc, free = node_meta(node, described)
         if desc is not None:
             entry["meta"]["tensor_meta"] = desc
-        entry["meta"].update(fmt.free_object(
-            {k: v for k, v in node.meta.items() if k not in _FX_VALUE_META}))
+        entry["meta"].update(free)
         out.append(entry)
     return out
+
+
+def node_meta(node, described=None):
+    """(tensor description or None, free-form keys with a JSON form) of an FX node's meta.
+    The description comes from `described` (values recorded by running), or what graft
+    stored on import, or what FX's ShapeProp or fake tensors recorded."""
+    if described is not None:
+        desc = described.get(node.name)
+    else:
+        desc = node.meta.get(GRAFT_TENSOR_META)
+        if desc is None and ("val" in node.meta or "tensor_meta" in node.meta):
+            desc = tensor_meta.from_fx_meta(node.meta)
+    return desc, fmt.free_object({k: v for k, v in node.meta.items() if k not in _FX_VALUE_META})
 
 
 def _resolve(module, path):

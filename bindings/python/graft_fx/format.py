@@ -96,6 +96,24 @@ def encode_arg(value, where):
         f"{where}: unsupported argument type {type(value).__module__}.{type(value).__qualname__}")
 
 
+ENUM_TAGS = ("dtype", "device", "layout", "memory_format")
+_ENUM_TYPES = {"dtype": torch.dtype, "layout": torch.layout, "memory_format": torch.memory_format}
+
+
+def enum_value(tag, name):
+    """The torch value an enum tag names (`enum_value("dtype", "float32")` is torch.float32),
+    or ValueError. The inverse of encode_arg for the four enum kinds."""
+    if tag == "device":
+        try:
+            return torch.device(name)
+        except RuntimeError:
+            raise ValueError(f"bad device {name!r}") from None
+    found = getattr(torch, name, None)
+    if not isinstance(found, _ENUM_TYPES[tag]):
+        raise ValueError(f"unknown {tag} {name!r}")
+    return found
+
+
 class _Skip(Exception):
     pass
 
@@ -312,19 +330,12 @@ class _Reader:
             if not isinstance(body, list) or len(body) != 3:
                 self.fail(at, "expected [start, stop, step]")
             return slice(*(self.arg(v, f"{at}[{i}]", seen) for i, v in enumerate(body)))
-        if tag == "device":
+        if tag in ENUM_TAGS:
             self.typed(body, at, str, "a string")
             try:
-                return torch.device(body)
-            except RuntimeError:
-                self.fail(at, f"bad device {body!r}")
-        kinds = {"dtype": torch.dtype, "layout": torch.layout, "memory_format": torch.memory_format}
-        if tag in kinds:
-            self.typed(body, at, str, "a string")
-            found = getattr(torch, body, None)
-            if not isinstance(found, kinds[tag]):
-                self.fail(at, f"unknown {tag} {body!r}")
-            return found
+                return enum_value(tag, body)
+            except ValueError as e:
+                self.fail(at, str(e))
         self.fail(f"{where}.{tag}", "unknown argument tag")
 
     def nodes(self, value, where):

@@ -25,6 +25,33 @@ def describe(value):
     return [describe(v) for v in value]
 
 
+def _from_shape_prop(value):
+    # torch.fx.passes.shape_prop.TensorMetadata, or a (nested) tuple/list of them.
+    if isinstance(value, (tuple, list)) and not hasattr(value, "shape"):
+        return [_from_shape_prop(v) for v in value]
+    if hasattr(value, "shape") and hasattr(value, "dtype") and hasattr(value, "stride"):
+        def dim(d):
+            return d if isinstance(d, int) else str(d)
+        return {"shape": [dim(d) for d in value.shape], "dtype": str(value.dtype)[len("torch."):],
+                "stride": [dim(d) for d in value.stride], "device": "cpu"}
+    return None
+
+
+def from_fx_meta(meta):
+    """The description of what FX recorded in a node's meta: `val` (a tensor, fake tensor or a
+    tuple of them), else ShapeProp's `tensor_meta` (which records no device: cpu). None if
+    neither describes a tensor."""
+    if "val" in meta:
+        desc = describe(meta["val"])
+        if desc is not None:
+            return desc
+    if "tensor_meta" in meta:
+        desc = _from_shape_prop(meta["tensor_meta"])
+        if desc is not None and desc != [None] * len(desc if isinstance(desc, list) else []):
+            return desc
+    return None
+
+
 class _Recorder(torch.fx.Interpreter):
     def __init__(self, gm):
         super().__init__(gm)

@@ -20,7 +20,8 @@
 
 namespace graft {
 
-/// Decides, per match, whether to replace it (FX's match_filters; all must agree).
+/// Decides, per match, whether to replace it (FX's match_filters; all must agree). Every filter
+/// runs on every match before the first replacement, as in FX.
 using MatchFilter = std::function<bool(const SubgraphMatch&, const Graph& g, const Graph& pattern)>;
 
 struct ReplaceOptions {
@@ -41,6 +42,12 @@ Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const Graph& patt
 Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const SubgraphMatcher& matcher, const Graph& replacement,
                                                      const ReplaceOptions& options = {},
                                                      const ModuleTable* modules = nullptr);
+/// Replaces `matches` (found by `matcher` on `g` as it is now, in graph order of their anchors)
+/// without filtering them: what a host that filters matches itself (Python's match_filters)
+/// calls. `options.filters` and `options.match` are not used.
+Result<std::vector<ReplacedPattern>> replace_matches(Graph& g, const SubgraphMatcher& matcher,
+                                                     const std::vector<SubgraphMatch>& matches,
+                                                     const Graph& replacement, const ReplaceOptions& options = {});
 /// The same on a graph module: its module table is the one patterns match classes in.
 inline Result<std::vector<ReplacedPattern>> replace_pattern(GraphModule& gm, const SubgraphMatcher& matcher,
                                                             const Graph& replacement,

@@ -1,0 +1,16 @@
+"""graft inside Python: the engine runs in this process on torch.fx graphs in memory.
+
+    import graft
+    module = graft.from_fx(gm)        # gm: a torch.fx.GraphModule, converted without a file
+    ...                               # the engine edits module (passes, Lua scripts)
+    gm = module.to_fx()               # the same GraphModule, edited in place
+
+    from graft.fx import replace_pattern, SubgraphMatcher   # torch.fx's names, graft's engine
+
+Nodes the engine keeps stay the user's torch.fx.Node objects, with their meta; parameters,
+buffers and submodules stay the module's own.
+"""
+from ._native import GraftError
+from .convert import FxModule, from_fx
+
+__all__ = ["FxModule", "GraftError", "from_fx"]

@@ -1,0 +1,14 @@
+"""torch.fx's rewriting, matching and pass APIs on graft's engine, under torch.fx's module paths:
+a pass written for torch.fx changes `torch.fx` to `graft.fx` in its imports and nothing else.
+
+    from graft.fx import replace_pattern, subgraph_rewriter
+    from graft.fx.passes.utils.matcher_utils import SubgraphMatcher
+
+Results are torch.fx's own types (Match, InternalMatch, ...) holding the user's Node objects.
+"""
+from . import passes, subgraph_rewriter
+from .passes.utils.matcher_utils import InternalMatch, SubgraphMatcher
+from .subgraph_rewriter import Match, ReplacedPatterns, replace_pattern, replace_pattern_with_filters
+
+__all__ = ["InternalMatch", "Match", "ReplacedPatterns", "SubgraphMatcher", "passes", "replace_pattern",
+           "replace_pattern_with_filters", "subgraph_rewriter"]

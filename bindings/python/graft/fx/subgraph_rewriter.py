@@ -1,0 +1,107 @@
+"""torch.fx.subgraph_rewriter on graft's engine: replace_pattern and
+replace_pattern_with_filters, with torch.fx's results (Match, ReplacedPatterns) holding the
+user's Node objects.
+
+Behaviour follows torch main where it differs from torch 1.13 (docs/FX_DIFFERENCES.md):
+patterns given as a Graph or GraphModule are used as they are (callables are traced), filters
+all run before the first replacement, and a replacement's attributes (submodules and tensors)
+are copied into the module.
+"""
+import copy
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List
+
+import torch
+import torch.fx
+from torch.fx import Graph, GraphModule, Node
+from torch.fx.subgraph_rewriter import Match
+
+from .. import _native
+from .passes.utils.matcher_utils import InternalMatch, SubgraphMatcher
+
+__all__ = ["Match", "ReplacedPatterns", "replace_pattern", "replace_pattern_with_filters"]
+
+try:  # torch >= 2.0
+    from torch.fx.subgraph_rewriter import ReplacedPatterns
+except ImportError:
+    @dataclass
+    class ReplacedPatterns:
+        """One replacement (torch.fx.subgraph_rewriter.ReplacedPatterns in torch 2)."""
+        anchor: Node  # the pattern node the match was found from
+        nodes_map: Dict[Node, Node]  # pattern node -> the graph node it matched
+        replacements: List[Node] = field(default_factory=list)  # nodes added to the graph
+
+
+def _graph(obj):
+    if isinstance(obj, GraphModule):
+        return obj.graph
+    if isinstance(obj, Graph):
+        return obj
+    return torch.fx.symbolic_trace(obj).graph
+
+
+def _try_get_attr(module, target):
+    owner, _, name = target.rpartition(".")
+    try:
+        return getattr(module.get_submodule(owner), name, None)
+    except AttributeError:
+        return None
+
+
+def _replace_attributes(gm, replacement):
+    """As torch.fx does after a rewrite: unused submodules go, and every call_module or
+    get_attr target the module lacks is copied (deep) from the replacement module."""
+    gm.delete_all_unused_submodules()
+    if isinstance(replacement, GraphModule):
+        replacement.graph.lint()
+    for node in gm.graph.nodes:
+        if node.op not in ("call_module", "get_attr") or _try_get_attr(gm, node.target) is not None:
+            continue
+        value = _try_get_attr(replacement, node.target)
+        if value is None:
+            raise RuntimeError(f'Attempted to create a "{node.op}" node during subgraph rewriting with target '
+                               f"{node.target}, but the referenced attribute does not exist in the replacement "
+                               "GraphModule")
+        if isinstance(value, torch.nn.Module):
+            gm.add_submodule(node.target, copy.deepcopy(value))
+        else:
+            setattr(gm, node.target, copy.deepcopy(value))
+    gm.graph.lint()
+
+
+def _replace(gm, pattern, replacement, match_filters, ignore_literals):
+    pattern_graph, replacement_graph = _graph(pattern), _graph(replacement)
+    matcher = SubgraphMatcher(pattern_graph, ignore_literals=ignore_literals)
+    graph = _native.Graph(gm.graph)
+    found = matcher._native.match(graph)
+    selected, internal = [], []
+    for i in range(len(found)):
+        m = matcher._internal(found[i])
+        if all(f(m, gm.graph, pattern_graph) for f in match_filters):
+            selected.append(i)
+            internal.append(m)
+    done = _native.replace(found, selected, _native.Graph(replacement_graph))
+    gm.recompile()
+    if isinstance(replacement, torch.nn.Module):
+        _replace_attributes(gm, replacement)
+    out = []
+    for (anchor, bindings, fresh), m in zip(done, internal):
+        bound = dict(bindings)
+        nodes_map = {pn: bound.get(pn, gn) for pn, gn in m.nodes_map.items()}
+        out.append(ReplacedPatterns(anchor=anchor, nodes_map=nodes_map, replacements=list(fresh)))
+    return out
+
+
+def replace_pattern(gm: GraphModule, pattern, replacement) -> List[Match]:
+    """torch.fx.replace_pattern: replaces every match of `pattern` in `gm` by `replacement`
+    (callables are traced; a Graph or GraphModule is used as it is) and recompiles `gm`."""
+    return [Match(anchor=r.anchor, nodes_map=r.nodes_map) for r in _replace(gm, pattern, replacement, [], False)]
+
+
+def replace_pattern_with_filters(gm: GraphModule, pattern, replacement,
+                                 match_filters: List[Callable[[InternalMatch, Graph, Graph], bool]] = None,
+                                 ignore_literals: bool = False) -> List[ReplacedPatterns]:
+    """torch.fx's replace_pattern_with_filters (torch 2): a match is replaced only if every
+    filter, called as filter(match, original_graph, pattern_graph) before any replacement,
+    returns True."""
+    return _replace(gm, pattern, replacement, list(match_filters or []), ignore_literals)

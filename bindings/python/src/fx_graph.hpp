@@ -1,0 +1,69 @@
+// FxGraph: a torch.fx.Graph converted to graft's IR in memory, tied to the FX graph it came
+// from, so that edits made on the IR can be applied back to the same FX graph: nodes the IR
+// kept stay the user's Node objects (with their meta), new ones are created, erased ones erased.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graft/ir/graph_module.hpp"
+#include "python_values.hpp"
+
+namespace graft::python {
+
+/// Which IR nodes an edit touched since the last sync (a GraphListener).
+class ChangeLog : public GraphListener {
+ public:
+  void node_changing(const Graph& g, NodeId n) override;
+  void node_inserted(const Graph& g, NodeId n) override;
+  void node_erasing(const Graph& g, NodeId n) override;
+  void node_moved(const Graph& g, NodeId n) override;
+  void graph_reordered(const Graph& g) override;
+
+  std::vector<NodeId> touched;  ///< changed, inserted or erased (repeats possible)
+  bool moved = false;  ///< the order changed beyond new nodes' own positions
+  void clear() {
+    touched.clear();
+    moved = false;
+  }
+};
+
+class FxGraph {
+ public:
+  /// Converts `graph` (a torch.fx.Graph). `modules_json` is a graph document whose module table
+  /// describes the graph's owner (graft_fx writes it; its nodes are ignored).
+  FxGraph(Codec& codec, py::object graph, const std::string& modules_json);
+  ~FxGraph();
+  FxGraph(const FxGraph&) = delete;
+  FxGraph& operator=(const FxGraph&) = delete;
+
+  GraphModule& ir() { return ir_; }
+  const GraphModule& ir() const { return ir_; }
+  const py::object& fx_graph() const { return graph_; }
+  /// The FX node for IR node `n`: the user's, one made by sync(), or None (not synced yet).
+  py::object fx_node(NodeId n) const;
+  /// The IR node of an FX node of this graph (raises KeyError for another graph's node).
+  NodeId node_id(PyObject* fx_node) const;
+
+  /// Applies every IR edit since the conversion (or the last sync) to the FX graph.
+  void sync();
+
+ private:
+  void create_fx_node(NodeId n);
+  void update_fx_node(NodeId n);
+  void fix_order();
+
+  Codec& codec_;
+  GraphModule ir_;
+  py::object graph_;
+  std::vector<py::object> fx_nodes_;  ///< by NodeId; erased nodes keep theirs (FX's reports name them)
+  std::unordered_map<PyObject*, NodeId> ids_;
+  ChangeLog log_;
+  std::unique_ptr<UniqueIdScope> unique_ids_;  ///< fx_nodes_ is keyed by bare ids
+};
+
+}  // namespace graft::python

@@ -1,0 +1,73 @@
+#include "fx_rewrite.hpp"
+
+#include "graft/rewrite/replace_pattern.hpp"
+
+namespace graft::python {
+
+namespace {
+
+py::object value_of(const MatchValue& v, const FxGraph& graph, Codec* codec) {
+  if (v.node != kNoNode) return graph.fx_node(v.node);
+  return codec->from_argument(*v.literal, [&](NodeId n) { return graph.fx_node(n); });
+}
+
+py::list bindings(const std::vector<MatchValue>& nodes_map, const FxGraph& pattern, const FxGraph& graph,
+                  Codec* codec) {
+  py::list out;
+  for (NodeId p = 0; p < nodes_map.size(); ++p)
+    if (nodes_map[p].bound()) out.append(py::make_tuple(pattern.fx_node(p), value_of(nodes_map[p], graph, codec)));
+  return out;
+}
+
+}  // namespace
+
+Codec& codec();  // module.cpp
+
+Matcher::Matcher(std::shared_ptr<FxGraph> p, MatchOptions options) : pattern(std::move(p)) {
+  Result<SubgraphMatcher> m = SubgraphMatcher::create(pattern->ir().graph, std::move(options));
+  if (!m) throw EngineError("pattern: " + m.status().message());
+  matcher = std::make_unique<SubgraphMatcher>(std::move(m.value()));
+}
+
+py::tuple Matches::describe(std::size_t i) const {
+  if (i >= list.size()) throw py::index_error();
+  const SubgraphMatch& m = list[i];
+  const FxGraph& pattern = *matcher->pattern;
+  py::list anchors, placeholders, returning;
+  for (NodeId a : m.anchors) anchors.append(pattern.fx_node(a));
+  for (const MatchValue& v : m.placeholder_nodes) placeholders.append(value_of(v, *graph, &codec()));
+  for (NodeId r : m.returning_nodes) returning.append(graph->fx_node(r));
+  return py::make_tuple(anchors, bindings(m.nodes_map, pattern, *graph, &codec()), placeholders, returning);
+}
+
+Matches match(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph) {
+  Matches out{graph, matcher, {}};
+  out.list = matcher->matcher->match(graph->ir());
+  return out;
+}
+
+py::list replace(Matches& matches, const std::vector<std::size_t>& selected, FxGraph& replacement, bool keep_names) {
+  std::vector<SubgraphMatch> chosen;
+  for (std::size_t i : selected) {
+    if (i >= matches.list.size()) throw py::index_error("no such match");
+    chosen.push_back(matches.list[i]);
+  }
+  ReplaceOptions options;
+  options.keep_names = keep_names;
+  FxGraph& graph = *matches.graph;
+  Result<std::vector<ReplacedPattern>> done =
+      replace_matches(graph.ir().graph, *matches.matcher->matcher, chosen, replacement.ir().graph, options);
+  if (!done) throw EngineError(done.status().message());
+  graph.sync();
+  const FxGraph& pattern = *matches.matcher->pattern;
+  py::list out;
+  for (const ReplacedPattern& r : done.value()) {
+    py::list fresh;
+    for (NodeId n : r.replacements) fresh.append(graph.fx_node(n));
+    out.append(py::make_tuple(pattern.fx_node(r.anchor), bindings(r.nodes_map, pattern, graph, &codec()), fresh));
+  }
+  matches.list.clear();  // their ids name erased nodes now
+  return out;
+}
+
+}  // namespace graft::python

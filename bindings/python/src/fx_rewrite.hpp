@@ -1,0 +1,44 @@
+// Matching and replace_pattern on converted FX graphs, reported in the user's FX nodes.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "fx_graph.hpp"
+#include "graft/match/subgraph_matcher.hpp"
+
+namespace graft::python {
+
+/// An engine error (a Status that failed), raised in Python as graft.GraftError.
+struct EngineError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// A pattern compiled for matching, with the FX graph it came from.
+struct Matcher {
+  Matcher(std::shared_ptr<FxGraph> pattern, MatchOptions options);
+  std::shared_ptr<FxGraph> pattern;
+  std::unique_ptr<SubgraphMatcher> matcher;
+};
+
+/// The matches of a matcher in one graph, as found (replace() takes a selection of them).
+struct Matches {
+  std::shared_ptr<FxGraph> graph;
+  std::shared_ptr<Matcher> matcher;
+  std::vector<SubgraphMatch> list;
+  /// Match `i` as (anchors, bindings, placeholder values, returning nodes): pattern FX nodes
+  /// and what they are bound to (a graph FX node, or a literal for an input).
+  py::tuple describe(std::size_t i) const;
+};
+
+Matches match(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph);
+
+/// Replaces matches `selected` (indices into `matches`, in order) by `replacement`, applies the
+/// result to the FX graph, and reports each as (pattern anchor, bindings, new FX nodes).
+/// The engine rewrites inside a transaction: on error nothing changed.
+py::list replace(Matches& matches, const std::vector<std::size_t>& selected, FxGraph& replacement, bool keep_names);
+
+}  // namespace graft::python

@@ -1,0 +1,69 @@
+// The `graft._native` extension module: the engine inside the Python process. The `graft`
+// package (bindings/python/graft) wraps it in torch.fx's names.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "fx_graph.hpp"
+#include "fx_rewrite.hpp"
+#include "graft/io/graph_json.hpp"
+#include "graft/ir/lint.hpp"
+
+namespace py = pybind11;
+using namespace graft;
+using namespace graft::python;
+
+namespace graft::python {
+
+Codec& codec() {
+  static Codec* c = new Codec();  // never destroyed: it holds Python objects past interpreter exit
+  return *c;
+}
+
+}  // namespace graft::python
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "graft's engine in the Python process (use the graft package, not this module)";
+  py::register_exception<EngineError>(m, "GraftError", PyExc_RuntimeError);
+
+  py::class_<FxGraph, std::shared_ptr<FxGraph>>(m, "Graph")
+      .def(py::init([](py::object graph, const std::string& modules_json) {
+             return std::make_shared<FxGraph>(codec(), std::move(graph), modules_json);
+           }),
+           py::arg("fx_graph"), py::arg("modules_json") = "")
+      .def("__len__", [](const FxGraph& g) { return g.ir().graph.size(); })
+      .def("sync", &FxGraph::sync, "Applies the engine's edits to the FX graph")
+      .def(
+          "json",
+          [](const FxGraph& g) {
+            Result<std::string> text = to_graph_json(g.ir());
+            if (!text) throw EngineError(text.status().message());
+            return text.value();
+          },
+          "The graph as a graph file's text")
+      .def("lint",
+           [](const FxGraph& g) {
+             if (Status s = lint(g.ir()); !s) throw EngineError(s.message());
+           })
+      .def_property_readonly("fx_graph", &FxGraph::fx_graph);
+
+  py::class_<Matcher, std::shared_ptr<Matcher>>(m, "Matcher")
+      .def(py::init([](std::shared_ptr<FxGraph> pattern, bool match_output, bool match_placeholder,
+                       bool remove_overlapping_matches, bool ignore_literals) {
+             MatchOptions o;
+             o.match_output = match_output;
+             o.match_placeholder = match_placeholder;
+             o.remove_overlapping_matches = remove_overlapping_matches;
+             o.ignore_literals = ignore_literals;
+             return std::make_shared<Matcher>(std::move(pattern), std::move(o));
+           }),
+           py::arg("pattern"), py::arg("match_output") = false, py::arg("match_placeholder") = false,
+           py::arg("remove_overlapping_matches") = true, py::arg("ignore_literals") = false)
+      .def("match", &graft::python::match, py::arg("graph"));
+
+  py::class_<Matches>(m, "Matches")
+      .def("__len__", [](const Matches& ms) { return ms.list.size(); })
+      .def("__getitem__", &Matches::describe);
+
+  m.def("replace", &graft::python::replace, py::arg("matches"), py::arg("selected"), py::arg("replacement"),
+        py::arg("keep_names") = false);
+}

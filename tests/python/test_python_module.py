@@ -1,0 +1,212 @@
+"""The in-process graft module: conversion of torch.fx graphs in memory, and the torch.fx
+drop-ins (graft.fx) against torch.fx itself on the same graphs."""
+import json
+import math
+import unittest
+
+import torch
+import torch.fx
+import torch.nn.functional as F
+import torchvision
+from torch.fx.passes.utils.matcher_utils import SubgraphMatcher as FxSubgraphMatcher
+
+from graft_fx import export_graph_module
+from graft_fx import format as fmt
+from helpers import graft_module
+
+
+def literals(x, y):
+    a = torch.ones(2, dtype=torch.float16, device="cpu", layout=torch.strided)
+    b = x.to(memory_format=torch.contiguous_format)
+    c = torch.cat([x, y], dim=-1)
+    d = c[:, 1:3]
+    e = torch.clamp(d, min=-math.inf, max=2.5)
+    f = torch.add(e, y[:, :2], alpha=2)
+    g = F.pad(f, (1, 1, 0, 0), mode="constant", value=0.0)
+    h = torch.split(g, 2, dim=1)
+    return h[0] + a.sum() + b.sum(), {"k": [h[1], None, True, "s"]}
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.act = torch.nn.GELU(approximate="tanh")
+        self.register_buffer("scale", torch.full((4,), 0.5))
+
+    def forward(self, x):
+        return self.act(self.lin(x)) * self.scale
+
+
+def sigmoid_chain(n):
+    def f(x):
+        for _ in range(n):
+            x = torch.sigmoid(x)
+        return x
+    return f
+
+
+class Conversion(unittest.TestCase):
+    def setUp(self):
+        self.graft = graft_module(self)
+
+    def assert_same_document(self, gm):
+        mine = json.loads(self.graft.from_fx(gm).json())
+        files = json.loads(fmt.dumps(export_graph_module(gm)))
+        self.assertEqual(mine["nodes"], files["nodes"])
+        self.assertEqual(mine["modules"], files["modules"])
+
+    def test_conversion_is_the_one_graph_files_use(self):
+        # One definition of the mapping: in memory and through a file, the same nodes and modules.
+        self.assert_same_document(torch.fx.symbolic_trace(literals))
+        self.assert_same_document(torch.fx.symbolic_trace(Net()))
+        self.assert_same_document(torch.fx.symbolic_trace(torchvision.models.resnet18()))
+
+    def test_fx_value_meta_becomes_tensor_meta(self):
+        gm = torch.fx.symbolic_trace(Net())
+        from torch.fx.passes.shape_prop import ShapeProp
+        ShapeProp(gm).propagate(torch.randn(3, 4))
+        doc = json.loads(self.graft.from_fx(gm).json())
+        lin = next(n for n in doc["nodes"] if n["name"] == "lin")
+        self.assertEqual(lin["meta"]["tensor_meta"], {"shape": [3, 4], "dtype": "float32", "stride": [4, 1],
+                                                      "device": "cpu"})
+
+    def test_unedited_round_trip_keeps_every_node_object(self):
+        gm = torch.fx.symbolic_trace(Net())
+        for n in gm.graph.nodes:
+            n.meta["mine"] = object()  # no JSON form: must survive untouched
+        before = [(n, n.meta["mine"]) for n in gm.graph.nodes]
+        code = gm.code
+        out = self.graft.from_fx(gm).to_fx()
+        self.assertIs(out, gm)
+        self.assertEqual([(n, n.meta["mine"]) for n in gm.graph.nodes], before)
+        self.assertEqual(gm.code, code)
+
+    def test_foreign_values_are_refused_naming_the_node(self):
+        gm = torch.fx.symbolic_trace(lambda x: x + 1)
+        add = next(n for n in gm.graph.nodes if n.op == "call_function")
+        add.args = (add.args[0], object())
+        with self.assertRaisesRegex(Exception, "add.*unsupported argument type builtins.object"):
+            self.graft.from_fx(gm)
+
+
+class ReplacePattern(unittest.TestCase):
+    def setUp(self):
+        self.graft = graft_module(self)
+        import graft.fx
+        self.fx = graft.fx
+
+    def both(self, f, pattern, replacement, example):
+        want, got = torch.fx.symbolic_trace(f), torch.fx.symbolic_trace(f)
+        fx_result = torch.fx.replace_pattern(want, pattern, replacement)
+        graft_result = self.fx.replace_pattern(got, pattern, replacement)
+        self.assertEqual(got.code, want.code)
+        self.assertEqual([n.name for n in got.graph.nodes], [n.name for n in want.graph.nodes])
+        self.assertTrue(torch.equal(got(example), want(example)))
+        self.assertEqual(len(graft_result), len(fx_result))
+        for g, w in zip(graft_result, fx_result):
+            self.assertEqual(g.anchor.name, w.anchor.name)
+            # Inputs bound to an earlier replacement's node name the replacing node (torch main;
+            # 1.13 names the erased node), so compare the other entries with 1.13.
+            self.assertEqual({p.name: n.name for p, n in g.nodes_map.items() if p.op != "placeholder"},
+                             {p.name: n.name for p, n in w.nodes_map.items() if p.op != "placeholder"})
+        return got, graft_result
+
+    def test_chains_of_back_to_back_matches(self):
+        for n in range(1, 8):
+            with self.subTest(chain=n):
+                self.both(sigmoid_chain(n), lambda x: torch.sigmoid(x), lambda x: torch.exp(x), torch.rand(3))
+
+    def test_results_hold_the_users_nodes(self):
+        gm = torch.fx.symbolic_trace(sigmoid_chain(3))
+        x = next(iter(gm.graph.nodes))
+        x.meta["mine"] = "kept"
+        before = list(gm.graph.nodes)
+        done = self.fx.replace_pattern_with_filters(gm, lambda x: torch.sigmoid(x), lambda x: torch.exp(x))
+        self.assertEqual(len(done), 3)
+        self.assertIs(next(iter(gm.graph.nodes)), x)
+        self.assertEqual(x.meta["mine"], "kept")
+        live = set(gm.graph.nodes)
+        for r in done:
+            self.assertIn(r.nodes_map[r.anchor], before)  # the matched node, erased now
+            self.assertNotIn(r.nodes_map[r.anchor], live)
+            self.assertTrue(all(n in live for n in r.replacements))
+        # An input bound to a node an earlier replacement replaced names the replacing node.
+        placeholder = next(p for p in done[1].nodes_map if p.op == "placeholder")
+        self.assertIs(done[1].nodes_map[placeholder], done[0].replacements[0])
+
+    def test_filters_see_internal_matches_before_any_replacement(self):
+        gm = torch.fx.symbolic_trace(sigmoid_chain(4))
+        seen = []
+
+        def only_odd(match, graph, pattern):
+            self.assertIs(graph, gm.graph)
+            seen.append((len(graph.nodes), match.returning_nodes[0].name))
+            return match.returning_nodes[0].name in ("sigmoid", "sigmoid_2")
+
+        done = self.fx.replace_pattern_with_filters(gm, lambda x: torch.sigmoid(x), lambda x: torch.exp(x),
+                                                    match_filters=[only_odd])
+        self.assertEqual(seen, [(6, "sigmoid"), (6, "sigmoid_1"), (6, "sigmoid_2"), (6, "sigmoid_3")])
+        self.assertEqual(len(done), 2)
+        self.assertEqual([n.target for n in gm.graph.nodes if n.op == "call_function"],
+                         [torch.exp, torch.sigmoid, torch.exp, torch.sigmoid])
+
+    def test_replacement_modules_are_copied_as_torch_fx_copies_them(self):
+        class Pattern(torch.nn.Module):
+            def forward(self, x):
+                return torch.relu(x)
+
+        class Replacement(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tanh = torch.nn.Tanh()
+
+            def forward(self, x):
+                return self.tanh(x)
+
+        got, _ = self.both(lambda x: torch.relu(x) + 1, Pattern(), Replacement(), torch.randn(5))
+        self.assertIsInstance(got.tanh, torch.nn.Tanh)
+
+    def test_an_engine_error_leaves_the_graph_as_it_was(self):
+        gm = torch.fx.symbolic_trace(sigmoid_chain(2))
+        code = gm.code
+        with self.assertRaisesRegex(self.graft.GraftError, "2 values|returns"):
+            self.fx.replace_pattern(gm, lambda x: torch.sigmoid(x), lambda x: (torch.exp(x), x))
+        self.assertEqual(gm.code, code)
+        gm.graph.lint()
+
+
+class Matcher(unittest.TestCase):
+    def setUp(self):
+        self.graft = graft_module(self)
+        import graft.fx
+        self.fx = graft.fx
+
+    def test_internal_matches_equal_torch_fx_in_order(self):
+        model = torchvision.models.resnet18()
+        graph = torch.fx.symbolic_trace(model).graph
+
+        class Block(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = model.layer1[0].conv1
+                self.bn1 = model.layer1[0].bn1
+                self.relu = model.layer1[0].relu
+
+            def forward(self, x):
+                return self.relu(self.bn1(self.conv1(x)))
+
+        pattern = torch.fx.symbolic_trace(Block()).graph
+
+        def plain(m):
+            return ([a.name for a in m.anchors], [(p.name, n.name) for p, n in m.nodes_map.items()],
+                    [n.name for n in m.placeholder_nodes], [n.name for n in m.returning_nodes])
+
+        want = [plain(m) for m in FxSubgraphMatcher(pattern).match(graph)]
+        got = [plain(m) for m in self.fx.SubgraphMatcher(pattern).match(graph)]
+        self.assertEqual(got, want)
+        self.assertEqual(len(got), 1)  # only layer1.0 calls these very modules
+
+
+if __name__ == "__main__":
+    unittest.main()
