@@ -2,6 +2,9 @@
 drop-ins (graft.fx) against torch.fx itself on the same graphs."""
 import json
 import math
+import os
+import tempfile
+import time
 import unittest
 
 import torch
@@ -12,7 +15,7 @@ from torch.fx.passes.utils.matcher_utils import SubgraphMatcher as FxSubgraphMat
 
 from graft_fx import export_graph_module
 from graft_fx import format as fmt
-from helpers import graft_module
+from helpers import REPO, graft_module
 
 
 def literals(x, y):
@@ -206,6 +209,111 @@ class Matcher(unittest.TestCase):
         got = [plain(m) for m in self.fx.SubgraphMatcher(pattern).match(graph)]
         self.assertEqual(got, want)
         self.assertEqual(len(got), 1)  # only layer1.0 calls these very modules
+
+
+OUTLINE_RELUS = """
+return graft.pass{name = "outline_relus", run = function(g)
+  local i = 0
+  for n in g:nodes{op = "call_function", target = "torch.relu"} do
+    g:outline({n}, "act" .. i)
+    i = i + 1
+  end
+end}
+"""
+
+FAILING = """
+return graft.pass{name = "fails", run = function(g)
+  for n in g:nodes{op = "call_function"} do
+    error("cannot handle " .. n.name)
+  end
+end}
+"""
+
+
+def write(folder, name, text):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+class Scripts(unittest.TestCase):
+    def setUp(self):
+        self.graft = graft_module(self)
+        self.dir = tempfile.mkdtemp(prefix="graft_py_")
+
+    def test_a_transformer_pipeline_keeps_the_nodes_it_did_not_touch(self):
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        def f(x):
+            return torch.relu(x.detach()) + 1
+
+        gm = make_fx(f)(torch.randn(3))
+        kept = {n.name: n for n in gm.graph.nodes if "detach" not in n.name}
+        x = torch.randn(3)
+        script = os.path.join(REPO, "scripts", "pipelines", "inference_cleanup.lua")
+        out, report = self.graft.run(script, gm)
+        self.assertIs(out, gm)
+        self.assertEqual(report["stop_reason"], "completed")
+        self.assertFalse(any("detach" in str(n.target) for n in gm.graph.nodes))
+        for n in gm.graph.nodes:
+            self.assertIs(n, kept[n.name])  # the same Node objects, in place
+        self.assertTrue(torch.equal(gm(x), f(x)))
+
+    def test_new_submodules_are_built_on_the_module(self):
+        gm = torch.fx.symbolic_trace(lambda x: torch.relu(x) * torch.relu(x + 1))
+        x = torch.randn(4)
+        want = gm(x)
+        self.graft.run(write(self.dir, "outline.lua", OUTLINE_RELUS), gm)
+        self.assertIsInstance(gm.act0, torch.fx.GraphModule)
+        self.assertEqual([n.op for n in gm.graph.nodes].count("call_module"), 2)
+        self.assertTrue(torch.equal(gm(x), want))
+
+    def test_a_failing_pass_raises_with_its_place_and_leaves_the_module(self):
+        gm = torch.fx.symbolic_trace(Net())
+        code, nodes = gm.code, list(gm.graph.nodes)
+        with self.assertRaises(self.graft.ScriptError) as caught:
+            self.graft.run(write(self.dir, "fails.lua", FAILING), gm)
+        e = caught.exception
+        self.assertTrue(e.file.endswith("fails.lua"), e.file)
+        self.assertEqual(e.line, 4)
+        self.assertIn("cannot handle", str(e))
+        self.assertEqual(e.report["stop_reason"], "pass_failed")
+        self.assertEqual(gm.code, code)
+        self.assertEqual(list(gm.graph.nodes), nodes)
+
+    def test_budgets_stop_a_runaway_script(self):
+        gm = torch.fx.symbolic_trace(Net())
+        loop = write(self.dir, "loop.lua", "return graft.pass{name = 'spin', run = function(g) while true do end end}\n")
+        with self.assertRaisesRegex(self.graft.ScriptError, "instruction"):
+            self.graft.run(loop, gm, max_instructions=1_000_000)
+        with self.assertRaisesRegex(TypeError, "unknown budget 'max_seconds'"):
+            self.graft.run(loop, gm, max_seconds=1)
+
+    def test_a_load_error_names_the_line(self):
+        broken = write(self.dir, "broken.lua", "local x = \nreturn graft.pass{}\n")
+        with self.assertRaises(self.graft.ScriptError) as caught:
+            self.graft.run(broken, torch.fx.symbolic_trace(Net()))
+        self.assertTrue(caught.exception.file.endswith("broken.lua"))
+        self.assertEqual(caught.exception.line, 2)
+
+    def test_script_host_reloads_and_keeps_the_last_good_version(self):
+        script = write(self.dir, "host.lua", OUTLINE_RELUS)
+        host = self.graft.ScriptHost(script)
+        self.assertEqual(host.version, 1)
+        gm = torch.fx.symbolic_trace(lambda x: torch.relu(x))
+        host.run(gm)
+        self.assertTrue(hasattr(gm, "act0"))
+        time.sleep(0.05)
+        write(self.dir, "host.lua", "return graft.pass{ broken")
+        events = host.poll()
+        self.assertEqual([(e["ok"], e["attempt"], e["version"]) for e in events], [(False, 2, 1)])
+        self.assertEqual(events[0]["error"]["line"], 1)
+        time.sleep(0.05)
+        write(self.dir, "host.lua", FAILING)
+        self.assertEqual([(e["ok"], e["version"]) for e in host.poll()], [(True, 3)])
+        with self.assertRaisesRegex(self.graft.ScriptError, "cannot handle"):
+            host.run(torch.fx.symbolic_trace(lambda x: torch.relu(x)))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@
     ...                               # the engine edits module (passes, Lua scripts)
     gm = module.to_fx()               # the same GraphModule, edited in place
 
+    gm, report = graft.run("passes.lua", gm)   # a Lua pipeline, sandboxed, on gm in place
+
     from graft.fx import replace_pattern, SubgraphMatcher   # torch.fx's names, graft's engine
 
 Nodes the engine keeps stay the user's torch.fx.Node objects, with their meta; parameters,
@@ -12,5 +14,6 @@ buffers and submodules stay the module's own.
 """
 from ._native import GraftError
 from .convert import FxModule, from_fx
+from .scripts import ScriptError, ScriptHost, run
 
-__all__ = ["FxModule", "GraftError", "from_fx"]
+__all__ = ["FxModule", "GraftError", "ScriptError", "ScriptHost", "from_fx", "run"]

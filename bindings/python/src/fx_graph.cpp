@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "graft/io/graph_json.hpp"
 
@@ -106,9 +107,8 @@ NodeId FxGraph::node_id(PyObject* fx_node) const {
   return found->second;
 }
 
-void FxGraph::create_fx_node(NodeId n) {
+py::object FxGraph::make_fx_node(NodeId n, const FxOf& fx_of) {
   const Graph& g = ir_.graph;
-  auto fx_of = [this](NodeId id) { return fx_node(id); };
   py::tuple args(g.args(n).size());
   for (std::size_t i = 0; i < g.args(n).size(); ++i) args[i] = codec_.from_argument(g.args(n)[i], fx_of);
   py::dict kwargs;
@@ -116,49 +116,73 @@ void FxGraph::create_fx_node(NodeId n) {
   const OpKind op = g.op(n);
   py::object target = op == OpKind::CallFunction ? codec_.function(g.target(n)) : py::str(g.target(n));
   py::object node = graph_.attr("create_node")(std::string(op_kind_name(op)), target, args, kwargs, g.name(n));
-  const std::string fx_name = node.attr("name").cast<std::string>();
-  if (fx_name != g.name(n)) {
-    // The FX graph's names include ones graft never saw (nodes erased before the conversion).
-    if (Status s = ir_.graph.rename(n, fx_name); !s) throw py::value_error(s.message());
-  }
   const NodeMeta& meta = g.meta(n);
   if (meta.tensor_meta.kind != ValueMeta::Kind::None)
     node.attr("meta")[codec_.tensor_meta_key()] = codec_.describe(meta.tensor_meta);
   for (const auto& [key, text] : meta.extra) node.attr("meta")[py::str(key)] = codec_.json_value(text);
-  // Right after the FX node of its IR predecessor (made already: new nodes are made in order).
-  const NodeId prev = g.prev(n);
-  py::object anchor = prev == kNoNode ? get(graph_.ptr(), names().root) : fx_node(prev);
+  return node;
+}
+
+void FxGraph::place(const py::object& node, NodeId n, const FxOf& fx_of) {
+  // Right after the FX node of its IR predecessor (made already: nodes are made in order).
+  const NodeId prev = ir_.graph.prev(n);
+  py::object anchor = prev == kNoNode ? get(graph_.ptr(), names().root) : fx_of(prev);
   anchor.attr("append")(node);
-  ids_.emplace(node.ptr(), n);
-  if (fx_nodes_.size() <= n) fx_nodes_.resize(n + 1);
-  fx_nodes_[n] = std::move(node);
+}
+
+void FxGraph::set_fx_args(const py::object& node, NodeId n, const FxOf& fx_of, bool only_if_changed) {
+  const Graph& g = ir_.graph;
+  py::tuple args(g.args(n).size());
+  for (std::size_t i = 0; i < g.args(n).size(); ++i) args[i] = codec_.from_argument(g.args(n)[i], fx_of);
+  py::dict kwargs;
+  for (const auto& [key, value] : g.kwargs(n)) kwargs[py::str(key)] = codec_.from_argument(value, fx_of);
+  if (only_if_changed && args.equal(node.attr("args")) && kwargs.equal(node.attr("kwargs"))) return;
+  node.attr("args") = args;
+  node.attr("kwargs") = kwargs;
+}
+
+bool FxGraph::same_kind(const py::object& node, NodeId n) {
+  const Graph& g = ir_.graph;
+  if (node.attr("op").cast<std::string>() != op_kind_name(g.op(n))) return false;
+  py::object target = node.attr("target");
+  if (g.op(n) == OpKind::CallFunction) return codec_.function_name(target.ptr()) == g.target(n);
+  return py::str(target).cast<std::string>() == g.target(n);
 }
 
 void FxGraph::update_fx_node(NodeId n) {
   const Graph& g = ir_.graph;
   py::object node = fx_nodes_[n];
-  auto fx_of = [this](NodeId id) { return fx_node(id); };
-  py::tuple args(g.args(n).size());
-  for (std::size_t i = 0; i < g.args(n).size(); ++i) args[i] = codec_.from_argument(g.args(n)[i], fx_of);
-  py::dict kwargs;
-  for (const auto& [key, value] : g.kwargs(n)) kwargs[py::str(key)] = codec_.from_argument(value, fx_of);
-  node.attr("args") = args;
-  node.attr("kwargs") = kwargs;
-  if (g.op(n) != OpKind::CallFunction && node.attr("target").cast<py::object>().not_equal(py::str(g.target(n))))
-    node.attr("target") = py::str(g.target(n));
-  else if (g.op(n) == OpKind::CallFunction && codec_.function_name(node.attr("target").ptr()) != g.target(n))
-    node.attr("target") = codec_.function(g.target(n));
-  node.attr("op") = py::str(std::string(op_kind_name(g.op(n))));
+  set_fx_args(
+      node, n, [this](NodeId id) { return fx_node(id); }, false);
+  if (!same_kind(node, n)) {
+    node.attr("op") = py::str(std::string(op_kind_name(g.op(n))));
+    node.attr("target") = g.op(n) == OpKind::CallFunction ? codec_.function(g.target(n)) : py::str(g.target(n));
+  }
   if (node.attr("name").cast<std::string>() != g.name(n)) node.attr("name") = py::str(g.name(n));
 }
 
-void FxGraph::fix_order() {
+void FxGraph::fix_order(const FxOf& fx_of) {
   const Names& k = names();
   py::object cursor = get(graph_.ptr(), k.root);
   for (NodeId n : ir_.graph.nodes()) {
-    const py::object& fx = fx_nodes_[n];
+    py::object fx = fx_of(n);
     if (get(cursor.ptr(), k.next).ptr() != fx.ptr()) cursor.attr("append")(fx);
     cursor = fx;
+  }
+}
+
+void FxGraph::erase_fx_nodes(std::vector<py::object> pending) {
+  // Users before what they use.
+  while (!pending.empty()) {
+    std::vector<py::object> rest;
+    for (py::object& node : pending) {
+      if (py::len(node.attr("users")) == 0) graph_.attr("erase_node")(node);
+      else rest.push_back(node);
+    }
+    if (rest.size() == pending.size())
+      throw std::logic_error(
+          fmt::format("sync: node {} still has users", py::str(rest[0].attr("name")).cast<std::string>()));
+    pending = std::move(rest);
   }
 }
 
@@ -168,38 +192,73 @@ void FxGraph::sync() {
   std::vector<NodeId> touched = log_.touched;
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  std::vector<NodeId> fresh, changed, erased;
+  std::vector<NodeId> fresh, changed;
+  std::vector<py::object> erased;
   for (NodeId n : touched) {
     const bool known = n < fx_nodes_.size() && fx_nodes_[n];
     if (g.is_alive(n)) (known ? changed : fresh).push_back(n);
-    else if (known) erased.push_back(n);
+    else if (known && !fx_nodes_[n].attr("_erased").cast<bool>()) erased.push_back(fx_nodes_[n]);
   }
   std::sort(fresh.begin(), fresh.end(), [&](NodeId a, NodeId b) { return g.comes_before(a, b); });
+  const FxOf fx_of = [this](NodeId id) { return fx_node(id); };
   bool placed = true;
   for (NodeId n : fresh) {
-    create_fx_node(n);
-    placed = placed && (g.prev(n) == kNoNode || fx_nodes_[g.prev(n)]);
+    py::object node = make_fx_node(n, fx_of);
+    const std::string fx_name = node.attr("name").cast<std::string>();
+    if (fx_name != g.name(n)) {
+      // The FX graph's names include ones graft never saw (nodes erased before the conversion).
+      if (Status s = ir_.graph.rename(n, fx_name); !s) throw py::value_error(s.message());
+    }
+    placed = placed && (g.prev(n) == kNoNode || fx_node(g.prev(n)));
+    if (g.prev(n) == kNoNode || fx_node(g.prev(n))) place(node, n, fx_of);
+    ids_.emplace(node.ptr(), n);
+    if (fx_nodes_.size() <= n) fx_nodes_.resize(n + 1);
+    fx_nodes_[n] = std::move(node);
   }
   for (NodeId n : changed) update_fx_node(n);
-  // Erase users before what they use; a node an FX graph erased already is skipped.
-  std::vector<py::object> pending;
-  for (NodeId n : erased)
-    if (!fx_nodes_[n].attr("_erased").cast<bool>()) pending.push_back(fx_nodes_[n]);
-  while (!pending.empty()) {
-    std::vector<py::object> rest;
-    for (py::object& node : pending) {
-      if (py::len(node.attr("users")) == 0) {
-        graph_.attr("erase_node")(node);
-      } else {
-        rest.push_back(node);
-      }
+  erase_fx_nodes(std::move(erased));
+  if (log_.moved || !placed) fix_order(fx_of);
+  log_.clear();
+}
+
+void FxGraph::sync_by_name() {
+  const Graph& g = ir_.graph;
+  std::unordered_map<std::string, py::object> by_name;
+  for (py::handle node : get(graph_.ptr(), names().nodes))
+    by_name.emplace(node.attr("name").cast<std::string>(), py::reinterpret_borrow<py::object>(node));
+  std::vector<py::object> fx(g.num_slots());
+  std::unordered_set<PyObject*> kept;
+  for (NodeId n : g.nodes()) {
+    auto found = by_name.find(g.name(n));
+    if (found != by_name.end() && same_kind(found->second, n)) {
+      fx[n] = found->second;
+      kept.insert(found->second.ptr());
     }
-    if (rest.size() == pending.size())
-      throw std::logic_error(
-          fmt::format("sync: node {} still has users", py::str(rest[0].attr("name")).cast<std::string>()));
-    pending = std::move(rest);
   }
-  if (log_.moved || !placed) fix_order();
+  const FxOf fx_of = [&fx](NodeId id) { return fx[id]; };
+  std::vector<std::pair<py::object, std::string>> misnamed;
+  for (NodeId n : g.nodes()) {
+    if (fx[n]) {
+      set_fx_args(fx[n], n, fx_of, true);
+      continue;
+    }
+    fx[n] = make_fx_node(n, fx_of);
+    place(fx[n], n, fx_of);
+    // An FX node this one replaces may still hold the name: it is taken over once that is erased.
+    if (fx[n].attr("name").cast<std::string>() != g.name(n)) misnamed.emplace_back(fx[n], g.name(n));
+  }
+  std::vector<py::object> gone;
+  for (auto& [name, node] : by_name)
+    if (!kept.count(node.ptr())) gone.push_back(node);
+  std::sort(gone.begin(), gone.end(), [](const py::object& a, const py::object& b) {
+    return a.attr("name").cast<std::string>() < b.attr("name").cast<std::string>();
+  });
+  erase_fx_nodes(std::move(gone));
+  for (auto& [node, name] : misnamed) node.attr("name") = py::str(name);
+  fix_order(fx_of);
+  fx_nodes_ = std::move(fx);
+  ids_.clear();
+  for (NodeId n : g.nodes()) ids_.emplace(fx_nodes_[n].ptr(), n);
   log_.clear();
 }
 

@@ -49,13 +49,23 @@ class FxGraph {
   /// The IR node of an FX node of this graph (raises KeyError for another graph's node).
   NodeId node_id(PyObject* fx_node) const;
 
-  /// Applies every IR edit since the conversion (or the last sync) to the FX graph.
+  /// Applies every IR edit since the conversion (or the last sync) to the FX graph, from what
+  /// the listener recorded: cost in proportion to the edit.
   void sync();
+  /// The same for edits the listener cannot follow (a Transformer pass replaces the whole
+  /// graph): IR and FX nodes are paired by name (and op and target), O(graph).
+  void sync_by_name();
 
  private:
-  void create_fx_node(NodeId n);
+  using FxOf = std::function<py::object(NodeId)>;
+  /// A new FX node for IR node `n`, at the end of the FX graph (the caller places it).
+  py::object make_fx_node(NodeId n, const FxOf& fx_of);
+  void set_fx_args(const py::object& node, NodeId n, const FxOf& fx_of, bool only_if_changed);
   void update_fx_node(NodeId n);
-  void fix_order();
+  bool same_kind(const py::object& node, NodeId n);
+  void place(const py::object& node, NodeId n, const FxOf& fx_of);
+  void fix_order(const FxOf& fx_of);
+  void erase_fx_nodes(std::vector<py::object> pending);
 
   Codec& codec_;
   GraphModule ir_;

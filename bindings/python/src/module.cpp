@@ -7,6 +7,7 @@
 #include "fx_rewrite.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/ir/lint.hpp"
+#include "script_host.hpp"
 
 namespace py = pybind11;
 using namespace graft;
@@ -32,6 +33,7 @@ PYBIND11_MODULE(_native, m) {
            py::arg("fx_graph"), py::arg("modules_json") = "")
       .def("__len__", [](const FxGraph& g) { return g.ir().graph.size(); })
       .def("sync", &FxGraph::sync, "Applies the engine's edits to the FX graph")
+      .def("sync_by_name", &FxGraph::sync_by_name, "The same after edits that rebuilt the graph (Lua pipelines)")
       .def(
           "json",
           [](const FxGraph& g) {
@@ -63,6 +65,9 @@ PYBIND11_MODULE(_native, m) {
   py::class_<Matches>(m, "Matches")
       .def("__len__", [](const Matches& ms) { return ms.list.size(); })
       .def("__getitem__", &Matches::describe);
+
+  bind_script_host(m);
+  m.attr("SOURCE_SCRIPTS_DIR") = GRAFT_SOURCE_SCRIPTS_DIR;
 
   m.def("replace", &graft::python::replace, py::arg("matches"), py::arg("selected"), py::arg("replacement"),
         py::arg("keep_names") = false);

@@ -1,0 +1,159 @@
+"""Lua pipelines on torch.fx GraphModules, in this process: graft.run and graft.ScriptHost.
+
+    gm, report = graft.run("fuse.lua", gm, max_call_ms=5000)
+
+A script is what `graft run` takes: a graft.pipeline{...}, a pass, a rule set. It runs sandboxed
+on graft's IR of the module; only when every pass succeeded is the GraphModule edited (in place:
+kept nodes stay the user's Node objects), so an error leaves it exactly as it was and raises a
+ScriptError naming the script, line and node.
+"""
+import json
+import os
+
+import torch
+
+from graft_fx import format as _fmt
+from graft_fx import importer as _importer
+
+from . import _native
+from .convert import FxModule
+
+__all__ = ["ScriptError", "ScriptHost", "run"]
+
+# Budget keywords, with graft's defaults when omitted (`graft run --help` lists the same).
+BUDGETS = ("max_instructions", "max_memory_mb", "max_load_ms", "max_call_ms", "max_pipeline_ms", "seed")
+
+
+class ScriptError(_native.GraftError):
+    """A script that failed to load or run. `file`, `line`, `column` and `node` locate it (0 or
+    empty when unknown); `report` is the pipeline report of a failed run (None for a load)."""
+
+    def __init__(self, diagnostic, report=None):
+        super().__init__(diagnostic["text"])
+        self.file = diagnostic["file"]
+        self.line = diagnostic["line"]
+        self.column = diagnostic["column"]
+        self.node = diagnostic["node"]
+        self.message = diagnostic["message"]
+        self.report = report
+
+
+def shipped_scripts_dir():
+    """scripts/ shipped with graft: $GRAFT_SCRIPTS, else share/graft/scripts under the prefix this
+    package was installed to, else the source tree the module was built from."""
+    if os.environ.get("GRAFT_SCRIPTS"):
+        return os.environ["GRAFT_SCRIPTS"]
+    here = os.path.dirname(os.path.abspath(__file__))
+    installed = os.path.join(here, "..", "..", "..", "..", "share", "graft", "scripts")
+    if os.path.isdir(installed):
+        return os.path.normpath(installed)
+    return _native.SOURCE_SCRIPTS_DIR
+
+
+def _options(script, budgets, script_roots, poll_seconds=None):
+    unknown = set(budgets) - set(BUDGETS)
+    if unknown:
+        raise TypeError(f"unknown budget {sorted(unknown)[0]!r} (budgets: {', '.join(BUDGETS)})")
+    own = os.path.dirname(os.path.abspath(script))
+    roots = [own, *map(str, script_roots), shipped_scripts_dir()]
+    options = dict(budgets, roots=roots)
+    if poll_seconds is not None:
+        options["poll_seconds"] = poll_seconds
+    return options
+
+
+def _try_get_attr(module, target):
+    owner, _, name = target.rpartition(".")
+    try:
+        return getattr(module.get_submodule(owner), name, None)
+    except AttributeError:
+        return None
+
+
+def _add_missing_attributes(gm, native):
+    """Modules and tensors the script brought in (a rule's replacement module, an outlined
+    submodule) are made from graft's module table, as `graft_fx import` makes them."""
+    missing = [n for n in gm.graph.nodes if n.op in ("call_module", "get_attr") and _try_get_attr(gm, n.target) is None]
+    if not missing:
+        return
+    doc = _fmt.loads(native.json())
+    by_path = {e["path"]: e for e in doc["modules"]}
+    for node in missing:
+        if _try_get_attr(gm, node.target) is not None:
+            continue
+        if _importer._has_graph(by_path, node.target):
+            value = _importer._rebuild_graph_module(doc, by_path, node.target, gm)
+        else:
+            value = _importer._rebuild(doc, node.target, node.op, gm)
+        if isinstance(value, torch.nn.Module):
+            gm.add_submodule(node.target, value)
+        else:
+            owner, _, name = node.target.rpartition(".")
+            if owner and _try_get_attr(gm, owner) is None:
+                gm.add_submodule(owner, torch.nn.Module())
+            setattr(gm.get_submodule(owner) if owner else gm, name, value)
+
+
+def _run(host, script, gm):
+    module = FxModule(gm)
+    report_json, error = host.run(os.path.abspath(script), module.native)
+    report = json.loads(report_json)
+    if error is not None:
+        raise ScriptError(error, report)
+    module.native.sync_by_name()
+    _add_missing_attributes(gm, module.native)
+    gm.graph.lint()
+    gm.recompile()
+    return gm, report
+
+
+class ScriptHost:
+    """Loads a pipeline script once and runs it on many GraphModules; `poll()` reloads it when
+    it (or a module it requires) was saved, keeping the last good version if the save is broken.
+
+        host = graft.ScriptHost("passes.lua", max_call_ms=2000)
+        gm, report = host.run(gm)
+        for event in host.poll(): ...   # after a save: {"ok": True, "version": 2, ...}
+    """
+
+    def __init__(self, script, script_roots=(), poll_seconds=0.2, **budgets):
+        self.script = os.path.abspath(os.fspath(script))
+        self._host = _native.ScriptHost(_options(self.script, budgets, script_roots, poll_seconds))
+        error = self._host.load(self.script)
+        if error is not None:
+            raise ScriptError(error)
+
+    @property
+    def version(self):
+        """The version served now (1 for the first load; each reload attempt takes the next)."""
+        return self._host.version(self.script)
+
+    def files(self):
+        """The script and every module it required: what poll() watches."""
+        return [str(p) for p in self._host.files(self.script)]
+
+    def poll(self):
+        """Reloads what changed since the last look; one dict per reload attempt (ok, version,
+        attempt, error, seconds). A failed reload keeps serving the last good version."""
+        return self._host.poll()
+
+    def wait_for_change(self, timeout=1.0):
+        """Blocks up to `timeout` seconds for a save; True if something may have changed."""
+        return self._host.wait_for_change(timeout)
+
+    def run(self, gm):
+        """Runs the current version on `gm` (edited in place); returns (gm, report dict)."""
+        return _run(self._host, self.script, gm)
+
+
+def run(script, gm, script_roots=(), **budgets):
+    """Runs the pipeline script `script` (a path) on the torch.fx GraphModule `gm`, sandboxed.
+    Budgets: max_instructions (per pass), max_memory_mb, max_load_ms, max_call_ms (per pass),
+    max_pipeline_ms, seed. Returns (gm, report): gm edited in place, report as `graft run --json`
+    prints it. Raises ScriptError (gm untouched) if the script fails to load or a pass fails."""
+    script = os.fspath(script)
+    host = _native.ScriptHost(_options(script, budgets, script_roots))
+    error = host.load(os.path.abspath(script))
+    if error is not None:
+        raise ScriptError(error)
+    return _run(host, script, gm)
