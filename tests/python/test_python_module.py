@@ -316,5 +316,72 @@ class Scripts(unittest.TestCase):
             host.run(torch.fx.symbolic_trace(lambda x: torch.relu(x)))
 
 
+class Passes(unittest.TestCase):
+    def setUp(self):
+        self.graft = graft_module(self)
+        from graft.fx.passes.infra import pass_manager
+        self.pm = pass_manager
+        self.dir = tempfile.mkdtemp(prefix="graft_py_")
+
+    def test_python_and_lua_passes_in_one_manager(self):
+        from torch.fx.passes.infra.pass_base import PassResult
+
+        def relu_to_gelu(gm):
+            for n in gm.graph.nodes:
+                if n.target == torch.relu:
+                    n.target = F.gelu
+                    return PassResult(gm, True)
+            return PassResult(gm, False)
+
+        gm = torch.fx.symbolic_trace(lambda x: torch.relu(torch.relu(x.detach())))
+        remove_detach = os.path.join(REPO, "scripts", "passes", "remove_detach.lua")
+        pm = self.pm.PassManager(passes=[relu_to_gelu, remove_detach], steps=5)
+        result = pm(gm)
+        self.assertTrue(result.modified)
+        self.assertEqual([n.target for n in gm.graph.nodes if n.op != "placeholder" and n.op != "output"],
+                         [F.gelu, F.gelu])
+        x = torch.randn(5)
+        self.assertTrue(torch.equal(gm(x), F.gelu(F.gelu(x))))
+        # A run where nothing changes reports it, and stops after one sweep.
+        self.assertFalse(pm(gm).modified)
+
+    def test_constraints_order_the_passes_as_torch_fx_does(self):
+        order = []
+
+        def a(gm):
+            order.append("a")
+            return self.pm.PassResult(gm, False)
+
+        def b(gm):
+            order.append("b")
+            return self.pm.PassResult(gm, False)
+
+        pm = self.pm.PassManager(passes=[b, a], constraints=[self.pm.this_before_that_pass_constraint(a, b)])
+        pm(torch.fx.symbolic_trace(lambda x: x))
+        self.assertEqual(order, ["a", "b"])
+
+    def test_errors_name_the_pass(self):
+        gm = torch.fx.symbolic_trace(lambda x: x + 1)
+
+        def forgets_result(gm):
+            pass
+
+        with self.assertRaisesRegex(TypeError, "'forgets_result' pass after the following passes: \\[\\]"):
+            self.pm.PassManager(passes=[forgets_result])(gm)
+        failing = write(self.dir, "fails.lua", FAILING)
+        code = gm.code
+        with self.assertRaises(self.graft.ScriptError) as caught:
+            self.pm.PassManager(passes=[self.pm.pass_result_wrapper(lambda gm: gm), failing])(gm)
+        self.assertEqual(caught.exception.line, 4)
+        self.assertEqual(gm.code, code)
+        with self.assertRaisesRegex(TypeError, "must be a Lua script"):
+            self.pm.PassManager(passes=["fuse.py"])
+
+    def test_managers_do_not_share_their_pass_lists(self):
+        one = self.pm.PassManager()
+        one.add_pass(self.pm.pass_result_wrapper(lambda gm: gm))
+        self.assertEqual(self.pm.PassManager().passes, [])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,2 +1,2 @@
 """torch.fx.passes on graft's engine."""
-from . import utils  # noqa: F401
+from . import infra, utils  # noqa: F401
