@@ -389,3 +389,17 @@ TEST_CASE("ir: as in FX, a derived name never repeats the name of an erased node
   // An explicit name is still allowed: only derived names avoid it.
   CHECK(g.create_node_named(OpKind::CallFunction, "torch.relu", {Argument::node(s.x)}, {}, "relu").is_ok());
 }
+
+TEST_CASE("ir: a retired name is taken for derived names, as FX's names of nodes erased before a conversion") {
+  Small s;
+  Graph& g = s.g;
+  g.retire_name("neg");
+  g.retire_name("neg_1");
+  g.retire_name("relu");  // a live node's name: nothing changes
+  CHECK(g.name(g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.x)})) == "neg_2");
+  REQUIRE(g.begin_transaction().is_ok());
+  g.retire_name("abs");
+  CHECK(g.unique_name("abs") == "abs_1");
+  g.rollback_transaction();
+  CHECK(g.unique_name("abs") == "abs");
+}

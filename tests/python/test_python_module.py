@@ -383,5 +383,87 @@ class Passes(unittest.TestCase):
         self.assertEqual(self.pm.PassManager().passes, [])
 
 
+def structure(gm):
+    """Each node as (name, op, target, args, kwargs), nodes and targets by name."""
+    def plain(a):
+        return "%" + a.name if isinstance(a, torch.fx.Node) else repr(a)
+
+    def target(n):
+        return torch.fx.node._get_qualified_name(n.target) if n.op == "call_function" else str(n.target)
+
+    return [(n.name, n.op, target(n), repr(torch.fx.node.map_arg(n.args, plain)),
+             repr(torch.fx.node.map_arg(n.kwargs, plain))) for n in gm.graph.nodes]
+
+
+class Partitioner(unittest.TestCase):
+    """graft.fx's CapabilityBasedPartitioner with the user's OperatorSupportBase, against
+    torch.fx on test_partition_vs_fx's generated graphs."""
+
+    def setUp(self):
+        self.graft = graft_module(self)
+        from graft.fx.passes.infra import partitioner
+        from graft.fx.passes.utils import fuser_utils
+        self.partitioner = partitioner
+        self.fuser = fuser_utils
+
+    def test_generated_graphs(self):
+        import test_partition_vs_fx as pvf
+        from torch.fx.passes.utils.fuser_utils import fuse_by_partitions as fx_fuse
+        asked = []
+
+        class Support(pvf.AddMul):
+            def is_node_supported(self, submodules, node):
+                asked.append(node)
+                return super().is_node_supported(submodules, node)
+
+        fused_cases = 0
+        for seed in range(60):
+            with self.subTest(seed=seed):
+                gm = pvf.make_graph(seed, pvf.case_size(seed))
+                inputs = pvf.inputs_for(gm)
+                want = gm(*inputs)
+                asked.clear()
+                partitioner = self.partitioner.CapabilityBasedPartitioner
+                singles = partitioner(gm, Support(), allows_single_node_partition=True).propose_partitions()
+                self.assertTrue(all(n.op in ("call_function", "call_method") for n in asked))
+                self.assertTrue(all(n.graph is gm.graph for p in singles for n in p.nodes))
+                names = [frozenset(n.name for n in p.nodes) for p in singles]
+                self.assertFalse(pvf.contracted_has_cycle(gm, names))
+                # The same nodes as torch.fx partitions (where torch 1.13's answer is valid), in
+                # no more partitions (horizontal fusion merges some of torch 1.13's).
+                fx_names = pvf.torch_partitions(gm, True)
+                if not pvf.contracted_has_cycle(gm, fx_names):
+                    self.assertEqual(set().union(*names), set().union(*fx_names))
+                    self.assertLessEqual(len(names), len(fx_names))
+                parts = partitioner(gm, Support()).propose_partitions()
+                if not parts:
+                    continue
+                # Fusing: the same nodes as torch.fx's fuse_by_partitions of the same partitions
+                # (in another order: torch 1.13 re-sorts the whole graph breadth first, graft
+                # keeps the order wherever it is valid, as torch main), the same submodules, and
+                # the same outputs bit for bit.
+                reference = pvf.make_graph(seed, pvf.case_size(seed))
+                by_name = {n.name: n for n in reference.graph.nodes}
+                fx_fuse(reference, [[by_name[n.name] for n in p.nodes] for p in parts])
+                out = self.partitioner.CapabilityBasedPartitioner(gm, Support()).fuse_partitions(parts)
+                self.assertIs(out, gm)
+                self.assertEqual(sorted(structure(gm)), sorted(structure(reference)))
+                for name, sub in reference.named_children():
+                    self.assertEqual(getattr(gm, name).code, sub.code)
+                got = gm(*inputs)
+                for a, b in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+                    self.assertTrue(torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)))
+                fused_cases += 1
+        self.assertGreater(fused_cases, 20)
+
+    def test_a_partition_that_would_make_a_cycle_is_refused_and_changes_nothing(self):
+        gm = torch.fx.symbolic_trace(lambda x: torch.add(torch.relu(torch.add(x, 1)), 1))
+        adds = [n for n in gm.graph.nodes if n.target == torch.add]
+        code = gm.code
+        with self.assertRaisesRegex(self.graft.GraftError, "cycle"):
+            self.fuser.fuse_by_partitions(gm, [adds])
+        self.assertEqual(gm.code, code)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -8,6 +8,7 @@ import torch
 
 from graft_fx import export as _export
 from graft_fx import format as _fmt
+from graft_fx import importer as _importer
 
 from . import _native
 
@@ -18,6 +19,38 @@ def module_table_json(gm):
     table = _export._module_table(gm, gm, {}, values=False)
     return _fmt.dumps({"format": _fmt.FORMAT_NAME, "version": _fmt.VERSION, "meta": {}, "modules": table,
                        "nodes": []})
+
+
+def try_get_attr(module, target):
+    owner, _, name = target.rpartition(".")
+    try:
+        return getattr(module.get_submodule(owner), name, None)
+    except AttributeError:
+        return None
+
+
+def add_new_attributes(gm, native):
+    """Modules and tensors the script brought in (a rule's replacement module, an outlined
+    submodule) are made from graft's module table, as `graft_fx import` makes them."""
+    missing = [n for n in gm.graph.nodes if n.op in ("call_module", "get_attr") and try_get_attr(gm, n.target) is None]
+    if not missing:
+        return
+    doc = _fmt.loads(native.json())
+    by_path = {e["path"]: e for e in doc["modules"]}
+    for node in missing:
+        if try_get_attr(gm, node.target) is not None:
+            continue
+        if _importer._has_graph(by_path, node.target):
+            value = _importer._rebuild_graph_module(doc, by_path, node.target, gm)
+        else:
+            value = _importer._rebuild(doc, node.target, node.op, gm)
+        if isinstance(value, torch.nn.Module):
+            gm.add_submodule(node.target, value)
+        else:
+            owner, _, name = node.target.rpartition(".")
+            if owner and try_get_attr(gm, owner) is None:
+                gm.add_submodule(owner, torch.nn.Module())
+            setattr(gm.get_submodule(owner) if owner else gm, name, value)
 
 
 class FxModule:
@@ -37,9 +70,14 @@ class FxModule:
         """The graph as a graph file's text (docs/FORMAT.md)."""
         return self.native.json()
 
+    def add_new_attributes(self):
+        """Adds to the GraphModule the modules and tensors the engine's edits brought in."""
+        add_new_attributes(self.gm, self.native)
+
     def to_fx(self, recompile=True):
         """Applies the engine's edits to the GraphModule and returns it."""
         self.native.sync()
+        self.add_new_attributes()
         if recompile:
             self.gm.recompile()
         return self.gm

@@ -10,11 +10,6 @@ ScriptError naming the script, line and node.
 import json
 import os
 
-import torch
-
-from graft_fx import format as _fmt
-from graft_fx import importer as _importer
-
 from . import _native
 from .convert import FxModule
 
@@ -62,38 +57,6 @@ def _options(script, budgets, script_roots, poll_seconds=None):
     return options
 
 
-def _try_get_attr(module, target):
-    owner, _, name = target.rpartition(".")
-    try:
-        return getattr(module.get_submodule(owner), name, None)
-    except AttributeError:
-        return None
-
-
-def _add_missing_attributes(gm, native):
-    """Modules and tensors the script brought in (a rule's replacement module, an outlined
-    submodule) are made from graft's module table, as `graft_fx import` makes them."""
-    missing = [n for n in gm.graph.nodes if n.op in ("call_module", "get_attr") and _try_get_attr(gm, n.target) is None]
-    if not missing:
-        return
-    doc = _fmt.loads(native.json())
-    by_path = {e["path"]: e for e in doc["modules"]}
-    for node in missing:
-        if _try_get_attr(gm, node.target) is not None:
-            continue
-        if _importer._has_graph(by_path, node.target):
-            value = _importer._rebuild_graph_module(doc, by_path, node.target, gm)
-        else:
-            value = _importer._rebuild(doc, node.target, node.op, gm)
-        if isinstance(value, torch.nn.Module):
-            gm.add_submodule(node.target, value)
-        else:
-            owner, _, name = node.target.rpartition(".")
-            if owner and _try_get_attr(gm, owner) is None:
-                gm.add_submodule(owner, torch.nn.Module())
-            setattr(gm.get_submodule(owner) if owner else gm, name, value)
-
-
 def _run(host, script, gm):
     module = FxModule(gm)
     report_json, error = host.run(os.path.abspath(script), module.native)
@@ -101,7 +64,7 @@ def _run(host, script, gm):
     if error is not None:
         raise ScriptError(error, report)
     module.native.sync_by_name()
-    _add_missing_attributes(gm, module.native)
+    module.add_new_attributes()
     gm.graph.lint()
     gm.recompile()
     return gm, report

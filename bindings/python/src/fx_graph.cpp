@@ -90,6 +90,9 @@ FxGraph::FxGraph(Codec& codec, py::object graph, const std::string& modules_json
     if (fx_nodes_.size() <= id.value()) fx_nodes_.resize(id.value() + 1);
     fx_nodes_[id.value()] = py::reinterpret_borrow<py::object>(node);
   }
+  // Names FX gave out before (to nodes erased since) stay taken, so graft names new nodes as FX would.
+  py::object used = graph_.attr("_graph_namespace").attr("_used_names");
+  for (py::handle name : used) g.retire_name(name.cast<std::string>());
   unique_ids_ = std::make_unique<UniqueIdScope>(g);
   g.add_listener(&log_);
 }

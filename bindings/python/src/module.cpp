@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "fx_graph.hpp"
+#include "fx_partition.hpp"
 #include "fx_rewrite.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/ir/lint.hpp"
@@ -68,6 +69,12 @@ PYBIND11_MODULE(_native, m) {
 
   bind_script_host(m);
   m.attr("SOURCE_SCRIPTS_DIR") = GRAFT_SOURCE_SCRIPTS_DIR;
+
+  m.def("propose_partitions", &graft::python::propose_partitions, py::arg("graph"), py::arg("supported"),
+        py::arg("allows_single_node_partition") = false, py::arg("non_compute_ops") = std::vector<std::string>{},
+        py::arg("allowed_single_node_partition_ops") = std::vector<std::string>{});
+  m.def("fuse_partitions", &graft::python::fuse_partitions, py::arg("graph"), py::arg("partitions"),
+        py::arg("prefix") = "fused_");
 
   m.def("replace", &graft::python::replace, py::arg("matches"), py::arg("selected"), py::arg("replacement"),
         py::arg("keep_names") = false);

@@ -253,6 +253,10 @@ std::pair<std::string, std::uint32_t> split_suffix(const std::string& name) {
 
 }  // namespace
 
+void Graph::retire_name(std::string name) {
+  if (!name_taken(name)) retired_names_.insert(std::move(name));
+}
+
 std::string Graph::unique_name(std::string_view hint) {
   std::string candidate = sanitize(hint);
   auto used = [&](const std::string& name) { return name_taken(name) || retired_names_.contains(name); };

@@ -17,6 +17,7 @@ from torch.fx import Graph, GraphModule, Node
 from torch.fx.subgraph_rewriter import Match
 
 from .. import _native
+from ..convert import try_get_attr
 from .passes.utils.matcher_utils import InternalMatch, SubgraphMatcher
 
 __all__ = ["Match", "ReplacedPatterns", "replace_pattern", "replace_pattern_with_filters"]
@@ -40,14 +41,6 @@ def _graph(obj):
     return torch.fx.symbolic_trace(obj).graph
 
 
-def _try_get_attr(module, target):
-    owner, _, name = target.rpartition(".")
-    try:
-        return getattr(module.get_submodule(owner), name, None)
-    except AttributeError:
-        return None
-
-
 def _replace_attributes(gm, replacement):
     """As torch.fx does after a rewrite: unused submodules go, and every call_module or
     get_attr target the module lacks is copied (deep) from the replacement module."""
@@ -55,9 +48,9 @@ def _replace_attributes(gm, replacement):
     if isinstance(replacement, GraphModule):
         replacement.graph.lint()
     for node in gm.graph.nodes:
-        if node.op not in ("call_module", "get_attr") or _try_get_attr(gm, node.target) is not None:
+        if node.op not in ("call_module", "get_attr") or try_get_attr(gm, node.target) is not None:
             continue
-        value = _try_get_attr(replacement, node.target)
+        value = try_get_attr(replacement, node.target)
         if value is None:
             raise RuntimeError(f'Attempted to create a "{node.op}" node during subgraph rewriting with target '
                                f"{node.target}, but the referenced attribute does not exist in the replacement "

@@ -185,6 +185,9 @@ class Graph {
   /// A fresh name derived from `hint` by FX's rules (`add` -> `add_1` when taken). As in FX,
   /// the name of an erased node counts as taken.
   std::string unique_name(std::string_view hint);
+  /// Counts `name` as taken from now on, as the name of an erased node is: a graph converted
+  /// from an FX graph keeps the names FX gave to nodes erased before, and never reuses them.
+  void retire_name(std::string name);
 
   // --- editing -------------------------------------------------------------------------------
   // Edits that take arguments refuse (changing nothing) references to nodes not in the graph.

@@ -1,2 +1,2 @@
 """torch.fx.passes on graft's engine."""
-from . import infra, utils  # noqa: F401
+from . import infra, operator_support, utils  # noqa: F401

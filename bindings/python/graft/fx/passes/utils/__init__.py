@@ -1,2 +1,2 @@
 """torch.fx.passes.utils on graft's engine."""
-from . import matcher_utils  # noqa: F401
+from . import fuser_utils, matcher_utils  # noqa: F401

@@ -1,0 +1,25 @@
+// Capability-based partitioning and fusion on converted FX graphs (graft.fx's
+// CapabilityBasedPartitioner): the support answers come from Python, the partitions and the
+// fused graph from the engine.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <vector>
+
+#include "fx_graph.hpp"
+
+namespace graft::python {
+
+/// Partitions of `graph` in torch's order, each a list of FX nodes in graph order.
+/// `supported` holds the FX nodes the Python support accepted.
+py::list propose_partitions(FxGraph& graph, const py::set& supported, bool allows_single_node_partition,
+                            const std::vector<std::string>& non_compute_ops,
+                            const std::vector<std::string>& allowed_single_node_partition_ops);
+
+/// Fuses `partitions` (lists of FX nodes) into submodules `<prefix>i` on the IR and applies the
+/// result to the FX graph; returns (submodule path, call_module FX node) per partition.
+py::list fuse_partitions(FxGraph& graph, const py::list& partitions, const std::string& prefix);
+
+}  // namespace graft::python
