@@ -1,4 +1,16 @@
-"""torch.fx.passes.operator_support, as torch.fx has it: graft's partitioner asks these
-classes about each call node (OperatorSupportBase.is_node_supported)."""
+"""torch.fx.passes.operator_support: torch.fx's classes (graft's partitioner asks them about each
+call node through OperatorSupportBase.is_node_supported), plus torch main's any_chain where the
+installed torch lacks it."""
+from torch.fx.passes import operator_support as _fx
 from torch.fx.passes.operator_support import *  # noqa: F401,F403
-from torch.fx.passes.operator_support import __all__  # noqa: F401
+
+__all__ = list(_fx.__all__)
+
+if not hasattr(_fx, "any_chain"):
+    def any_chain(*op_support):
+        """An OperatorSupportBase that accepts a node when any of `op_support` accepts it."""
+        def _any_chain(submods, node) -> bool:
+            return any(x.is_node_supported(submods, node) for x in op_support)
+        return _fx.create_op_support(_any_chain)
+
+    __all__.append("any_chain")
