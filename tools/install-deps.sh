@@ -16,6 +16,7 @@ packages=(
   clang-tidy                                # the bug-finding checks in .clang-tidy, run by tools/test.sh
   clang-format                              # the layout in .clang-format, checked by tools/test.sh
   python3 python3-torch python3-torchvision # the graft_fx bridge and its round-trip tests
+  python3-dev pybind11-dev                  # the in-process graft module (bindings/python)
   libopenblas0-pthread                      # torch's BLAS: a ViT-B/16 forward in 0.5 s, not 16 s
   graphviz                                  # graft dot -o file.svg
   chromium                                  # headless: the plan picture (graft plan --svg) checked as drawn

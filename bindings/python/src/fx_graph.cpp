@@ -133,15 +133,16 @@ void FxGraph::place(const py::object& node, NodeId n, const FxOf& fx_of) {
   anchor.attr("append")(node);
 }
 
-void FxGraph::set_fx_args(const py::object& node, NodeId n, const FxOf& fx_of, bool only_if_changed) {
+void FxGraph::set_fx_args(const py::object& node, NodeId n, const FxOf& fx_of) {
+  // Each setter re-walks both args and kwargs in Python: set only what changed (most nodes an
+  // edit touches only gained or lost a user).
   const Graph& g = ir_.graph;
   py::tuple args(g.args(n).size());
   for (std::size_t i = 0; i < g.args(n).size(); ++i) args[i] = codec_.from_argument(g.args(n)[i], fx_of);
+  if (!args.equal(node.attr("args"))) node.attr("args") = args;
   py::dict kwargs;
   for (const auto& [key, value] : g.kwargs(n)) kwargs[py::str(key)] = codec_.from_argument(value, fx_of);
-  if (only_if_changed && args.equal(node.attr("args")) && kwargs.equal(node.attr("kwargs"))) return;
-  node.attr("args") = args;
-  node.attr("kwargs") = kwargs;
+  if (!kwargs.equal(node.attr("kwargs"))) node.attr("kwargs") = kwargs;
 }
 
 bool FxGraph::same_kind(const py::object& node, NodeId n) {
@@ -155,8 +156,7 @@ bool FxGraph::same_kind(const py::object& node, NodeId n) {
 void FxGraph::update_fx_node(NodeId n) {
   const Graph& g = ir_.graph;
   py::object node = fx_nodes_[n];
-  set_fx_args(
-      node, n, [this](NodeId id) { return fx_node(id); }, false);
+  set_fx_args(node, n, [this](NodeId id) { return fx_node(id); });
   if (!same_kind(node, n)) {
     node.attr("op") = py::str(std::string(op_kind_name(g.op(n))));
     node.attr("target") = g.op(n) == OpKind::CallFunction ? codec_.function(g.target(n)) : py::str(g.target(n));
@@ -242,7 +242,7 @@ void FxGraph::sync_by_name() {
   std::vector<std::pair<py::object, std::string>> misnamed;
   for (NodeId n : g.nodes()) {
     if (fx[n]) {
-      set_fx_args(fx[n], n, fx_of, true);
+      set_fx_args(fx[n], n, fx_of);
       continue;
     }
     fx[n] = make_fx_node(n, fx_of);

@@ -60,7 +60,7 @@ class FxGraph {
   using FxOf = std::function<py::object(NodeId)>;
   /// A new FX node for IR node `n`, at the end of the FX graph (the caller places it).
   py::object make_fx_node(NodeId n, const FxOf& fx_of);
-  void set_fx_args(const py::object& node, NodeId n, const FxOf& fx_of, bool only_if_changed);
+  void set_fx_args(const py::object& node, NodeId n, const FxOf& fx_of);
   void update_fx_node(NodeId n);
   bool same_kind(const py::object& node, NodeId n);
   void place(const py::object& node, NodeId n, const FxOf& fx_of);
