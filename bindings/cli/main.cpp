@@ -19,6 +19,7 @@
 #include "rewrite_command.hpp"
 #include "rules_command.hpp"
 #include "run_command.hpp"
+#include "verify_command.hpp"
 
 namespace {
 
@@ -289,6 +290,13 @@ static int run_command_line(int argc, char** argv) {
       "say why each other node is left out; optionally fuse them into submodules");
   cli::add_partition_options(*partition, partition_opts);
 
+  CLI::App* verify = app.add_subcommand(
+      "verify",
+      "Check in PyTorch that each rule of a rule script computes what it replaces, on the graph files it names "
+      "(runs python3 -m graft verify; `graft verify --help` lists its options)");
+  verify->prefix_command();  // everything after `verify` goes to Python, --help included
+  verify->set_help_flag();
+
   cli::PlanCommandOptions plan_opts;
   CLI::App* plan = app.add_subcommand(
       "plan",
@@ -390,6 +398,7 @@ static int run_command_line(int argc, char** argv) {
     return is_match ? cli::cmd_match_rules(rules_opts) : cli::cmd_explain_rules(rules_opts);
   }
   if (*watch) return cli::cmd_watch(run_opts);
+  if (*verify) return cli::cmd_verify(verify->remaining());
   return kExitUsage;
 }
 

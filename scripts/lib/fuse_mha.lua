@@ -45,6 +45,7 @@ return function(config)
   return graft.rules {
     graft.rule {
       name = "mha_self_attention",
+      examples = config.examples,
       pattern = pattern,
       -- packed q/k/v projections and biases, and heads that divide the embedding
       filter = function(m)

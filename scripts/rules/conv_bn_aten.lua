@@ -112,6 +112,8 @@ end
 local function rule(name, kind, stats)
   return graft.rule {
     name = name,
+    -- graft verify checks each rule here (the *_legit ones need newer torch's exports)
+    examples = { "../../examples/graphs/resnet18.aten.json", "../../examples/graphs/mobilenet_v3_small.aten.json" },
     pattern = pattern(kind, stats),
     -- the fold needs the weight's rank (for the per-channel view); eps must be a number
     filter = function(m)

@@ -85,6 +85,10 @@ local patterns = {
 local function rule(name, with_view, outputs)
   return graft.rule {
     name = name,
+    examples = {
+      "../../examples/graphs/rule_examples.aten.json", "../../examples/graphs/mobilenet_v3_small.aten.json",
+      "../../examples/graphs/vit_b_16.aten.json",
+    },
     pattern = patterns[name],
     filter = function(m) return activation_of(m.returning[1]) ~= nil end,
     replacement = function(m)

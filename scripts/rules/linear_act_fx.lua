@@ -39,6 +39,7 @@ end
 local function rule(class, activation, enabled)
   return graft.rule {
     name = "linear_" .. activation,
+    examples = { "../../examples/graphs/rule_examples.fx.json" },
     enabled = enabled,
     pattern = graft.trace(function(x)
       local lin = graft.module("torch.nn.Linear", "lin")

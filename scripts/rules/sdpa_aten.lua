@@ -42,6 +42,7 @@ end)
 return graft.rules {
   graft.rule {
     name = "sdpa",
+    examples = { "../../examples/graphs/vit_b_16.aten.json" },
     pattern = pattern,
     replacement = fused,
     filter = function(m)

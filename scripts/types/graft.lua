@@ -671,6 +671,8 @@ function Graph:submodule(path, fn) end
 ---@field keep_meta? boolean true is meta = "outputs" (as in g:replace_pattern); meta wins
 ---@field keep_names? boolean a new node in a replaced node's place takes its name (torch.fx: a fresh name)
 ---@field enabled? boolean default true: whether sets made from it start with it enabled
+---@field examples? string[] graph files (relative to the script) graft verify checks the rule on
+---@field exact? boolean default true; false: the rule changes what the graph computes on purpose (graft verify skips it)
 
 --- A rule (getmetatable(r) == "graft.Rule"); its fields are read-only.
 ---@class graft.Rule
@@ -679,6 +681,8 @@ function Graph:submodule(path, fn) end
 ---@field enabled boolean as declared (a set's rs:enable / rs:disable do not change it)
 ---@field pattern graft.Pattern
 ---@field replacement graft.Pattern|fun(match: graft.Match): graft.Pattern
+---@field examples string[] as declared
+---@field exact boolean as declared
 
 ---@alias graft.ApplyMode "once"|"fixpoint"
 

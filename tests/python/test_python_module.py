@@ -171,6 +171,15 @@ class ReplacePattern(unittest.TestCase):
         got, _ = self.both(lambda x: torch.relu(x) + 1, Pattern(), Replacement(), torch.randn(5))
         self.assertIsInstance(got.tanh, torch.nn.Tanh)
 
+    def test_a_chain_erased_whole(self):
+        # Every relu replaced by its input: the FX nodes are erased users first, in one sweep.
+        gm = torch.fx.symbolic_trace(lambda x: torch.relu(torch.relu(torch.relu(torch.relu(x)))))
+        done = self.fx.replace_pattern(gm, lambda x: torch.relu(x), lambda x: x)
+        self.assertEqual(len(done), 4)
+        self.assertEqual([n.op for n in gm.graph.nodes], ["placeholder", "output"])
+        x = torch.randn(3)
+        self.assertTrue(torch.equal(gm(x), x))
+
     def test_an_engine_error_leaves_the_graph_as_it_was(self):
         gm = torch.fx.symbolic_trace(sigmoid_chain(2))
         code = gm.code

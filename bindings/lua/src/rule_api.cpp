@@ -42,6 +42,10 @@ constexpr const char* kRuleSetType = "graft.RuleSet";
 /// the userdata's user value, which keeps them alive as long as the rule.
 struct RuleData {
   Rule rule;
+  /// For `graft verify`: graph files (relative to the script) the rule should be checked on,
+  /// and whether it claims to compute what it replaces.
+  std::vector<std::string> examples;
+  bool exact = true;
   int filter_ref = LUA_NOREF;
   int build_ref = LUA_NOREF;
   int keep_ref = LUA_NOREF;
@@ -107,10 +111,11 @@ int graft_rule(lua_State* L) {
     lua_pop(L, 1);
     const std::string k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
     if (k != "name" && k != "pattern" && k != "replacement" && k != "priority" && k != "filter" && k != "meta" &&
-        k != "keep_meta" && k != "enabled" && k != "keep" && k != "meta_functions" && k != "keep_names")
+        k != "keep_meta" && k != "enabled" && k != "keep" && k != "meta_functions" && k != "keep_names" &&
+        k != "examples" && k != "exact")
       luaL_error(L,
                  "graft.rule: unknown field '%s' (name, pattern, replacement, priority, filter, keep, meta_functions, "
-                 "meta, keep_meta, keep_names, enabled)",
+                 "meta, keep_meta, keep_names, enabled, examples, exact)",
                  k.empty() ? luaL_typename(L, -1) : k.c_str());
   }
   lua_getfield(L, 1, "name");
@@ -180,6 +185,27 @@ int graft_rule(lua_State* L) {
   r.meta = read_meta_policy(L, 1, MetaPolicy::Outputs, ("graft.rule '" + name + "'").c_str());
   lua_getfield(L, 1, "keep_names");
   r.keep_names = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  lua_getfield(L, 1, "exact");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_isboolean(L, -1)) luaL_error(L, "graft.rule '%s': 'exact' must be a boolean", name.c_str());
+    d.exact = lua_toboolean(L, -1);
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, 1, "examples");
+  if (!lua_isnil(L, -1)) {
+    bool ok = lua_istable(L, -1);
+    const lua_Integer n = ok ? static_cast<lua_Integer>(lua_rawlen(L, -1)) : 0;
+    for (lua_Integer i = 1; ok && i <= n; ++i) {
+      lua_rawgeti(L, -1, i);
+      ok = lua_type(L, -1) == LUA_TSTRING && lua_rawlen(L, -1) > 0;
+      if (ok) d.examples.emplace_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+    if (!ok)
+      luaL_error(L, "graft.rule '%s': 'examples' must be a list of graph file paths (relative to the script)",
+                 name.c_str());
+  }
   lua_pop(L, 1);
   lua_getfield(L, 1, "filter");
   if (!lua_isnil(L, -1)) {
@@ -282,10 +308,20 @@ int rule_index(lua_State* L) {
   if (key == "name") lua_pushstring(L, d.rule.name.c_str());
   else if (key == "priority") lua_pushinteger(L, d.rule.priority);
   else if (key == "enabled") lua_pushboolean(L, d.rule.enabled);
-  else if (key == "pattern" || key == "replacement") {
+  else if (key == "exact") lua_pushboolean(L, d.exact);
+  else if (key == "examples") {
+    lua_createtable(L, static_cast<int>(d.examples.size()), 0);
+    for (std::size_t i = 0; i < d.examples.size(); ++i) {
+      lua_pushstring(L, d.examples[i].c_str());
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+  } else if (key == "pattern" || key == "replacement") {
     lua_getiuservalue(L, 1, 1);
     lua_getfield(L, -1, key.c_str());
-  } else luaL_error(L, "a rule has no field '%s' (name, priority, enabled, pattern, replacement)", key.c_str());
+  } else {
+    luaL_error(L, "a rule has no field '%s' (name, priority, enabled, pattern, replacement, examples, exact)",
+               key.c_str());
+  }
   return 1;
 }
 
@@ -397,6 +433,23 @@ int ruleset_tostring(lua_State* L) {
 }
 
 }  // namespace
+
+std::vector<const RuleData*> rule_data_of(lua_State* L, int index) {
+  std::vector<const RuleData*> out;
+  if (luaL_testudata(L, index, kRuleType) != nullptr) {
+    out.push_back(&check_rule(L, index));
+    return out;
+  }
+  lua_getiuservalue(L, index, 1);
+  const int n = static_cast<int>(lua_rawlen(L, -1));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -1, i);
+    out.push_back(&check_rule(L, -1));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return out;
+}
 
 std::vector<Rule> rules_of(lua_State* L, int index) {
   std::vector<Rule> out;
@@ -689,9 +742,11 @@ Status with_rules(Sandbox& sandbox, const GraphModule* gm,
           luaL_error(L, "the script must return a rule set (graft.rules{...}) or a rule (graft.rule{...}), not a %s",
                      luaL_typename(L, main));
         std::vector<Rule> rules = detail::rules_of(L, main);
+        const std::vector<const detail::RuleData*> data = detail::rule_data_of(L, main);
         std::vector<RuleView> views;
-        for (const Rule& r : rules) {
-          RuleView v{r.name, r.priority, r.enabled, r.matcher.get(), {}};
+        for (std::size_t i = 0; i < rules.size(); ++i) {
+          const Rule& r = rules[i];
+          RuleView v{r.name, r.priority, r.enabled, r.matcher.get(), {}, data[i]->examples, data[i]->exact};
           if (r.filter) {
             auto f = r.filter;
             const Graph* pattern = &r.matcher->pattern();

@@ -6,6 +6,7 @@
     gm = module.to_fx()               # the same GraphModule, edited in place
 
     gm, report = graft.run("passes.lua", gm)   # a Lua pipeline, sandboxed, on gm in place
+    graft.verify("rules.lua")                  # does each rule compute what it replaces? (PyTorch)
 
     from graft.fx import replace_pattern, SubgraphMatcher   # torch.fx's names, graft's engine
 
@@ -15,5 +16,6 @@ buffers and submodules stay the module's own.
 from ._native import GraftError
 from .convert import FxModule, from_fx
 from .scripts import ScriptError, ScriptHost, run
+from .verify import RuleVerdict, verify
 
-__all__ = ["FxModule", "GraftError", "ScriptError", "ScriptHost", "from_fx", "run"]
+__all__ = ["FxModule", "GraftError", "RuleVerdict", "ScriptError", "ScriptHost", "from_fx", "run", "verify"]

@@ -175,17 +175,27 @@ void FxGraph::fix_order(const FxOf& fx_of) {
 }
 
 void FxGraph::erase_fx_nodes(std::vector<py::object> pending) {
-  // Users before what they use.
-  while (!pending.empty()) {
-    std::vector<py::object> rest;
-    for (py::object& node : pending) {
-      if (py::len(node.attr("users")) == 0) graph_.attr("erase_node")(node);
-      else rest.push_back(node);
-    }
-    if (rest.size() == pending.size())
-      throw std::logic_error(
-          fmt::format("sync: node {} still has users", py::str(rest[0].attr("name")).cast<std::string>()));
-    pending = std::move(rest);
+  // Users before what they use: start from the nodes nobody uses; erasing one may free its inputs.
+  std::unordered_set<PyObject*> waiting;
+  for (const py::object& node : pending) waiting.insert(node.ptr());
+  std::vector<py::object> ready;
+  for (const py::object& node : pending)
+    if (py::len(node.attr("users")) == 0) ready.push_back(node);
+  while (!ready.empty()) {
+    py::object node = std::move(ready.back());
+    ready.pop_back();
+    if (waiting.erase(node.ptr()) == 0) continue;  // erased already
+    py::list inputs = node.attr("all_input_nodes");
+    graph_.attr("erase_node")(node);
+    for (py::handle input : inputs)
+      if (waiting.count(input.ptr()) && py::len(input.attr("users")) == 0)
+        ready.push_back(py::reinterpret_borrow<py::object>(input));
+  }
+  if (!waiting.empty()) {
+    for (const py::object& node : pending)
+      if (waiting.count(node.ptr()))
+        throw std::logic_error(
+            fmt::format("sync: node {} still has users", py::str(node.attr("name")).cast<std::string>()));
   }
 }
 

@@ -6,6 +6,8 @@
 #include <chrono>
 
 #include "fx_graph.hpp"
+#include "graft/lua/rules.hpp"
+#include "graft/lua/sandbox.hpp"
 #include "graft/lua/script_host.hpp"
 
 namespace graft::python {
@@ -51,6 +53,28 @@ lua::ScriptHostOptions options_from(const py::dict& budgets) {
 }  // namespace
 
 void bind_script_host(py::module_& m) {
+  // The rules of a rule script, for graft.verify: name, enabled, examples, exact.
+  m.def("rules_of", [](const std::filesystem::path& script, const py::dict& options) -> py::object {
+    Result<std::unique_ptr<lua::Sandbox>> sandbox = lua::Sandbox::create(options_from(options).sandbox);
+    if (!sandbox) return py::make_tuple(py::none(), diagnostic(sandbox.status().diagnostic()));
+    if (Status s = sandbox.value()->load_file(script); !s)
+      return py::make_tuple(py::none(), diagnostic(s.diagnostic()));
+    py::list rules;
+    Status s = lua::with_rules(*sandbox.value(), nullptr, [&](const std::vector<lua::RuleView>& views) {
+      for (const lua::RuleView& v : views) {
+        py::dict r;
+        r["name"] = v.name;
+        r["enabled"] = v.enabled;
+        r["examples"] = v.examples;
+        r["exact"] = v.exact;
+        rules.append(r);
+      }
+      return Status::ok();
+    });
+    if (!s) return py::make_tuple(py::none(), diagnostic(s.diagnostic()));
+    return py::make_tuple(rules, py::none());
+  });
+
   py::class_<lua::ScriptHost>(m, "ScriptHost")
       .def(py::init([](const py::dict& options) { return std::make_unique<lua::ScriptHost>(options_from(options)); }))
       .def("load",

@@ -22,6 +22,10 @@ struct RuleView {
   /// The rule's filter (a Lua function), or empty. An error it raises is kept and comes back
   /// as with_rules' Status; the call then returns false.
   std::function<bool(const SubgraphMatch&, const Graph&)> filter{};
+  /// What `graft verify` reads: graph files to check the rule on (paths relative to the
+  /// script), and false when the rule changes what the graph computes on purpose.
+  std::vector<std::string> examples{};
+  bool exact = true;
 };
 
 /// Runs `body` inside the sandbox with the script's rules, in the order the script gives them,

@@ -1,0 +1,105 @@
+"""graft verify: every shipped rule computes what it replaces, and a wrong rule is caught with
+the input where it differs."""
+import os
+import subprocess
+import tempfile
+import unittest
+
+from helpers import REPO, graft_bin, graft_module
+
+RULES = os.path.join(REPO, "scripts", "rules")
+EXAMPLES = os.path.join(REPO, "examples", "graphs")
+
+# Rules no bundled example can exercise: torch 1.13's make_fx never records the batch norm these
+# match (_native_batch_norm_legit_no_training, from newer torch's exports).
+NEEDS_NEWER_TORCH = {"conv_bn_legit_stats", "conv_bn_legit"}
+
+WRONG = """local aten = graft.ops.aten
+return graft.rules {{
+  graft.rule {{
+    name = "gelu_to_tanh_gelu",  -- close, but not the same function
+    examples = {{ {fx!r} }},
+    pattern = graft.trace(function(x) return aten.gelu.default(x) end),
+    replacement = graft.trace(function(x) return aten.gelu.default(x, graft.kw{{approximate = "tanh"}}) end),
+  }},
+  graft.rule {{
+    name = "relu_to_relu",
+    examples = {{ {fx!r} }},
+    pattern = graft.trace(function(x) return aten.relu.default(x) end),
+    replacement = graft.trace(function(x) return aten.relu.default(x) end),
+  }},
+  graft.rule {{
+    name = "never_matches",
+    examples = {{ {fx!r} }},
+    pattern = graft.trace(function(x) return aten.cosh.default(x) end),
+    replacement = graft.trace(function(x) return aten.cosh.default(x) end),
+  }},
+}}
+"""
+
+
+class Verify(unittest.TestCase):
+    def setUp(self):
+        self.graft = graft_module(self)
+        self.dir = tempfile.mkdtemp(prefix="graft_verify_test_")
+
+    def test_every_shipped_rule_computes_what_it_replaces(self):
+        seen = {}
+        for name in sorted(os.listdir(RULES)):
+            if name.endswith(".lua"):
+                for v in self.graft.verify(os.path.join(RULES, name), trials=1):
+                    seen[v.rule] = v
+        self.assertGreater(len(seen), 15)
+        for rule, v in seen.items():
+            with self.subTest(rule=rule):
+                if rule == "add_to_mul":
+                    self.assertEqual(v.status, "inexact")  # the guide's example: changes the model on purpose
+                elif rule in NEEDS_NEWER_TORCH:
+                    self.assertEqual(v.status, "unchecked", v.message)
+                else:
+                    self.assertEqual(v.status, "verified", v.message)
+                    self.assertTrue(any(e.rewrites > 0 for e in v.examples))
+
+    def test_a_wrong_rule_is_caught_with_the_input_and_the_difference(self):
+        script = os.path.join(self.dir, "wrong.lua")
+        with open(script, "w") as f:
+            f.write(WRONG.format(fx=os.path.join(EXAMPLES, "rule_examples.aten.json")))
+        verdicts = {v.rule: v for v in self.graft.verify(script, trials=2)}
+        wrong = verdicts["gelu_to_tanh_gelu"]
+        self.assertEqual(wrong.status, "differs", wrong.message)
+        self.assertIn("inputs of seed 0 (2x3x8)", wrong.message)
+        self.assertEqual(wrong.examples[0].failing_seed, 0)
+        self.assertGreater(wrong.examples[0].max_abs_diff, 1e-6)  # tanh's approximation is off by ~1e-4
+        self.assertEqual(verdicts["relu_to_relu"].status, "verified")
+        self.assertEqual(verdicts["relu_to_relu"].examples[0].trials, 2)
+        self.assertEqual(verdicts["never_matches"].status, "unchecked")
+        # The command: exit 1, naming the rule; --strict also fails on the unchecked one.
+        graft = graft_bin(self)
+        proc = subprocess.run([graft, "verify", script, "--trials", "1"], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("differs    gelu_to_tanh_gelu", proc.stdout)
+        self.assertIn("1 of 3 rules do not compute what they replace", proc.stderr)
+
+    def test_the_command_passes_a_good_script_and_strict_wants_every_rule_checked(self):
+        graft = graft_bin(self)
+        script = os.path.join(RULES, "conv_bn_aten.lua")
+        proc = subprocess.run([graft, "verify", script, "--trials", "1"], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("verified   conv_bn_stats", proc.stdout)
+        self.assertIn("2 of 4 rules unchecked", proc.stderr)
+        strict = subprocess.run([graft, "verify", script, "--trials", "1", "--strict"], capture_output=True, text=True)
+        self.assertEqual(strict.returncode, 1)
+
+    def test_not_a_rule_script(self):
+        pipeline = os.path.join(REPO, "scripts", "pipelines", "inference_cleanup.lua")
+        with self.assertRaisesRegex(self.graft.ScriptError, "must return a rule set"):
+            self.graft.verify(pipeline)
+        bad = os.path.join(self.dir, "bad.lua")
+        with open(bad, "w") as f:
+            f.write("return graft.rules{ graft.rule{ name = 'x', examples = 'a.json' } }\n")
+        with self.assertRaisesRegex(self.graft.ScriptError, "'pattern' is missing|examples"):
+            self.graft.verify(bad)
+
+
+if __name__ == "__main__":
+    unittest.main()
