@@ -46,6 +46,7 @@ int cmd_verify(const std::vector<std::string>& args) {
   std::vector<std::string> argv_text{python, "-m", "graft", "verify"};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
+  argv.reserve(argv_text.size() + 1);
   for (std::string& a : argv_text) argv.push_back(a.data());
   argv.push_back(nullptr);
   execv(python, argv.data());

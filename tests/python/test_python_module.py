@@ -326,6 +326,135 @@ class Scripts(unittest.TestCase):
             host.run(torch.fx.symbolic_trace(lambda x: torch.relu(x)))
 
 
+def closures():
+    def make(k):
+        def scale(x):
+            return x * k
+        return scale
+    return make(2), make(3)
+
+
+def call_graph(*functions):
+    g = torch.fx.Graph()
+    v = g.placeholder("x")
+    for fn in functions:
+        v = g.call_function(fn, (v,))
+    g.output(v)
+    return g
+
+
+class ReviewRegressions(unittest.TestCase):
+    """What an independent review of the module found, each fixed."""
+
+    def setUp(self):
+        self.graft = graft_module(self)
+        import graft.fx
+        self.fx = graft.fx
+        self.dir = tempfile.mkdtemp(prefix="graft_py_")
+
+    def test_functions_with_one_name_stay_apart(self):
+        s2, s3 = closures()  # both `scale`, from one factory: torch.fx tells them apart by ==
+        self.graft.from_fx(torch.fx.GraphModule(torch.nn.Module(), call_graph(s2))).to_fx()
+        gm = torch.fx.GraphModule(torch.nn.Module(), call_graph(torch.relu))
+        self.fx.replace_pattern(gm, call_graph(torch.relu), call_graph(s3))
+        self.assertTrue(torch.equal(gm(torch.ones(1)), torch.tensor([3.0])))
+        graph = call_graph(s2, s3)
+        self.assertEqual(len(self.fx.SubgraphMatcher(call_graph(s3)).match(graph)),
+                         len(FxSubgraphMatcher(call_graph(s3)).match(graph)))
+        # Fused, the closure is the one the graph called (not a same-named function elsewhere).
+        gm = torch.fx.GraphModule(torch.nn.Module(), call_graph(torch.neg, s3, torch.neg))
+        from graft.fx.passes.utils.fuser_utils import fuse_by_partitions
+        fuse_by_partitions(gm, [[n for n in gm.graph.nodes if n.op == "call_function"][:2]])
+        self.assertTrue(torch.equal(gm(torch.ones(2)), torch.tensor([3.0, 3.0])))
+
+    def test_a_literal_changed_to_another_type_reaches_the_module(self):
+        script = write(self.dir, "lit.lua", """return graft.pass{name = "lit", run = function(g)
+  for n in g:nodes() do
+    if n.target == "_operator.mul" then n:set_arg(2, 2.0) end
+    if n.target == "torch.clamp" then n:set_kwarg("min", 0.0) end
+  end
+end}
+""")
+        gm = torch.fx.symbolic_trace(lambda x: torch.clamp(x * 2, min=0))
+        self.graft.run(script, gm)
+        args = {n.name: (n.args, n.kwargs) for n in gm.graph.nodes}
+        self.assertIs(type(args["mul"][0][1]), float)
+        self.assertIs(type(args["clamp"][1]["min"]), float)
+        self.assertEqual(gm(torch.tensor([3])).dtype, torch.float32)  # 2 == 2.0 in Python, not here
+
+    def test_meta_a_script_sets_reaches_the_module(self):
+        tag = write(self.dir, "tag.lua", """return graft.pass{name = "tag", run = function(g)
+  for n in g:nodes() do n:set_meta("tag", "seen_" .. n.name) end
+end}
+""")
+        gm = torch.fx.symbolic_trace(lambda x: x.relu().sum(0))
+        self.graft.run(tag, gm)
+        self.assertEqual([n.meta.get("tag") for n in gm.graph.nodes], ["seen_x", "seen_relu", "seen_sum_1", "seen_output"])
+        meta = os.path.join(REPO, "scripts", "passes", "propagate_meta.lua")
+        gm = torch.fx.symbolic_trace(lambda x: x.relu().sum(0))
+        gm.graph.nodes.__iter__().__next__().meta["graft_tensor_meta"] = {"shape": [2, 5], "dtype": "float32",
+                                                                          "stride": [5, 1], "device": "cpu"}
+        self.graft.run(meta, gm)
+        self.assertEqual([n.meta.get("graft_tensor_meta", {}).get("shape") for n in gm.graph.nodes],
+                         [[2, 5], [2, 5], [5], [5]])
+
+    def test_a_result_graft_cannot_apply_leaves_the_module_as_it_was(self):
+        bad = write(self.dir, "bad.lua", """return graft.pass{name = "bad", run = function(g)
+  local relu, neg, sig
+  for n in g:nodes() do
+    if n.target == "torch.relu" then relu = n end
+    if n.target == "torch.neg" then neg = n end
+    if n.target == "torch.sigmoid" then sig = n end
+  end
+  local t
+  g:inserting_after(relu, function() t = g:call_function("torch.tanh", {relu}) end)
+  neg:set_arg(1, t)
+  sig.target = "mylib.custom_sigmoid"
+end}
+""")
+        gm = torch.fx.symbolic_trace(lambda x: torch.sigmoid(torch.neg(torch.relu(x))))
+        code, nodes = gm.code, [(n, n.args) for n in gm.graph.nodes]
+        with self.assertRaisesRegex(LookupError, "mylib"):
+            self.graft.run(bad, gm)
+        self.assertEqual(gm.code, code)
+        self.assertEqual([(n, n.args) for n in gm.graph.nodes], nodes)
+
+    def test_script_errors_rebuild_and_pickle(self):
+        import pickle
+        with self.assertRaises(self.graft.ScriptError) as caught:
+            self.graft.run(write(self.dir, "fails.lua", FAILING), torch.fx.symbolic_trace(Net()))
+        e = caught.exception
+        again = pickle.loads(pickle.dumps(e))
+        self.assertEqual((str(again), again.file, again.line), (str(e), e.file, e.line))
+        self.assertEqual(str(type(e)("another message")), "another message")
+
+    def test_constraints_may_name_lua_passes_by_path(self):
+        from graft.fx.passes.infra.pass_manager import PassManager, this_before_that_pass_constraint
+        a = write(self.dir, "a.lua", "return graft.pass{name = 'a', run = function(g) end}\n")
+        b = write(self.dir, "b.lua", "return graft.pass{name = 'b', run = function(g) end}\n")
+        pm = PassManager(passes=[a, b], constraints=[this_before_that_pass_constraint(b, a)])
+        pm.solve_constraints()
+        self.assertEqual([p.__name__ for p in pm.passes], ["b.lua", "a.lua"])
+
+    def test_a_replacement_tensor_under_a_submodule_is_copied(self):
+        class Sub(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = torch.nn.Parameter(torch.tensor(3.0))
+
+        class Replacement(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.sub = Sub()
+
+            def forward(self, x):
+                return x * self.sub.scale
+
+        gm = torch.fx.symbolic_trace(lambda x: torch.relu(x) + 1)
+        self.fx.replace_pattern(gm, lambda x: torch.relu(x), Replacement())
+        self.assertTrue(torch.equal(gm(torch.ones(2)), torch.tensor([4.0, 4.0])))
+
+
 class Passes(unittest.TestCase):
     def setUp(self):
         self.graft = graft_module(self)

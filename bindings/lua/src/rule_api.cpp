@@ -313,7 +313,7 @@ int rule_index(lua_State* L) {
     lua_createtable(L, static_cast<int>(d.examples.size()), 0);
     for (std::size_t i = 0; i < d.examples.size(); ++i) {
       lua_pushstring(L, d.examples[i].c_str());
-      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i) + 1);
     }
   } else if (key == "pattern" || key == "replacement") {
     lua_getiuservalue(L, 1, 1);

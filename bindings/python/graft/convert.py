@@ -29,39 +29,48 @@ def try_get_attr(module, target):
         return None
 
 
-def add_new_attributes(gm, native):
-    """Modules and tensors the script brought in (a rule's replacement module, an outlined
-    submodule) are made from graft's module table, as `graft_fx import` makes them."""
-    missing = [n for n in gm.graph.nodes if n.op in ("call_module", "get_attr") and try_get_attr(gm, n.target) is None]
+def new_attributes(gm, native):
+    """The modules and tensors graft's IR uses that `gm` lacks (a replacement's module, an
+    outlined or fused submodule), made from the IR's module table as `graft_fx import` makes
+    them: target -> value. Made before the FX graph changes, so a failure changes nothing."""
+    missing = [(op, t) for op, t in native.attribute_targets() if try_get_attr(gm, t) is None]
     if not missing:
-        return
+        return {}
     doc = _fmt.loads(native.json())
     by_path = {e["path"]: e for e in doc["modules"]}
-    for node in missing:
-        if try_get_attr(gm, node.target) is not None:
+    resolve = native.codec.function
+    made = {}
+    for op, target in missing:
+        if target in made:
             continue
-        if _importer._has_graph(by_path, node.target):
-            value = _importer._rebuild_graph_module(doc, by_path, node.target, gm)
+        if _importer._has_graph(by_path, target):
+            made[target] = _importer._rebuild_graph_module(doc, by_path, target, gm, resolve)
         else:
-            value = _importer._rebuild(doc, node.target, node.op, gm)
+            made[target] = _importer._rebuild(doc, target, op, gm, resolve)
+    return made
+
+
+def attach_attributes(gm, made):
+    """Puts what new_attributes made on `gm` (owners of dotted tensor targets included)."""
+    for target, value in made.items():
         if isinstance(value, torch.nn.Module):
-            gm.add_submodule(node.target, value)
-        else:
-            owner, _, name = node.target.rpartition(".")
-            if owner and try_get_attr(gm, owner) is None:
-                gm.add_submodule(owner, torch.nn.Module())
-            setattr(gm.get_submodule(owner) if owner else gm, name, value)
+            gm.add_submodule(target, value)
+            continue
+        owner, _, name = target.rpartition(".")
+        if owner and try_get_attr(gm, owner) is None:
+            gm.add_submodule(owner, torch.nn.Module())
+        setattr(gm.get_submodule(owner) if owner else gm, name, value)
 
 
 class FxModule:
     """A GraphModule converted to graft's IR, tied to it: `to_fx()` applies the engine's edits
     to the same GraphModule."""
 
-    def __init__(self, gm, modules=True):
+    def __init__(self, gm, modules=True, codec=None):
         if not isinstance(gm, torch.fx.GraphModule):
             raise TypeError(f"graft.from_fx takes a torch.fx.GraphModule, not {type(gm).__name__}")
         self.gm = gm
-        self.native = _native.Graph(gm.graph, module_table_json(gm) if modules else "")
+        self.native = _native.Graph(gm.graph, codec or _native.Codec(), module_table_json(gm) if modules else "")
 
     def __len__(self):
         return len(self.native)
@@ -70,14 +79,17 @@ class FxModule:
         """The graph as a graph file's text (docs/FORMAT.md)."""
         return self.native.json()
 
-    def add_new_attributes(self):
-        """Adds to the GraphModule the modules and tensors the engine's edits brought in."""
-        add_new_attributes(self.gm, self.native)
-
-    def to_fx(self, recompile=True):
-        """Applies the engine's edits to the GraphModule and returns it."""
-        self.native.sync()
-        self.add_new_attributes()
+    def to_fx(self, recompile=True, by_name=False):
+        """Applies the engine's edits to the GraphModule and returns it. Everything that can
+        fail (a function or module graft cannot make) fails before the module changes.
+        `by_name`: the edits may have replaced the whole graph (a Lua Transformer pass)."""
+        made = new_attributes(self.gm, self.native)
+        if by_name:
+            self.native.sync_by_name()
+        else:
+            self.native.sync()
+        attach_attributes(self.gm, made)
+        self.gm.graph.lint()
         if recompile:
             self.gm.recompile()
         return self.gm

@@ -23,14 +23,19 @@ class ScriptError(_native.GraftError):
     """A script that failed to load or run. `file`, `line`, `column` and `node` locate it (0 or
     empty when unknown); `report` is the pipeline report of a failed run (None for a load)."""
 
-    def __init__(self, diagnostic, report=None):
-        super().__init__(diagnostic["text"])
-        self.file = diagnostic["file"]
-        self.line = diagnostic["line"]
-        self.column = diagnostic["column"]
-        self.node = diagnostic["node"]
-        self.message = diagnostic["message"]
+    def __init__(self, text, file="", line=0, column=0, node="", message=None, report=None):
+        super().__init__(text)
+        self.file, self.line, self.column, self.node = file, line, column, node
+        self.message = text if message is None else message
         self.report = report
+
+    @classmethod
+    def from_diagnostic(cls, diagnostic, report=None):
+        d = diagnostic
+        return cls(d["text"], d["file"], d["line"], d["column"], d["node"], d["message"], report)
+
+    def __reduce__(self):  # pickles with its place (multiprocessing)
+        return (type(self), (str(self), self.file, self.line, self.column, self.node, self.message, self.report))
 
 
 def shipped_scripts_dir():
@@ -62,11 +67,8 @@ def _run(host, script, gm):
     report_json, error = host.run(os.path.abspath(script), module.native)
     report = json.loads(report_json)
     if error is not None:
-        raise ScriptError(error, report)
-    module.native.sync_by_name()
-    module.add_new_attributes()
-    gm.graph.lint()
-    gm.recompile()
+        raise ScriptError.from_diagnostic(error, report)
+    module.to_fx(by_name=True)
     return gm, report
 
 
@@ -84,7 +86,7 @@ class ScriptHost:
         self._host = _native.ScriptHost(_options(self.script, budgets, script_roots, poll_seconds))
         error = self._host.load(self.script)
         if error is not None:
-            raise ScriptError(error)
+            raise ScriptError.from_diagnostic(error)
 
     @property
     def version(self):
@@ -118,5 +120,5 @@ def run(script, gm, script_roots=(), **budgets):
     host = _native.ScriptHost(_options(script, budgets, script_roots))
     error = host.load(os.path.abspath(script))
     if error is not None:
-        raise ScriptError(error)
+        raise ScriptError.from_diagnostic(error)
     return _run(host, script, gm)

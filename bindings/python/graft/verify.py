@@ -158,7 +158,7 @@ def verify(script, examples=(), trials=3, rtol=1e-4, atol=1e-5, seed=0, script_r
     script = os.path.abspath(os.fspath(script))
     rules, error = _native.rules_of(script, _options(script, budgets, script_roots))
     if error is not None:
-        raise ScriptError(error)
+        raise ScriptError.from_diagnostic(error)
     here = os.path.dirname(script)
     module = os.path.splitext(os.path.basename(script))[0]
     roots = [here, *map(str, script_roots)]

@@ -59,7 +59,10 @@ def _fx_value(value, env):
     return value
 
 
-def build_graph(nodes, root_module, where="$.nodes", rebuilt=None):
+def build_graph(nodes, root_module, where="$.nodes", rebuilt=None, resolve=None):
+    """`resolve` turns a call_function target name into the function (default:
+    resolve_qualified; the graft module passes the functions of the graph it converted)."""
+    resolve = resolve or resolve_qualified
     graph = torch.fx.Graph()
     env = {}
     for i, n in enumerate(nodes):
@@ -67,7 +70,7 @@ def build_graph(nodes, root_module, where="$.nodes", rebuilt=None):
         target = n["target"]
         if n["op"] == "call_function":
             try:
-                target = resolve_qualified(target)
+                target = resolve(target)
             except LookupError as e:
                 raise GraftImportError(f"{at}: cannot resolve target {n['target']!r}: {e}") from None
         elif n["op"] in ("get_attr", "call_module") and target not in (rebuilt or {}) and not _has_path(root_module, target):
@@ -236,7 +239,7 @@ def _has_graph(by_path, path):
     return path in by_path and "graph" in by_path[path]
 
 
-def _rebuild_graph_module(doc, by_path, path, root_module):
+def _rebuild_graph_module(doc, by_path, path, root_module, resolve=None):
     """A submodule with its own graph (a fused partition): a GraphModule over its graph, whose
     call_module and get_attr targets are relative to it. A target that the file describes
     exactly as the root's module or tensor at the same relative path is that object of the
@@ -249,7 +252,7 @@ def _rebuild_graph_module(doc, by_path, path, root_module):
             continue
         target = n["target"]
         if _has_graph(by_path, f"{path}.{target}"):
-            attrs[target] = _rebuild_graph_module(doc, by_path, f"{path}.{target}", root_module)
+            attrs[target] = _rebuild_graph_module(doc, by_path, f"{path}.{target}", root_module, resolve)
             continue
         model_object = _from_model(by_path, f"{path}.{target}", root_module)
         if model_object is not None:
@@ -268,13 +271,13 @@ def _rebuild_graph_module(doc, by_path, path, root_module):
         if same and _has_path(root_module, target):
             attrs[target] = resolve_attr(root_module, target)
         elif f"{path}.{target}" in by_path and "graph" in by_path[f"{path}.{target}"]:
-            attrs[target] = _rebuild_graph_module(doc, by_path, f"{path}.{target}", root_module)
+            attrs[target] = _rebuild_graph_module(doc, by_path, f"{path}.{target}", root_module, resolve)
         else:
             try:
                 attrs[target] = _rebuild(doc, f"{path}.{target}", n["op"])
             except GraftImportError as e:
                 raise GraftImportError(f"module {path!r}, node {n['name']!r}: {e}") from None
-    graph = build_graph(nodes, root_module, where=f"module {path!r} nodes", rebuilt=attrs)
+    graph = build_graph(nodes, root_module, where=f"module {path!r} nodes", rebuilt=attrs, resolve=resolve)
     try:
         own_class = entry["class"].rpartition(".")[2]  # an extracted module keeps its class's name
         gm = torch.fx.GraphModule(attrs, graph, class_name=path.rpartition(".")[2] if own_class == "GraphModule" else own_class)
@@ -284,11 +287,11 @@ def _rebuild_graph_module(doc, by_path, path, root_module):
     return gm
 
 
-def _rebuild(doc, target, op, root_module=None):
+def _rebuild(doc, target, op, root_module=None, resolve=None):
     """A call_module or get_attr target the model lacks, made from what the file carries."""
     by_path = {e["path"]: e for e in doc["modules"]}
     if target in by_path and "graph" in by_path[target] and root_module is not None:
-        return _rebuild_graph_module(doc, by_path, target, root_module)
+        return _rebuild_graph_module(doc, by_path, target, root_module, resolve)
     if op == "call_module" or target in by_path:
         return _rebuild_module(by_path, target)
     owner, _, name = target.rpartition(".")

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 #include "graft/io/graph_json.hpp"
@@ -38,8 +39,8 @@ py::object get(PyObject* o, const py::str& name) {
 
 }  // namespace
 
-FxGraph::FxGraph(Codec& codec, py::object graph, const std::string& modules_json)
-    : codec_(codec), graph_(std::move(graph)) {
+FxGraph::FxGraph(std::shared_ptr<Codec> codec, py::object graph, const std::string& modules_json)
+    : codec_(std::move(codec)), graph_(std::move(graph)) {
   if (!modules_json.empty()) {
     Result<GraphModule> table = parse_graph_json(modules_json, "<module table>");
     if (!table) throw py::value_error(table.status().message());
@@ -63,7 +64,7 @@ FxGraph::FxGraph(Codec& codec, py::object graph, const std::string& modules_json
     OpKind op{};
     if (!parse_op_kind(op_text, op)) throw py::value_error(fmt::format("node {}: unknown op {}", name, op_text));
     py::object target = get(n, k.target);
-    const std::string target_text = op == OpKind::CallFunction ? codec_.function_name(target.ptr())
+    const std::string target_text = op == OpKind::CallFunction ? codec_->function_name(target.ptr())
         : py::isinstance<py::str>(target)                      ? target.cast<std::string>()
                                                                : py::str(target).cast<std::string>();
     const std::string where = fmt::format("node '{}'", name);
@@ -72,17 +73,17 @@ FxGraph::FxGraph(Codec& codec, py::object graph, const std::string& modules_json
     args.reserve(py::len(fx_args));
     std::size_t i = 0;
     for (py::handle a : fx_args)
-      args.push_back(codec_.to_argument(a.ptr(), id_of, fmt::format("{}.args[{}]", where, i++)));
+      args.push_back(codec_->to_argument(a.ptr(), id_of, fmt::format("{}.args[{}]", where, i++)));
     Kwargs kwargs;
     py::object fx_kwargs = get(n, k.kwargs);
     PyObject *key = nullptr, *value = nullptr;
     Py_ssize_t pos = 0;
     while (PyDict_Next(fx_kwargs.ptr(), &pos, &key, &value)) {
       std::string key_text = py::reinterpret_borrow<py::str>(key).cast<std::string>();
-      kwargs.emplace_back(key_text, codec_.to_argument(value, id_of, fmt::format("{}.kwargs['{}']", where, key_text)));
+      kwargs.emplace_back(key_text, codec_->to_argument(value, id_of, fmt::format("{}.kwargs['{}']", where, key_text)));
     }
     py::object meta = get(n, k.meta);
-    NodeMeta node_meta = PyDict_Size(meta.ptr()) == 0 ? NodeMeta{} : codec_.node_meta(n);
+    NodeMeta node_meta = PyDict_Size(meta.ptr()) == 0 ? NodeMeta{} : codec_->node_meta(n);
     Result<NodeId> id =
         g.append_node(op, g.intern_target(target_text), std::move(args), std::move(kwargs), name, std::move(node_meta));
     if (!id) throw py::value_error(fmt::format("{}: {}", where, id.status().message()));
@@ -113,16 +114,16 @@ NodeId FxGraph::node_id(PyObject* fx_node) const {
 py::object FxGraph::make_fx_node(NodeId n, const FxOf& fx_of) {
   const Graph& g = ir_.graph;
   py::tuple args(g.args(n).size());
-  for (std::size_t i = 0; i < g.args(n).size(); ++i) args[i] = codec_.from_argument(g.args(n)[i], fx_of);
+  for (std::size_t i = 0; i < g.args(n).size(); ++i) args[i] = codec_->from_argument(g.args(n)[i], fx_of);
   py::dict kwargs;
-  for (const auto& [key, value] : g.kwargs(n)) kwargs[py::str(key)] = codec_.from_argument(value, fx_of);
+  for (const auto& [key, value] : g.kwargs(n)) kwargs[py::str(key)] = codec_->from_argument(value, fx_of);
   const OpKind op = g.op(n);
-  py::object target = op == OpKind::CallFunction ? codec_.function(g.target(n)) : py::str(g.target(n));
+  py::object target = op == OpKind::CallFunction ? codec_->function(g.target(n)) : py::str(g.target(n));
   py::object node = graph_.attr("create_node")(std::string(op_kind_name(op)), target, args, kwargs, g.name(n));
   const NodeMeta& meta = g.meta(n);
   if (meta.tensor_meta.kind != ValueMeta::Kind::None)
-    node.attr("meta")[codec_.tensor_meta_key()] = codec_.describe(meta.tensor_meta);
-  for (const auto& [key, text] : meta.extra) node.attr("meta")[py::str(key)] = codec_.json_value(text);
+    node.attr("meta")[codec_->tensor_meta_key()] = codec_->describe(meta.tensor_meta);
+  for (const auto& [key, text] : meta.extra) node.attr("meta")[py::str(key)] = codec_->json_value(text);
   return node;
 }
 
@@ -133,33 +134,92 @@ void FxGraph::place(const py::object& node, NodeId n, const FxOf& fx_of) {
   anchor.attr("append")(node);
 }
 
-void FxGraph::set_fx_args(const py::object& node, NodeId n, const FxOf& fx_of) {
-  // Each setter re-walks both args and kwargs in Python: set only what changed (most nodes an
-  // edit touches only gained or lost a user).
+void FxGraph::set_fx_args(const py::object& node, NodeId n, const FxOf& fx_of,
+                          const std::function<NodeId(PyObject*)>& id_of) {
+  // Compared as graft compares arguments (2 is not 2.0, nor True), not with Python's ==; and
+  // only what changed is set, since each setter re-walks both args and kwargs in Python (most
+  // nodes an edit touches only gained or lost a user).
   const Graph& g = ir_.graph;
-  py::tuple args(g.args(n).size());
-  for (std::size_t i = 0; i < g.args(n).size(); ++i) args[i] = codec_.from_argument(g.args(n)[i], fx_of);
-  if (!args.equal(node.attr("args"))) node.attr("args") = args;
-  py::dict kwargs;
-  for (const auto& [key, value] : g.kwargs(n)) kwargs[py::str(key)] = codec_.from_argument(value, fx_of);
-  if (!kwargs.equal(node.attr("kwargs"))) node.attr("kwargs") = kwargs;
+  auto current_args = [&]() -> std::optional<std::vector<Argument>> {
+    std::vector<Argument> out;
+    std::size_t i = 0;
+    for (py::handle a : node.attr("args")) {
+      out.push_back(codec_->to_argument(a.ptr(), id_of, std::to_string(i++)));
+      if (out.size() > g.args(n).size()) return std::nullopt;
+    }
+    return out;
+  };
+  auto current_kwargs = [&]() {
+    Kwargs out;
+    py::dict kwargs = node.attr("kwargs");
+    for (auto [k, v] : kwargs) out.emplace_back(k.cast<std::string>(), codec_->to_argument(v.ptr(), id_of, "kwarg"));
+    return out;
+  };
+  const auto args_now = current_args();
+  if (!args_now || *args_now != g.args(n)) {
+    py::tuple args(g.args(n).size());
+    for (std::size_t i = 0; i < g.args(n).size(); ++i) args[i] = codec_->from_argument(g.args(n)[i], fx_of);
+    node.attr("args") = args;
+  }
+  if (current_kwargs() != g.kwargs(n)) {
+    py::dict kwargs;
+    for (const auto& [key, value] : g.kwargs(n)) kwargs[py::str(key)] = codec_->from_argument(value, fx_of);
+    node.attr("kwargs") = kwargs;
+  }
+}
+
+void FxGraph::set_fx_meta(const py::object& node, NodeId n) {
+  const NodeMeta& want = ir_.graph.meta(n);
+  py::dict meta = node.attr("meta");
+  const NodeMeta have = PyDict_Size(meta.ptr()) == 0 ? NodeMeta{} : codec_->node_meta(node.ptr());
+  if (have == want) return;
+  if (!(have.tensor_meta == want.tensor_meta)) {
+    // FX's own descriptions (ShapeProp's tensor_meta, fake tensors) describe the old value.
+    for (const char* stale : {"tensor_meta", "val"})
+      if (meta.contains(stale)) PyDict_DelItemString(meta.ptr(), stale);
+    if (want.tensor_meta.kind == ValueMeta::Kind::None) {
+      if (meta.contains(codec_->tensor_meta_key())) PyDict_DelItem(meta.ptr(), codec_->tensor_meta_key().ptr());
+    } else {
+      meta[codec_->tensor_meta_key()] = codec_->describe(want.tensor_meta);
+    }
+  }
+  for (const auto& [key, text] : have.extra)
+    if (want.find_extra(key) == nullptr) PyDict_DelItemString(meta.ptr(), key.c_str());
+  for (const auto& [key, text] : want.extra) {
+    const std::string* old = have.find_extra(key);
+    if (old == nullptr || *old != text) meta[py::str(key)] = codec_->json_value(text);
+  }
+}
+
+void FxGraph::check_convertible(NodeId n) {
+  const Graph& g = ir_.graph;
+  if (g.op(n) == OpKind::CallFunction) codec_->function(g.target(n));
+  const FxOf nothing = [](NodeId) { return py::object(py::none()); };
+  for (const Argument& a : g.args(n)) codec_->from_argument(a, nothing);
+  for (const auto& [key, value] : g.kwargs(n)) codec_->from_argument(value, nothing);
 }
 
 bool FxGraph::same_kind(const py::object& node, NodeId n) {
   const Graph& g = ir_.graph;
   if (node.attr("op").cast<std::string>() != op_kind_name(g.op(n))) return false;
   py::object target = node.attr("target");
-  if (g.op(n) == OpKind::CallFunction) return codec_.function_name(target.ptr()) == g.target(n);
+  if (g.op(n) == OpKind::CallFunction) return codec_->function_name(target.ptr()) == g.target(n);
   return py::str(target).cast<std::string>() == g.target(n);
 }
 
 void FxGraph::update_fx_node(NodeId n) {
   const Graph& g = ir_.graph;
   py::object node = fx_nodes_[n];
-  set_fx_args(node, n, [this](NodeId id) { return fx_node(id); });
+  set_fx_args(
+      node, n, [this](NodeId id) { return fx_node(id); },
+      [this](PyObject* o) {
+        auto found = ids_.find(o);
+        return found == ids_.end() ? kNoNode : found->second;
+      });
+  set_fx_meta(node, n);
   if (!same_kind(node, n)) {
     node.attr("op") = py::str(std::string(op_kind_name(g.op(n))));
-    node.attr("target") = g.op(n) == OpKind::CallFunction ? codec_.function(g.target(n)) : py::str(g.target(n));
+    node.attr("target") = g.op(n) == OpKind::CallFunction ? codec_->function(g.target(n)) : py::str(g.target(n));
   }
   if (node.attr("name").cast<std::string>() != g.name(n)) node.attr("name") = py::str(g.name(n));
 }
@@ -213,6 +273,8 @@ void FxGraph::sync() {
     else if (known && !fx_nodes_[n].attr("_erased").cast<bool>()) erased.push_back(fx_nodes_[n]);
   }
   std::sort(fresh.begin(), fresh.end(), [&](NodeId a, NodeId b) { return g.comes_before(a, b); });
+  for (NodeId n : fresh) check_convertible(n);
+  for (NodeId n : changed) check_convertible(n);
   const FxOf fx_of = [this](NodeId id) { return fx_node(id); };
   bool placed = true;
   for (NodeId n : fresh) {
@@ -248,11 +310,20 @@ void FxGraph::sync_by_name() {
       kept.insert(found->second.ptr());
     }
   }
+  for (NodeId n : g.nodes()) check_convertible(n);  // before the FX graph changes at all
   const FxOf fx_of = [&fx](NodeId id) { return fx[id]; };
+  std::unordered_map<PyObject*, NodeId> id_of_kept;
+  for (NodeId n : g.nodes())
+    if (fx[n]) id_of_kept.emplace(fx[n].ptr(), n);
+  const auto id_of = [&id_of_kept](PyObject* o) {
+    auto found = id_of_kept.find(o);
+    return found == id_of_kept.end() ? kNoNode : found->second;
+  };
   std::vector<std::pair<py::object, std::string>> misnamed;
   for (NodeId n : g.nodes()) {
     if (fx[n]) {
-      set_fx_args(fx[n], n, fx_of);
+      set_fx_args(fx[n], n, fx_of, id_of);
+      set_fx_meta(fx[n], n);
       continue;
     }
     fx[n] = make_fx_node(n, fx_of);

@@ -36,11 +36,13 @@ class FxGraph {
  public:
   /// Converts `graph` (a torch.fx.Graph). `modules_json` is a graph document whose module table
   /// describes the graph's owner (graft_fx writes it; its nodes are ignored).
-  FxGraph(Codec& codec, py::object graph, const std::string& modules_json);
+  FxGraph(std::shared_ptr<Codec> codec, py::object graph, const std::string& modules_json);
   ~FxGraph();
   FxGraph(const FxGraph&) = delete;
   FxGraph& operator=(const FxGraph&) = delete;
 
+  Codec& codec() const { return *codec_; }
+  const std::shared_ptr<Codec>& codec_ptr() const { return codec_; }
   GraphModule& ir() { return ir_; }
   const GraphModule& ir() const { return ir_; }
   const py::object& fx_graph() const { return graph_; }
@@ -60,14 +62,19 @@ class FxGraph {
   using FxOf = std::function<py::object(NodeId)>;
   /// A new FX node for IR node `n`, at the end of the FX graph (the caller places it).
   py::object make_fx_node(NodeId n, const FxOf& fx_of);
-  void set_fx_args(const py::object& node, NodeId n, const FxOf& fx_of);
+  void set_fx_args(const py::object& node, NodeId n, const FxOf& fx_of, const std::function<NodeId(PyObject*)>& id_of);
+  /// The FX node's meta made what the IR says, where the IR has a say (tensor_meta, JSON keys).
+  void set_fx_meta(const py::object& node, NodeId n);
   void update_fx_node(NodeId n);
   bool same_kind(const py::object& node, NodeId n);
+  /// Raises (changing nothing) if IR node `n` cannot become an FX node: an unknown function, a
+  /// value torch cannot make. Run on every node a sync makes or changes, before it edits.
+  void check_convertible(NodeId n);
   void place(const py::object& node, NodeId n, const FxOf& fx_of);
   void fix_order(const FxOf& fx_of);
   void erase_fx_nodes(std::vector<py::object> pending);
 
-  Codec& codec_;
+  std::shared_ptr<Codec> codec_;
   GraphModule ir_;
   py::object graph_;
   std::vector<py::object> fx_nodes_;  ///< by NodeId; erased nodes keep theirs (FX's reports name them)

@@ -18,8 +18,8 @@ py::list propose_partitions(FxGraph& graph, const py::set& supported, bool allow
                             const std::vector<std::string>& non_compute_ops,
                             const std::vector<std::string>& allowed_single_node_partition_ops);
 
-/// Fuses `partitions` (lists of FX nodes) into submodules `<prefix>i` on the IR and applies the
-/// result to the FX graph; returns (submodule path, call_module FX node) per partition.
+/// Fuses `partitions` (lists of FX nodes) into submodules `<prefix>i` on the IR (the caller applies
+/// the result to the FX graph: FxModule.to_fx); returns the submodules' paths.
 py::list fuse_partitions(FxGraph& graph, const py::list& partitions, const std::string& prefix);
 
 }  // namespace graft::python

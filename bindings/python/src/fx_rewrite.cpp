@@ -21,8 +21,6 @@ py::list bindings(const std::vector<MatchValue>& nodes_map, const FxGraph& patte
 
 }  // namespace
 
-Codec& codec();  // module.cpp
-
 Matcher::Matcher(std::shared_ptr<FxGraph> p, MatchOptions options) : pattern(std::move(p)) {
   Result<SubgraphMatcher> m = SubgraphMatcher::create(pattern->ir().graph, std::move(options));
   if (!m) throw EngineError("pattern: " + m.status().message());
@@ -35,9 +33,9 @@ py::tuple Matches::describe(std::size_t i) const {
   const FxGraph& pattern = *matcher->pattern;
   py::list anchors, placeholders, returning;
   for (NodeId a : m.anchors) anchors.append(pattern.fx_node(a));
-  for (const MatchValue& v : m.placeholder_nodes) placeholders.append(value_of(v, *graph, &codec()));
+  for (const MatchValue& v : m.placeholder_nodes) placeholders.append(value_of(v, *graph, &graph->codec()));
   for (NodeId r : m.returning_nodes) returning.append(graph->fx_node(r));
-  return py::make_tuple(anchors, bindings(m.nodes_map, pattern, *graph, &codec()), placeholders, returning);
+  return py::make_tuple(anchors, bindings(m.nodes_map, pattern, *graph, &graph->codec()), placeholders, returning);
 }
 
 Matches match(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph) {
@@ -64,7 +62,7 @@ py::list replace(Matches& matches, const std::vector<std::size_t>& selected, FxG
   for (const ReplacedPattern& r : done.value()) {
     py::list fresh;
     for (NodeId n : r.replacements) fresh.append(graph.fx_node(n));
-    out.append(py::make_tuple(pattern.fx_node(r.anchor), bindings(r.nodes_map, pattern, graph, &codec()), fresh));
+    out.append(py::make_tuple(pattern.fx_node(r.anchor), bindings(r.nodes_map, pattern, graph, &graph.codec()), fresh));
   }
   matches.list.clear();  // their ids name erased nodes now
   return out;

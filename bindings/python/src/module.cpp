@@ -14,24 +14,32 @@ namespace py = pybind11;
 using namespace graft;
 using namespace graft::python;
 
-namespace graft::python {
-
-Codec& codec() {
-  static Codec* c = new Codec();  // never destroyed: it holds Python objects past interpreter exit
-  return *c;
-}
-
-}  // namespace graft::python
-
 PYBIND11_MODULE(_native, m) {
   m.doc() = "graft's engine in the Python process (use the graft package, not this module)";
   py::register_exception<EngineError>(m, "GraftError", PyExc_RuntimeError);
 
+  py::class_<Codec, std::shared_ptr<Codec>>(m, "Codec")
+      .def(py::init<>())
+      .def("function", &Codec::function, py::arg("name"),
+           "The function a call_function target name stands for in the graphs this codec converted");
+
   py::class_<FxGraph, std::shared_ptr<FxGraph>>(m, "Graph")
-      .def(py::init([](py::object graph, const std::string& modules_json) {
-             return std::make_shared<FxGraph>(codec(), std::move(graph), modules_json);
+      .def(py::init([](py::object graph, std::shared_ptr<Codec> codec, const std::string& modules_json) {
+             return std::make_shared<FxGraph>(std::move(codec), std::move(graph), modules_json);
            }),
-           py::arg("fx_graph"), py::arg("modules_json") = "")
+           py::arg("fx_graph"), py::arg("codec"), py::arg("modules_json") = "")
+      .def_property_readonly("codec", &FxGraph::codec_ptr)
+      .def(
+          "attribute_targets",
+          [](const FxGraph& g) {
+            py::list out;
+            const Graph& ir = g.ir().graph;
+            for (NodeId n : ir.nodes())
+              if (ir.op(n) == OpKind::CallModule || ir.op(n) == OpKind::GetAttr)
+                out.append(py::make_tuple(std::string(op_kind_name(ir.op(n))), ir.target(n)));
+            return out;
+          },
+          "(op, target) of every call_module and get_attr node of the IR, in order")
       .def("__len__", [](const FxGraph& g) { return g.ir().graph.size(); })
       .def("sync", &FxGraph::sync, "Applies the engine's edits to the FX graph")
       .def("sync_by_name", &FxGraph::sync_by_name, "The same after edits that rebuilt the graph (Lua pipelines)")

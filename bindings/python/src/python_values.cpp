@@ -44,9 +44,20 @@ Codec::Codec()
 const std::string& Codec::function_name(PyObject* target) {
   auto found = names_.find(target);
   if (found != names_.end()) return found->second;
-  std::string name = function_name_(py::handle(target)).cast<std::string>();
+  const std::string qualified = function_name_(py::handle(target)).cast<std::string>();
+  std::vector<std::string>& given = spellings_[qualified];
+  std::string name;
+  for (const std::string& g : given) {
+    const int equal = PyObject_RichCompareBool(functions_.at(g).ptr(), target, Py_EQ);
+    if (equal < 0) throw py::error_already_set();
+    if (equal == 1) name = g;
+  }
+  if (name.empty()) {
+    name = given.empty() ? qualified : fmt::format("{}#{}", qualified, given.size() + 1);
+    given.push_back(name);
+    functions_.emplace(name, py::reinterpret_borrow<py::object>(target));
+  }
   held_.push_back(py::reinterpret_borrow<py::object>(target));
-  functions_.emplace(name, held_.back());
   return names_.emplace(target, std::move(name)).first->second;
 }
 
@@ -115,6 +126,7 @@ Argument Codec::enum_argument(PyObject* v, const std::string& where) {
   else if (kind == "layout") arg = Layout{name};
   else if (kind == "memory_format") arg = MemoryFormat{name};
   else throw py::value_error(fmt::format("{}: unsupported argument {}", where, py::repr(v).cast<std::string>()));
+  if (kind == "device") return arg;  // devices are made per use: caching them by object would keep each one
   held_.push_back(py::reinterpret_borrow<py::object>(v));
   return enums_.emplace(v, std::move(arg)).first->second;
 }

@@ -20,12 +20,16 @@ namespace graft::python {
 
 namespace py = pybind11;
 
+/// One per operation (a conversion, a rewrite with its pattern and replacement): its caches hold
+/// the targets and values it met, and are freed with it.
 class Codec {
  public:
   /// Looks up graft_fx's definitions (imports graft_fx and torch.fx).
   Codec();
 
   /// The name a call_function target is written under; remembers the object for the way back.
+  /// Targets that are not equal (torch.fx compares targets with ==) never share a name: a second
+  /// one with the same qualified name (another closure from one factory) is `name#2`.
   const std::string& function_name(PyObject* target);
   /// The object a call_function target name stands for: one seen on the way in, else
   /// graft_fx's resolver (raises LookupError for a name nothing resolves).
@@ -57,6 +61,7 @@ class Codec {
   py::object tensor_meta_key_;
   std::unordered_map<PyObject*, std::string> names_;  ///< function -> name (holds `held_`)
   std::unordered_map<std::string, py::object> functions_;  ///< name -> function
+  std::unordered_map<std::string, std::vector<std::string>> spellings_;  ///< qualified name -> names given
   std::unordered_map<PyObject*, Argument> enums_;  ///< dtype/device/... object -> Argument
   std::unordered_map<std::string, py::object> enum_objects_;  ///< "dtype:float32" -> object
   std::vector<py::object> held_;  ///< keeps cached keys alive, so their addresses stay theirs

@@ -6,6 +6,8 @@ a pass written for torch.fx changes `torch.fx` to `graft.fx` in its imports and 
 
 Results are torch.fx's own types (Match, InternalMatch, ...) holding the user's Node objects.
 """
+from torch.fx import *  # noqa: F401,F403 - `import graft.fx as fx` keeps torch.fx's own names (Graph, symbolic_trace, ...)
+
 from . import passes, subgraph_rewriter
 from .passes.utils.matcher_utils import InternalMatch, SubgraphMatcher
 from .subgraph_rewriter import Match, ReplacedPatterns, replace_pattern, replace_pattern_with_filters

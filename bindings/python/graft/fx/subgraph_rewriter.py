@@ -17,7 +17,7 @@ from torch.fx import Graph, GraphModule, Node
 from torch.fx.subgraph_rewriter import Match
 
 from .. import _native
-from ..convert import try_get_attr
+from ..convert import attach_attributes, try_get_attr
 from .passes.utils.matcher_utils import InternalMatch, SubgraphMatcher
 
 __all__ = ["Match", "ReplacedPatterns", "replace_pattern", "replace_pattern_with_filters"]
@@ -55,17 +55,14 @@ def _replace_attributes(gm, replacement):
             raise RuntimeError(f'Attempted to create a "{node.op}" node during subgraph rewriting with target '
                                f"{node.target}, but the referenced attribute does not exist in the replacement "
                                "GraphModule")
-        if isinstance(value, torch.nn.Module):
-            gm.add_submodule(node.target, copy.deepcopy(value))
-        else:
-            setattr(gm, node.target, copy.deepcopy(value))
+        attach_attributes(gm, {node.target: copy.deepcopy(value)})
     gm.graph.lint()
 
 
 def _replace(gm, pattern, replacement, match_filters, ignore_literals):
     pattern_graph, replacement_graph = _graph(pattern), _graph(replacement)
     matcher = SubgraphMatcher(pattern_graph, ignore_literals=ignore_literals)
-    graph = _native.Graph(gm.graph)
+    graph = _native.Graph(gm.graph, matcher._codec)
     found = matcher._native.match(graph)
     selected, internal = [], []
     for i in range(len(found)):
@@ -73,7 +70,7 @@ def _replace(gm, pattern, replacement, match_filters, ignore_literals):
         if all(f(m, gm.graph, pattern_graph) for f in match_filters):
             selected.append(i)
             internal.append(m)
-    done = _native.replace(found, selected, _native.Graph(replacement_graph))
+    done = _native.replace(found, selected, _native.Graph(replacement_graph, matcher._codec))
     gm.recompile()
     if isinstance(replacement, torch.nn.Module):
         _replace_attributes(gm, replacement)

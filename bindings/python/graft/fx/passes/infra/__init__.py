@@ -1,2 +1,2 @@
 """torch.fx.passes.infra on graft's engine."""
-from . import partitioner, pass_manager  # noqa: F401
+from . import partitioner, pass_base, pass_manager  # noqa: F401

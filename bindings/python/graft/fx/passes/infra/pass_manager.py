@@ -34,6 +34,7 @@ class LuaPass:
         self.host = ScriptHost(script, script_roots, **budgets)
         self.__name__ = os.path.basename(self.host.script)
         self.last_report = None
+        self.spec = None  # the path a PassManager was given, which constraints name
 
     def __call__(self, gm):
         self.host.poll()
@@ -50,10 +51,24 @@ def _as_pass(p):
     if isinstance(p, (str, os.PathLike)):
         if not os.fspath(p).endswith(".lua"):
             raise TypeError(f"a pass given by name must be a Lua script (*.lua), got {os.fspath(p)!r}")
-        return LuaPass(p)
+        lua = LuaPass(p)
+        lua.spec = p
+        return lua
     if not callable(p):
         raise TypeError(f"a pass must be callable or a Lua script path, got {type(p).__name__}")
     return p
+
+
+def _as_given(p):
+    """What the user named a pass by: the path for a Lua script given as a path."""
+    return p.spec if isinstance(p, LuaPass) and p.spec is not None else p
+
+
+def _constraint(c):
+    """A constraint that sees the passes as the user gave them (a Lua script: its path)."""
+    def constraint(a, b):
+        return c(_as_given(a), _as_given(b))
+    return constraint
 
 
 def _name(fn):
@@ -65,7 +80,8 @@ class PassManager(_FxPassManager):
 
     def __init__(self, passes=None, constraints=None, steps=None, run_checks_after_each_pass: bool = False,
                  suppress_check_failures: bool = False, debug: bool = False):
-        super().__init__([_as_pass(p) for p in passes] if passes else None, list(constraints) if constraints else None,
+        super().__init__([_as_pass(p) for p in passes] if passes else None,
+                         [_constraint(c) for c in constraints] if constraints else None,
                          steps, run_checks_after_each_pass, suppress_check_failures, debug)
         # torch.fx keeps these as class attributes: instances must not share one list.
         self.passes = list(self.passes)
@@ -73,6 +89,9 @@ class PassManager(_FxPassManager):
 
     def add_pass(self, _pass):
         super().add_pass(_as_pass(_pass))
+
+    def add_constraint(self, constraint):
+        super().add_constraint(_constraint(constraint))
 
     def __call__(self, module) -> PassResult:
         if not self._validated:

@@ -8,6 +8,7 @@ import torch.fx
 from torch.fx import Graph, Node
 from torch.fx.passes.utils.matcher_utils import InternalMatch
 
+from ...._native import Codec as _Codec
 from ...._native import Graph as _NativeGraph
 from ...._native import Matcher as _NativeMatcher
 
@@ -53,7 +54,8 @@ class SubgraphMatcher:
         self.match_placeholder = match_placeholder
         self.remove_overlapping_matches = remove_overlapping_matches
         self.ignore_literals = ignore_literals
-        self._native = _NativeMatcher(_NativeGraph(pattern), match_output, match_placeholder,
+        self._codec = _Codec()  # the pattern's and every matched graph's functions, compared as torch.fx does
+        self._native = _NativeMatcher(_NativeGraph(pattern, self._codec), match_output, match_placeholder,
                                        remove_overlapping_matches, ignore_literals)
         self.pattern_placeholder_nodes = [n for n in pattern.nodes if n.op == "placeholder"]
         output = [n for n in pattern.nodes if n.op == "output"][0]
@@ -76,7 +78,7 @@ class SubgraphMatcher:
                              returning_nodes=list(returning))
 
     def _matches(self, graph):
-        return self._native.match(_NativeGraph(graph))
+        return self._native.match(_NativeGraph(graph, self._codec))
 
     def match(self, graph: Graph) -> List[InternalMatch]:
         """Every match of the pattern in `graph`, in the order of their anchors."""
