@@ -17,7 +17,7 @@ from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
 
 from graft_fx import export_graph_module
 from graft_fx import format as fmt
-from helpers import graft_bin
+from helpers import graft_bin, graft_module
 
 
 def sigmoid_chain(x):
@@ -131,6 +131,23 @@ class MatchVsFx(unittest.TestCase):
                 self.assertEqual([m["placeholder_nodes"] for m in ours["matches"]],
                                  [[n.name if isinstance(n, torch.fx.Node) else repr(n) for n in m.placeholder_nodes]
                                   for m in fx], name)
+
+    def test_cases_through_the_python_drop_in(self):
+        # graft.fx's SubgraphMatcher on the same graphs: torch.fx's InternalMatch objects, equal
+        # field by field, nodes_map in torch.fx's order.
+        graft_module(self)
+        from graft.fx.passes.utils.matcher_utils import SubgraphMatcher as GraftMatcher
+
+        def plain(m):
+            return ([a.name for a in m.anchors], [(p.name, n.name) for p, n in m.nodes_map.items()],
+                    [n.name for n in m.placeholder_nodes], [n.name for n in m.returning_nodes])
+
+        for name, graph_fn, pattern_fn, options in CASES:
+            with self.subTest(name):
+                g, p = torch.fx.symbolic_trace(graph_fn), torch.fx.symbolic_trace(pattern_fn)
+                want = [plain(m) for m in SubgraphMatcher(p.graph, **options).match(g.graph)]
+                got = [plain(m) for m in GraftMatcher(p.graph, **options).match(g.graph)]
+                self.assertEqual(got, want, name)
 
 
 if __name__ == "__main__":

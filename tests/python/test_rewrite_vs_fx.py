@@ -16,7 +16,7 @@ from torch.fx import subgraph_rewriter
 from graft_fx import export_graph_module
 from graft_fx import format as fmt
 from graft_fx.importer import import_graph
-from helpers import graft_bin
+from helpers import graft_bin, graft_module
 
 
 # --- models and rules (the torch.fx tests' kind of cases) -------------------------------------
@@ -168,6 +168,26 @@ class RewriteVsFx(unittest.TestCase):
                         for m in fx_matches]
                 have = [{k: v for k, v in r["nodes_map"].items() if k not in r["inputs"]} for r in report["replacements"]]
                 self.assertEqual(have, want, name)
+
+    def test_cases_through_the_python_drop_in(self):
+        # The same cases through graft.fx.replace_pattern in process: torch.fx's code, node for
+        # node and name for name, and torch.fx's Match objects.
+        graft_module(self)
+        import graft.fx
+        for name, model, pattern, replacement, inputs in CASES:
+            with self.subTest(name):
+                expected, got = torch.fx.symbolic_trace(model), torch.fx.symbolic_trace(model)
+                fx_matches = subgraph_rewriter.replace_pattern(expected, pattern, replacement)
+                matches = graft.fx.replace_pattern(got, pattern, replacement)
+                self.assertEqual(got.code, expected.code, name)
+                self.assertEqual(structure(got), structure(expected), name)
+                xs = [torch.randn(4, 4) for _ in range(inputs)]
+                self.assertTrue(torch.equal(got(*xs), expected(*xs)), name)
+                self.assertEqual([type(m) for m in matches], [type(m) for m in fx_matches])
+                self.assertEqual([{p.name: n.name for p, n in m.nodes_map.items() if p.op != "placeholder"}
+                                  for m in matches],
+                                 [{p.name: n.name for p, n in m.nodes_map.items() if p.op != "placeholder"}
+                                  for m in fx_matches])
 
     def test_json_report_of_a_chain_names_the_replacing_nodes(self):
         # sigmoid(sigmoid(sigmoid(x))) -> exp: torch main's ReplacedPatterns report each input as
