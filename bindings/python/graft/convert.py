@@ -84,12 +84,14 @@ class FxModule:
         fail (a function or module graft cannot make) fails before the module changes.
         `by_name`: the edits may have replaced the whole graph (a Lua Transformer pass)."""
         made = new_attributes(self.gm, self.native)
+        changed = True
         if by_name:
             self.native.sync_by_name()
         else:
-            self.native.sync()
+            changed = self.native.sync()
         attach_attributes(self.gm, made)
-        self.gm.graph.lint()
+        if changed:
+            self.gm.graph.lint()
         if recompile:
             self.gm.recompile()
         return self.gm

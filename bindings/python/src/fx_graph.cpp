@@ -259,8 +259,8 @@ void FxGraph::erase_fx_nodes(std::vector<py::object> pending) {
   }
 }
 
-void FxGraph::sync() {
-  if (log_.touched.empty() && !log_.moved) return;
+bool FxGraph::sync() {
+  if (log_.touched.empty() && !log_.moved) return false;
   const Graph& g = ir_.graph;
   std::vector<NodeId> touched = log_.touched;
   std::sort(touched.begin(), touched.end());
@@ -294,6 +294,7 @@ void FxGraph::sync() {
   erase_fx_nodes(std::move(erased));
   if (log_.moved || !placed) fix_order(fx_of);
   log_.clear();
+  return true;
 }
 
 void FxGraph::sync_by_name() {

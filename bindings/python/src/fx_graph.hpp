@@ -52,8 +52,8 @@ class FxGraph {
   NodeId node_id(PyObject* fx_node) const;
 
   /// Applies every IR edit since the conversion (or the last sync) to the FX graph, from what
-  /// the listener recorded: cost in proportion to the edit.
-  void sync();
+  /// the listener recorded: cost in proportion to the edit. False if there was nothing to apply.
+  bool sync();
   /// The same for edits the listener cannot follow (a Transformer pass replaces the whole
   /// graph): IR and FX nodes are paired by name (and op and target), O(graph).
   void sync_by_name();
