@@ -177,7 +177,7 @@ def verify(script, examples=(), trials=3, rtol=1e-4, atol=1e-5, seed=0, script_r
             try:
                 r = _check_example(path, name, module, roots, trials, rtol, atol, seed, budgets)
             except (OSError, ValueError, ScriptError, RuntimeError, LookupError) as e:
-                verdict.status, verdict.message = "error", f"{path}: {e}"
+                verdict.status, verdict.message = "error", str(e) if path in str(e) else f"{path}: {e}"
                 verdict.examples.append(ExampleResult(graph=path, message=str(e)))
                 break
             verdict.examples.append(r)

@@ -111,19 +111,29 @@ NodeId FxGraph::node_id(PyObject* fx_node) const {
   return found->second;
 }
 
+py::object FxGraph::fx_target(NodeId n) {
+  const Graph& g = ir_.graph;
+  return g.op(n) == OpKind::CallFunction ? codec_->function(g.target(n)) : py::object(py::str(g.target(n)));
+}
+
+py::tuple FxGraph::fx_args(NodeId n, const FxOf& fx_of) {
+  const std::vector<Argument>& args = ir_.graph.args(n);
+  py::tuple out(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) out[i] = codec_->from_argument(args[i], fx_of);
+  return out;
+}
+
+py::dict FxGraph::fx_kwargs(NodeId n, const FxOf& fx_of) {
+  py::dict out;
+  for (const auto& [key, value] : ir_.graph.kwargs(n)) out[py::str(key)] = codec_->from_argument(value, fx_of);
+  return out;
+}
+
 py::object FxGraph::make_fx_node(NodeId n, const FxOf& fx_of) {
   const Graph& g = ir_.graph;
-  py::tuple args(g.args(n).size());
-  for (std::size_t i = 0; i < g.args(n).size(); ++i) args[i] = codec_->from_argument(g.args(n)[i], fx_of);
-  py::dict kwargs;
-  for (const auto& [key, value] : g.kwargs(n)) kwargs[py::str(key)] = codec_->from_argument(value, fx_of);
-  const OpKind op = g.op(n);
-  py::object target = op == OpKind::CallFunction ? codec_->function(g.target(n)) : py::str(g.target(n));
-  py::object node = graph_.attr("create_node")(std::string(op_kind_name(op)), target, args, kwargs, g.name(n));
-  const NodeMeta& meta = g.meta(n);
-  if (meta.tensor_meta.kind != ValueMeta::Kind::None)
-    node.attr("meta")[codec_->tensor_meta_key()] = codec_->describe(meta.tensor_meta);
-  for (const auto& [key, text] : meta.extra) node.attr("meta")[py::str(key)] = codec_->json_value(text);
+  py::object node = graph_.attr("create_node")(std::string(op_kind_name(g.op(n))), fx_target(n), fx_args(n, fx_of),
+                                               fx_kwargs(n, fx_of), g.name(n));
+  set_fx_meta(node, n);
   return node;
 }
 
@@ -156,16 +166,8 @@ void FxGraph::set_fx_args(const py::object& node, NodeId n, const FxOf& fx_of,
     return out;
   };
   const auto args_now = current_args();
-  if (!args_now || *args_now != g.args(n)) {
-    py::tuple args(g.args(n).size());
-    for (std::size_t i = 0; i < g.args(n).size(); ++i) args[i] = codec_->from_argument(g.args(n)[i], fx_of);
-    node.attr("args") = args;
-  }
-  if (current_kwargs() != g.kwargs(n)) {
-    py::dict kwargs;
-    for (const auto& [key, value] : g.kwargs(n)) kwargs[py::str(key)] = codec_->from_argument(value, fx_of);
-    node.attr("kwargs") = kwargs;
-  }
+  if (!args_now || *args_now != g.args(n)) { node.attr("args") = fx_args(n, fx_of); }
+  if (current_kwargs() != g.kwargs(n)) node.attr("kwargs") = fx_kwargs(n, fx_of);
 }
 
 void FxGraph::set_fx_meta(const py::object& node, NodeId n) {
@@ -192,11 +194,10 @@ void FxGraph::set_fx_meta(const py::object& node, NodeId n) {
 }
 
 void FxGraph::check_convertible(NodeId n) {
-  const Graph& g = ir_.graph;
-  if (g.op(n) == OpKind::CallFunction) codec_->function(g.target(n));
   const FxOf nothing = [](NodeId) { return py::object(py::none()); };
-  for (const Argument& a : g.args(n)) codec_->from_argument(a, nothing);
-  for (const auto& [key, value] : g.kwargs(n)) codec_->from_argument(value, nothing);
+  fx_target(n);
+  fx_args(n, nothing);
+  fx_kwargs(n, nothing);
 }
 
 bool FxGraph::same_kind(const py::object& node, NodeId n) {
@@ -219,7 +220,7 @@ void FxGraph::update_fx_node(NodeId n) {
   set_fx_meta(node, n);
   if (!same_kind(node, n)) {
     node.attr("op") = py::str(std::string(op_kind_name(g.op(n))));
-    node.attr("target") = g.op(n) == OpKind::CallFunction ? codec_->function(g.target(n)) : py::str(g.target(n));
+    node.attr("target") = fx_target(n);
   }
   if (node.attr("name").cast<std::string>() != g.name(n)) node.attr("name") = py::str(g.name(n));
 }

@@ -60,6 +60,10 @@ class FxGraph {
 
  private:
   using FxOf = std::function<py::object(NodeId)>;
+  /// IR node `n`'s target, args and kwargs as FX values (`fx_of`: node references).
+  py::object fx_target(NodeId n);
+  py::tuple fx_args(NodeId n, const FxOf& fx_of);
+  py::dict fx_kwargs(NodeId n, const FxOf& fx_of);
   /// A new FX node for IR node `n`, at the end of the FX graph (the caller places it).
   py::object make_fx_node(NodeId n, const FxOf& fx_of);
   void set_fx_args(const py::object& node, NodeId n, const FxOf& fx_of, const std::function<NodeId(PyObject*)>& id_of);
