@@ -51,7 +51,7 @@ const std::string kNil = walk_script(
 void strip_meta(GraphModule& gm) {
   for (NodeId n : gm.graph.nodes()) {
     const OpKind op = gm.graph.op(n);
-    if (op != OpKind::Placeholder) gm.graph.meta(n).tensor_meta = ValueMeta{};
+    if (op != OpKind::Placeholder) gm.graph.edit_meta(n).tensor_meta = ValueMeta{};
   }
 }
 

@@ -27,7 +27,7 @@ struct Builder {
       t.stride[i] = stride;
       stride *= shape[i].value();
     }
-    g.meta(n).tensor_meta = ValueMeta{ValueMeta::Kind::Tensor, std::move(t), {}};
+    g.edit_meta(n).tensor_meta = ValueMeta{ValueMeta::Kind::Tensor, std::move(t), {}};
     return n;
   }
 
@@ -103,7 +103,7 @@ GraphModule transformer_stack(std::size_t nodes) {
   Builder b{gm};
   NodeId x = b.g.placeholder("x");
   TensorMeta t{{kSeq, kHidden}, "float32", {kHidden, 1}, "cpu"};
-  b.g.meta(x).tensor_meta = ValueMeta{ValueMeta::Kind::Tensor, t, {}};
+  b.g.edit_meta(x).tensor_meta = ValueMeta{ValueMeta::Kind::Tensor, t, {}};
   for (std::size_t i = 0; b.g.size() + 1 < nodes; ++i) x = b.block(i, x);
   b.g.output(Argument::node(x));
   return gm;

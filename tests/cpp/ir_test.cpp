@@ -403,3 +403,25 @@ TEST_CASE("ir: a retired name is taken for derived names, as FX's names of nodes
   g.rollback_transaction();
   CHECK(g.unique_name("abs") == "abs");
 }
+
+TEST_CASE("ir: a copy of a graph shares node metadata until one side edits it") {
+  Small s;
+  s.g.edit_meta(s.relu).extra.emplace_back("stack_trace", "\"a\"");
+  Graph copy = s.g;
+  CHECK(copy.meta(s.relu) == s.g.meta(s.relu));
+  copy.edit_meta(s.relu).extra.front().second = "\"b\"";
+  CHECK(*s.g.meta(s.relu).find_extra("stack_trace") == "\"a\"");
+  CHECK(*copy.meta(s.relu).find_extra("stack_trace") == "\"b\"");
+  s.g.edit_meta(s.add).tensor_meta.kind = ValueMeta::Kind::Tuple;
+  CHECK(copy.meta(s.add).empty());
+  // Shared across graphs, then edited on one side only.
+  copy.copy_meta(s.x, s.g, s.relu);
+  s.g.edit_meta(s.relu).extra.clear();
+  CHECK(*copy.meta(s.x).find_extra("stack_trace") == "\"a\"");
+  CHECK(s.g.meta(s.relu).empty());
+  // The undo journal holds the metadata as it was.
+  REQUIRE(copy.begin_transaction().is_ok());
+  copy.edit_meta(s.x).extra.emplace_back("k", "1");
+  copy.rollback_transaction();
+  CHECK(copy.meta(s.x).extra.size() == 1);
+}

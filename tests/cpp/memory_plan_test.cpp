@@ -18,7 +18,7 @@ namespace {
 
 /// Gives node `name` one float32 tensor of `numel` elements (contiguous, 1-D).
 void sized(Graph& g, const std::string& name, std::int64_t numel) {
-  ValueMeta& m = g.meta(g.find(name)).tensor_meta;
+  ValueMeta& m = g.edit_meta(g.find(name)).tensor_meta;
   m.kind = ValueMeta::Kind::Tensor;
   m.tensor.dtype = "float32";
   m.tensor.shape = {Dim(numel)};
@@ -103,7 +103,7 @@ TEST_CASE("liveness: a tuple's elements live apart; unknown calls hold their inp
     return z
   )");
   for (const char* n : {"x", "y", "k", "z"}) sized(g, n, 10);
-  ValueMeta& m = g.meta(g.find("m")).tensor_meta;
+  ValueMeta& m = g.edit_meta(g.find("m")).tensor_meta;
   m.kind = ValueMeta::Kind::Tuple;
   m.elements.resize(2);
   for (ValueMeta& e : m.elements) {
@@ -146,7 +146,7 @@ TEST_CASE("liveness: ops that may return their input, and views no schema annota
     return (s, same, d, to, eval, r)
   )");
   auto set = [&](const char* name, std::vector<Dim> stride, const char* dtype = "float32") {
-    ValueMeta& m = g.meta(g.find(name)).tensor_meta;
+    ValueMeta& m = g.edit_meta(g.find(name)).tensor_meta;
     m.kind = ValueMeta::Kind::Tensor;
     m.tensor.dtype = dtype;
     m.tensor.shape = {Dim(4), Dim(4)};
@@ -157,7 +157,7 @@ TEST_CASE("liveness: ops that may return their input, and views no schema annota
   set("t", {1, 4});
   set("d", {4, 1}, "float64");
   set("to", {4, 1}, "float64");
-  ValueMeta& b = g.meta(g.find("b")).tensor_meta;
+  ValueMeta& b = g.edit_meta(g.find("b")).tensor_meta;
   b.kind = ValueMeta::Kind::Tuple;
   b.elements = {g.meta(g.find("a")).tensor_meta, g.meta(g.find("x")).tensor_meta};
   set("b0", {4, 1});
@@ -191,7 +191,7 @@ TEST_CASE("liveness: Python's getattr, operators and tuples; to(copy=True); drop
     return (s, d, c, g0)
   )");
   for (const char* n : {"x", "a", "t", "p", "d", "c", "g0", "s"}) sized(g, n, 100);
-  ValueMeta& tup = g.meta(g.find("tup")).tensor_meta;
+  ValueMeta& tup = g.edit_meta(g.find("tup")).tensor_meta;
   tup.kind = ValueMeta::Kind::Tuple;
   tup.elements = {g.meta(g.find("a")).tensor_meta, g.meta(g.find("x")).tensor_meta};
   Result<StorageMap> st = map_storage(g, OpSchemaRegistry::builtin());
@@ -291,7 +291,7 @@ TEST_CASE("liveness: strides, dtypes and symbolic sizes") {
     return c
   )");
   auto set = [&](const char* name, std::vector<Dim> shape, std::vector<Dim> stride, const char* dtype) {
-    ValueMeta& m = g.meta(g.find(name)).tensor_meta;
+    ValueMeta& m = g.edit_meta(g.find(name)).tensor_meta;
     m.kind = ValueMeta::Kind::Tensor;
     m.tensor.dtype = dtype;
     m.tensor.shape.clear();

@@ -188,7 +188,7 @@ TEST_CASE("overloads that spell a call differently leave it alone, with the reas
 TEST_CASE("recorded tensor meta tells overloads apart") {
   GraphModule gm = module_of_text("x = placeholder\ny = placeholder\na = call_function torch.add(x, y)\nreturn a");
   const NodeId y = gm.graph.find("y");
-  gm.graph.meta(y).tensor_meta.kind = ValueMeta::Kind::Tensor;
+  gm.graph.edit_meta(y).tensor_meta.kind = ValueMeta::Kind::Tensor;
   const NormalizeReport r = normalize_arguments(gm.graph);
   CHECK(r.skipped.empty());
   CHECK(to_graph_text(gm.graph) ==

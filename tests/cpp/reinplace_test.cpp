@@ -13,7 +13,7 @@ namespace {
 void give_meta(Graph& g, std::vector<Dim> shape, const std::vector<std::string>& other_shape = {}) {
   for (NodeId n : g.nodes()) {
     if (g.op(n) == OpKind::Output) continue;
-    ValueMeta& m = g.meta(n).tensor_meta;
+    ValueMeta& m = g.edit_meta(n).tensor_meta;
     m.kind = ValueMeta::Kind::Tensor;
     m.tensor.dtype = "float32";
     m.tensor.shape.clear();

@@ -9,7 +9,7 @@ namespace graft {
 namespace {
 
 void tensor(Graph& g, const char* name, std::vector<Dim> shape, const char* dtype) {
-  ValueMeta& m = g.meta(g.find(name)).tensor_meta;
+  ValueMeta& m = g.edit_meta(g.find(name)).tensor_meta;
   m.kind = ValueMeta::Kind::Tensor;
   m.tensor.dtype = dtype;
   m.tensor.device = "cpu";

@@ -31,7 +31,7 @@ GraphModule start_graph(int n) {
     std::vector<Argument> args{Argument::node(last)};
     if (i % 3 != 2) args.push_back(Argument::node(i % 2 ? y : x));
     last = g.create_node(OpKind::CallFunction, target, args, {{"k", Argument(std::int64_t{i})}});
-    g.meta(last).extra.emplace_back("stack_trace", "\"line " + std::to_string(i) + "\"");
+    g.edit_meta(last).extra.emplace_back("stack_trace", "\"line " + std::to_string(i) + "\"");
   }
   g.output(Argument::node(last));
   return gm;
@@ -79,7 +79,7 @@ void random_edit(Graph& g, std::mt19937& rng) {
     case 6:
       if (movable) (void)g.set_kwarg(n, "alpha", Argument(2.5));
       break;
-    case 7: g.meta(n).extra.emplace_back("touched", "true"); break;
+    case 7: g.edit_meta(n).extra.emplace_back("touched", "true"); break;
     case 8:
       if (movable && g.prev(n) != kNoNode && g.op(g.prev(n)) == OpKind::CallFunction) (void)g.move_before(n, g.prev(n));
       break;

@@ -346,14 +346,14 @@ int node_set_meta(lua_State* L) {
   if (key == "tensor_meta") {
     ValueMeta value = lua_isnoneornil(L, 3) ? ValueMeta{} : to_value_meta(L, 3);
     n = check_node(L, 1);
-    graph_of(n).meta(n.id).tensor_meta = std::move(value);
+    graph_of(n).edit_meta(n.id).tensor_meta = std::move(value);
     return 0;
   }
   std::string json = lua_isnoneornil(L, 3) ? std::string() : to_json(L, 3, fmt::format("meta.{}", key));
   json.shrink_to_fit();  // built by appending: up to twice its length
   state_of(L).retain_host_memory(L, held_bytes(json) + key.size());
   n = check_node(L, 1);
-  NodeMeta& meta = graph_of(n).meta(n.id);
+  NodeMeta& meta = graph_of(n).edit_meta(n.id);
   auto it = std::find_if(meta.extra.begin(), meta.extra.end(), [&](const auto& kv) { return kv.first == key; });
   if (lua_isnoneornil(L, 3)) {
     if (it != meta.extra.end()) meta.extra.erase(it);

@@ -353,7 +353,7 @@ class Propagation {
 
   void commit() {
     for (NodeId n = 0; n < computed_.size(); ++n)
-      if (computed_[n]) g_.meta(n).tensor_meta = std::move(*computed_[n]);
+      if (computed_[n]) g_.edit_meta(n).tensor_meta = std::move(*computed_[n]);
   }
 
   void push_report() {

@@ -110,7 +110,7 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
       auto created = after.create_node_named(op, before.target(n), std::move(args), std::move(kwargs), before.name(n));
       if (!created)
         luaL_error(L, "transformer: copying node '%s': %s", before.name(n).c_str(), created.status().message().c_str());
-      after.meta(created.value()) = before.meta(n);
+      after.copy_meta(created.value(), before, n);
       env[n] = Argument::node(created.value());
       continue;
     }
@@ -134,7 +134,7 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
     // Nodes the handler created: after the previous tail, to the end.
     NodeId first_new = last_before == kNoNode ? after.first() : after.next(last_before);
     for (NodeId m = first_new; m != kNoNode; m = after.next(m)) {
-      NodeMeta& meta = after.meta(m);
+      NodeMeta& meta = after.edit_meta(m);
       if (meta.extra.empty()) meta.extra = before.meta(n).extra;
       // Keep names stable: a helper node must not take a name an original node still needs.
       const NodeId clash = before.find(after.name(m));
@@ -148,7 +148,7 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
         if (after.name(v) != before.name(n) && after.find(before.name(n)) == kNoNode)
           (void)after.rename(v, before.name(n));
         if (after.meta(v).tensor_meta.kind == ValueMeta::Kind::None)
-          after.meta(v).tensor_meta = before.meta(n).tensor_meta;
+          after.edit_meta(v).tensor_meta = before.meta(n).tensor_meta;
       }
     }
     env[n] = std::move(value);

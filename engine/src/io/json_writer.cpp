@@ -103,12 +103,13 @@ class Writer {
     }
     out_ += R"(},"meta":{)";
     bool first = true;
-    if (d.meta.tensor_meta.kind != ValueMeta::Kind::None) {
+    const NodeMeta& meta = d.meta.get();
+    if (meta.tensor_meta.kind != ValueMeta::Kind::None) {
       out_ += R"("tensor_meta":)";
-      value_meta(d.meta.tensor_meta);
+      value_meta(meta.tensor_meta);
       first = false;
     }
-    for (const auto& [key, json] : d.meta.extra) {
+    for (const auto& [key, json] : meta.extra) {
       if (!first) out_ += ',';
       first = false;
       append_json_string(out_, key);

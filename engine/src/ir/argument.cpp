@@ -55,4 +55,9 @@ const std::string* NodeMeta::find_extra(std::string_view key) const {
   return nullptr;
 }
 
+const NodeMeta& SharedMeta::none() {
+  static const NodeMeta empty{};
+  return empty;
+}
+
 }  // namespace graft

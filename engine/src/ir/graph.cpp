@@ -210,8 +210,9 @@ Result<NodeId> Graph::add_node(OpKind op, Symbol target, std::vector<Argument> a
   d.target = target;
   d.args = std::move(args);
   d.kwargs = std::move(kwargs);
-  d.meta = std::move(meta);
+  d.meta.set(std::move(meta));
   by_name_.insert(d.name, n);  // only once the slot exists: allocating may throw
+  if (suffixes_noted_) suffix_ceiling_.note(d.name);
   attach_inputs(n);
   if (at_end) {
     InsertPoint saved = insert_;
@@ -237,36 +238,33 @@ std::string sanitize(std::string_view hint) {
   return s;
 }
 
-// Splits `relu_12` into (`relu`, 12); names without a numeric suffix give (name, 0).
-std::pair<std::string, std::uint32_t> split_suffix(const std::string& name) {
-  std::size_t us = name.rfind('_');
-  if (us == std::string::npos || us == 0 || us + 1 == name.size()) return {name, 0};
-  std::uint64_t value = 0;
-  for (std::size_t i = us + 1; i < name.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return {name, 0};
-    value = value * 10 + static_cast<std::uint64_t>(name[i] - '0');
-    if (value > 0xffffffu) return {name, 0};
-  }
-  if (name[us + 1] == '0' && name.size() > us + 2) return {name, 0};  // `x_01` is a plain name
-  return {name.substr(0, us), static_cast<std::uint32_t>(value)};
-}
-
 }  // namespace
 
 void Graph::retire_name(std::string name) {
-  if (!name_taken(name)) retired_names_.insert(std::move(name));
+  if (name_taken(name)) return;
+  if (suffixes_noted_) suffix_ceiling_.note(name);
+  retired_names_.insert(std::move(name));
 }
 
 std::string Graph::unique_name(std::string_view hint) {
   std::string candidate = sanitize(hint);
-  auto used = [&](const std::string& name) { return name_taken(name) || retired_names_.contains(name); };
+  auto used = [&](std::string_view name) { return name_taken(name) || retired_names_.contains(name); };
   if (!used(candidate)) return candidate;
-  auto [base, number] = split_suffix(candidate);
-  std::uint32_t& counter = name_counters_[base];
+  if (!suffixes_noted_) {
+    for (NodeId n = 0; n < slots_.size(); ++n)
+      if (slots_[n].alive) suffix_ceiling_.note(slots_[n].name);
+    for (const std::string& name : retired_names_.names()) suffix_ceiling_.note(name);
+    suffixes_noted_ = true;
+  }
+  auto [base_view, number] = detail::split_suffix(candidate);
+  const std::string base(base_view);
+  auto it = name_counters_.find(base);
+  if (it == name_counters_.end()) it = name_counters_.emplace(base, 0).first;
+  std::uint32_t& counter = it->second;
   if (counter < number) counter = number;
   for (;;) {
     std::string name = base + '_' + std::to_string(++counter);
-    if (!used(name)) return name;
+    if (suffix_ceiling_.above(base, counter) || !used(name)) return name;
   }
 }
 
@@ -320,6 +318,7 @@ Status Graph::rename(NodeId n, std::string name) {
   by_name_.erase(slots_[n].name, n);
   slots_[n].name = std::move(name);
   by_name_.insert(slots_[n].name, n);
+  if (suffixes_noted_) suffix_ceiling_.note(slots_[n].name);
   return Status::ok();
 }
 

@@ -1,6 +1,8 @@
 // NameIndex: linear probing with backward-shift deletion (no tombstones to clean up).
 #include "graft/ir/detail/name_index.hpp"
 
+#include <algorithm>
+
 #include "ir/memory.hpp"
 
 namespace graft::detail {
@@ -83,19 +85,50 @@ void NameIndex::rehash(std::size_t buckets) {
   }
 }
 
-bool NameLog::insert(std::string name) {
-  auto id = static_cast<NodeId>(names_.size());
-  names_.push_back(std::move(name));
-  if (index_.insert_unique(names_.back(), id, name_of())) return true;
-  names_.pop_back();
-  return false;
+bool NameLog::contains(std::string_view name) {
+  if (std::find(found_.begin(), found_.end(), name) != found_.end()) return true;
+  for (; indexed_ < names_.size(); ++indexed_)
+    (void)index_.insert_unique(names_[indexed_], static_cast<NodeId>(indexed_), name_of());
+  if (index_.find(name, name_of()) == kNoNode) return false;
+  if (found_.size() == 16) found_.erase(found_.begin());
+  found_.emplace_back(name);
+  return true;
 }
 
 void NameLog::truncate(std::size_t count) {
+  found_.clear();  // a forgotten name may be among them
   while (names_.size() > count) {
-    index_.erase(names_.back(), static_cast<NodeId>(names_.size() - 1));
+    if (names_.size() <= indexed_) index_.erase(names_.back(), static_cast<NodeId>(names_.size() - 1));
     names_.pop_back();
   }
+  indexed_ = std::min(indexed_, count);
+}
+
+std::pair<std::string_view, std::uint32_t> split_suffix(std::string_view name) {
+  std::size_t us = name.rfind('_');
+  if (us == std::string_view::npos || us == 0 || us + 1 == name.size()) return {name, 0};
+  std::uint64_t value = 0;
+  for (std::size_t i = us + 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return {name, 0};
+    value = value * 10 + static_cast<std::uint64_t>(name[i] - '0');
+    if (value > 0xffffffu) return {name, 0};
+  }
+  if (name[us + 1] == '0' && name.size() > us + 2) return {name, 0};  // `x_01` is a plain name
+  return {name.substr(0, us), static_cast<std::uint32_t>(value)};
+}
+
+void SuffixCeiling::note(std::string_view name) {
+  auto [base, number] = split_suffix(name);
+  if (number == 0) return;
+  auto it = top_.find(base);
+  if (it == top_.end()) top_.emplace(std::string(base), number);
+  else if (it->second < number) it->second = number;
+}
+
+bool SuffixCeiling::above(std::string_view base, std::uint32_t n) const {
+  if (n > 0xffffffu) return false;  // not split as a suffix: noted under another base
+  auto it = top_.find(base);
+  return it == top_.end() || n > it->second;
 }
 
 }  // namespace graft::detail

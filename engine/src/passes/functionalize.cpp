@@ -174,7 +174,7 @@ class Functionalizer {
   /// Later passes (re-inplacing, memory planning) need every value's size.
   void copy_tensor_meta(NodeId from, NodeId to) {
     if (from == to || g_.meta(from).tensor_meta.kind == ValueMeta::Kind::None) return;
-    g_.meta(to).tensor_meta = g_.meta(from).tensor_meta;
+    g_.edit_meta(to).tensor_meta = g_.meta(from).tensor_meta;
   }
 
   static void replace_self(std::vector<Argument>& args, Kwargs& kwargs, NodeId self) {
@@ -411,7 +411,7 @@ class Functionalizer {
     }
     record += "],\"user_output\":\"";
     record += several ? "tuple" : "single";
-    NodeMeta& meta = g_.meta(out_);
+    NodeMeta& meta = g_.edit_meta(out_);
     std::erase_if(meta.extra, [](const auto& kv) { return kv.first == "mutated_inputs"; });
     meta.extra.emplace_back("mutated_inputs", "{\"copy_back\":" + record + "\"}");
   }

@@ -108,7 +108,7 @@ struct Fuser {
       if (fresh) {
         Result<NodeId> p = sub->create_node_named(OpKind::Placeholder, g.name(x), {}, {}, g.name(x));
         it->second = p.value();
-        sub->meta(it->second) = g.meta(x);
+        sub->copy_meta(it->second, g, x);
         inputs.push_back(x);
       }
       return it->second;
@@ -121,7 +121,7 @@ struct Fuser {
       for (auto& kv : kwargs) map_node_refs(kv.second, map_ref);
       Result<NodeId> copy = sub->create_node_named(g.op(n), g.target(n), std::move(args), std::move(kwargs), g.name(n));
       if (!copy) return copy.status();
-      sub->meta(copy.value()) = g.meta(n);
+      sub->copy_meta(copy.value(), g, n);
       inside[n] = copy.value();
     }
     std::vector<NodeId> outputs;  // originals used outside, in topological order
@@ -143,13 +143,13 @@ struct Fuser {
       InsertionScope at(g, g.after(sorted.value().back()));
       call = g.create_node(OpKind::CallModule, module, std::move(call_args), {}, module);
       if (outputs.size() == 1) {
-        g.meta(call) = g.meta(outputs.front());
+        g.copy_meta(call, g, outputs.front());
         g.replace_all_uses_with(outputs.front(), call, [&](NodeId u) { return !inside.count(u); });
       } else {
         for (std::size_t i = 0; i < outputs.size(); ++i) {
           NodeId item = g.create_node(OpKind::CallFunction, "_operator.getitem",
                                       {Argument::node(call), Argument(static_cast<std::int64_t>(i))}, {}, "getitem");
-          g.meta(item) = g.meta(outputs[i]);
+          g.copy_meta(item, g, outputs[i]);
           g.replace_all_uses_with(outputs[i], item, [&](NodeId u) { return !inside.count(u); });
         }
       }

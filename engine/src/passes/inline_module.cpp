@@ -90,7 +90,7 @@ Result<std::vector<NodeId>> inline_call(Graph& g, const ModuleTable& modules, No
       const std::string target = attribute ? qualify(g.target(call), sub.target(n)) : sub.target(n);
       const NodeId copy =
           g.create_node(op, target, std::move(new_args), std::move(new_kwargs), g.name(call) + "_" + sub.name(n));
-      g.meta(copy) = sub.meta(n);
+      g.copy_meta(copy, sub, n);
       env.emplace(n, Argument::node(copy));
       made.push_back(copy);
     }

@@ -60,8 +60,11 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
     if (MatchValue& v = result.nodes_map[pn]; v.node != kNoNode) v.node = follow(v.node);
   if (const NodeId at = m.graph_node(m.anchors.front()); at != kNoNode) result.anchor_name = g.name(at);
   for (NodeId pn : pattern.nodes())
-    if (const NodeId gn = result.nodes_map.size() > pn ? result.nodes_map[pn].node : kNoNode; gn != kNoNode)
+    if (const NodeId gn = result.nodes_map.size() > pn ? result.nodes_map[pn].node : kNoNode; gn != kNoNode) {
       result.matched_names.emplace_back(pattern.name(pn), g.name(gn));
+      // Erasing it removes its name from the name table, on a big graph a cache miss: start now.
+      if (pattern.op(pn) != OpKind::Placeholder) g.prefetch_name(g.name(gn));
+    }
   if (replacement.output_node() == kNoNode) return Status::error("the replacement has no output node");
   // Inputs: replacement placeholders bind to the match's inputs by position.
   std::vector<NodeId> rep_inputs;
@@ -122,7 +125,7 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
         : replacement.target(n);
     const NodeId created = g.create_node(op, target, std::move(args), std::move(kwargs), replacement.name(n));
     if (created == kNoNode) return Status::node_error(replacement.name(n), "cannot copy the replacement node");
-    if (inherit && g.meta(created).extra.empty()) g.meta(created).extra = free_meta;
+    if (inherit && g.meta(created).extra.empty()) g.edit_meta(created).extra = free_meta;
     env[n] = Argument::node(created);
     result.replacements.push_back(created);
     result.replacement_names.push_back(g.name(created));
@@ -148,7 +151,7 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
     if (meta != MetaPolicy::Drop && to != returning[i]) {
       const bool is_new =
           std::find(result.replacements.begin(), result.replacements.end(), to) != result.replacements.end();
-      if (is_new) g.meta(to) = g.meta(returning[i]);  // an input returned as is keeps its own
+      if (is_new) g.copy_meta(to, g, returning[i]);  // an input returned as is keeps its own
     }
     // A returned input that the replacement returns as is (a pattern returning `b`, the
     // replacement too) stays what it was: no edit, and no entry, which would map the node to

@@ -96,33 +96,42 @@ std::uint64_t signature(std::size_t rule, const SubgraphMatch& m, const Graph& g
 }
 
 /// Rewrite signatures seen so far, each with the graph's fingerprint when it was last seen
-/// there. Open addressing: one entry per rewrite, so a node-based map's allocation and pointer
-/// chase per rewrite dominated large runs.
+/// there. Open addressing over 16-byte entries: one entry per rewrite and a random access each,
+/// so a large run's table should stay small (the details exist only for signatures seen twice).
 class SeenRewrites {
  public:
-  struct Entry {
-    std::uint64_t signature = 0;  ///< 0 = empty
+  struct Seen {
     std::uint64_t fingerprint = 0;
     bool has_fingerprint = false;
     std::size_t rewrite_index = 0;
   };
-  /// The entry for `signature`, and whether it was just added.
-  std::pair<Entry*, bool> find_or_add(std::uint64_t signature) {
+  /// The details for `signature`, or nullptr the first time it is seen.
+  Seen* find_or_add(std::uint64_t signature) {
     if (signature == 0) signature = 1;  // a collision is only a suspicion: fingerprints confirm
     if ((size_ + 1) * 2 > entries_.size()) grow();
     const std::size_t mask = entries_.size() - 1;
     for (std::size_t i = signature & mask;; i = (i + 1) & mask) {
       Entry& e = entries_[i];
-      if (e.signature == signature) return {&e, false};
+      if (e.signature == signature) {
+        if (e.seen == 0) {
+          seen_.emplace_back();
+          e.seen = static_cast<std::uint32_t>(seen_.size());
+        }
+        return &seen_[e.seen - 1];
+      }
       if (e.signature == 0) {
         e.signature = signature;
         ++size_;
-        return {&e, true};
+        return nullptr;
       }
     }
   }
 
  private:
+  struct Entry {
+    std::uint64_t signature = 0;  ///< 0 = empty
+    std::uint32_t seen = 0;  ///< 1 + index into seen_, 0 = seen once
+  };
   void grow() {
     std::vector<Entry> old = std::move(entries_);
     entries_.assign(old.empty() ? 64 : old.size() * 2, Entry{});
@@ -135,6 +144,7 @@ class SeenRewrites {
     }
   }
   std::vector<Entry> entries_;
+  std::deque<Seen> seen_;  ///< stable addresses
   std::size_t size_ = 0;
 };
 
@@ -293,8 +303,8 @@ class Driver {
   /// Before rewriting: is this the same rewrite at the same place as before, with the graph
   /// back in a state it was in? Then the rules cycle.
   bool cycles(std::size_t rule_index, const SubgraphMatch& m, NodeId at) {
-    auto [seen, fresh] = seen_.find_or_add(signature(rule_index, m, g_));
-    if (fresh) return false;
+    SeenRewrites::Seen* seen = seen_.find_or_add(signature(rule_index, m, g_));
+    if (seen == nullptr) return false;
     const std::uint64_t fp = fingerprint(g_);
     if (seen->has_fingerprint && seen->fingerprint == fp) {
       // The rules that fired since the graph was last in this state, each named once.
@@ -340,7 +350,7 @@ class Driver {
         queued[n] = true;
       }
       auto enqueue = [&](NodeId n) {
-        if (n >= queued.size()) queued.resize(g_.num_slots(), false);
+        if (n >= queued.size()) queued.resize(std::max(g_.num_slots(), 2 * queued.size()), false);
         if (!queued[n]) {
           queued[n] = true;
           work.push_back(n);

@@ -47,7 +47,7 @@ struct NodeData {
   NodeId next = kNoNode;
   std::vector<Argument> args{};
   Kwargs kwargs{};
-  NodeMeta meta{};
+  SharedMeta meta{};
   NodeIdList inputs{};  ///< node references in args then kwargs, in order, repeats kept
   UserList users{};  ///< distinct consumers, in the order they started using this node
 };
@@ -90,11 +90,17 @@ class Graph {
   Symbol target_symbol(NodeId n) const { return slots_[n].target; }
   const std::vector<Argument>& args(NodeId n) const { return slots_[n].args; }
   const Kwargs& kwargs(NodeId n) const { return slots_[n].kwargs; }
-  const NodeMeta& meta(NodeId n) const { return slots_[n].meta; }
-  /// Metadata is not part of the use-def structure, so it may be edited freely.
-  NodeMeta& meta(NodeId n) {
+  const NodeMeta& meta(NodeId n) const { return slots_[n].meta.get(); }
+  /// Metadata is not part of the use-def structure, so it may be edited freely. The reference
+  /// is valid until the graph is copied or `n` is edited again.
+  NodeMeta& edit_meta(NodeId n) {
     changing(n);
-    return slots_[n].meta;
+    return slots_[n].meta.edit();
+  }
+  /// Gives `n` the metadata of node `m` of `from` (which may be this graph), shared until edited.
+  void copy_meta(NodeId n, const Graph& from, NodeId m) {
+    changing(n);
+    slots_[n].meta = from.slots_[m].meta;
   }
   const UserList& users(NodeId n) const { return slots_[n].users; }
   const NodeIdList& inputs(NodeId n) const { return slots_[n].inputs; }
@@ -310,6 +316,9 @@ class Graph {
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters_;
   /// Names of erased nodes: as in FX, a derived name never repeats one the graph has used.
   detail::NameLog retired_names_;
+  /// Filled by the first unique_name that needs a numbered name, then kept up to date.
+  detail::SuffixCeiling suffix_ceiling_;
+  bool suffixes_noted_ = false;
   detail::OrderCache order_cache_;  ///< filled by const readers: threads may read one graph at once
   JournalHandle journal_;
   /// Listeners added; a copy of a graph starts with none.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,32 @@ struct NodeMeta {
   /// The free-form value for `key` as JSON text, or nullptr.
   const std::string* find_extra(std::string_view key) const;
   friend bool operator==(const NodeMeta&, const NodeMeta&) = default;
+};
+
+/// How a node stores its NodeMeta: nothing for the many nodes without any, and one copy shared
+/// by copies of the graph (and the undo journal) until one of them edits it. This keeps a node
+/// record small (a rewrite's new nodes are fresh memory) and a graph copy cheap.
+class SharedMeta {
+ public:
+  SharedMeta() = default;
+  const NodeMeta& get() const { return p_ ? *p_ : none(); }
+  /// The metadata to edit in place, this node's own (copied first if it was shared). The
+  /// reference is valid until the graph is copied or the node is edited again.
+  NodeMeta& edit() {
+    if (!p_) p_ = std::make_shared<NodeMeta>();
+    else if (p_.use_count() > 1) p_ = std::make_shared<NodeMeta>(*p_);
+    return *p_;
+  }
+  void set(NodeMeta m) {
+    if (m.empty()) p_.reset();
+    else if (p_ && p_.use_count() == 1) *p_ = std::move(m);
+    else p_ = std::make_shared<NodeMeta>(std::move(m));
+  }
+  friend bool operator==(const SharedMeta& a, const SharedMeta& b) { return a.p_ == b.p_ || a.get() == b.get(); }
+
+ private:
+  static const NodeMeta& none();
+  std::shared_ptr<NodeMeta> p_;
 };
 
 }  // namespace graft

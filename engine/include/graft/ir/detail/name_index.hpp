@@ -6,9 +6,12 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "graft/ir/ids.hpp"
+#include "graft/ir/symbol_table.hpp"
 
 namespace graft::detail {
 
@@ -47,13 +50,16 @@ class NameIndex {
 };
 
 /// A set of names that remembers insertion order, so it can forget its newest entries (a
-/// rolled-back transaction's). Open addressing over the stored strings: no node per name.
+/// rolled-back transaction's). Names are indexed on the first lookup after they were added:
+/// a rewrite retires a name per erased node and rarely asks, so adding is an append, not a
+/// random write into a large table. A lookup that found a name remembers it (a node name hint
+/// whose plain form is retired, `relu`, is asked about at every new node).
 class NameLog {
  public:
-  /// Adds `name`; false if it was already present.
-  bool insert(std::string name);
-  bool contains(std::string_view name) const { return index_.find(name, name_of()) != kNoNode; }
+  void insert(std::string name) { names_.push_back(std::move(name)); }
+  bool contains(std::string_view name);
   std::size_t size() const { return names_.size(); }
+  const std::vector<std::string>& names() const { return names_; }
   /// Forgets every name added after the first `count`.
   void truncate(std::size_t count);
 
@@ -62,7 +68,27 @@ class NameLog {
     return [this](NodeId i) { return std::string_view(names_[i]); };
   }
   std::vector<std::string> names_;
+  std::size_t indexed_ = 0;  ///< names_[0, indexed_) are in index_ (a repeated name once)
   NameIndex index_;
+  std::vector<std::string> found_;  ///< recent lookups that found their name: a few hints
+};
+
+/// `relu_12` -> (`relu`, 12); a name without a numeric suffix (or with a leading zero, `x_01`,
+/// or above 2^24) -> (name, 0).
+std::pair<std::string_view, std::uint32_t> split_suffix(std::string_view name);
+
+/// For each base name, at least the largest numeric suffix a name of the graph has had, live or
+/// retired (`relu_12`: base `relu`, 12). A `relu_N` above it is surely free, so unique_name needs
+/// no probe of the name tables (random reads, on big graphs cache misses) for the names a
+/// rewrite creates.
+class SuffixCeiling {
+ public:
+  void note(std::string_view name);
+  /// True if `base_n` is surely not a name the graph has had.
+  bool above(std::string_view base, std::uint32_t n) const;
+
+ private:
+  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> top_;
 };
 
 }  // namespace graft::detail
