@@ -18,55 +18,19 @@
 #include <string_view>
 #include <vector>
 
-#ifdef GRAFT_JEMALLOC
-#include <jemalloc/jemalloc.h>
-#endif
-
 #include "graft/io/atomic_file.hpp"
 #include "graft/io/graph_json.hpp"
+#include "process_memory.hpp"
 #include "synthetic_graph.hpp"
 
 namespace {
 
+using graft::bench::keep_freed_memory;
+using graft::bench::proc_status_kb;
+using graft::bench::reset_peak;
+using graft::bench::return_freed_memory;
+
 using Clock = std::chrono::steady_clock;
-
-// Resident and peak resident memory of this process, in bytes (Linux /proc).
-long proc_status_kb(const char* field) {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind(field, 0) == 0) return std::stol(line.substr(std::string(field).size()));
-  return -1;
-}
-void reset_peak() { std::ofstream("/proc/self/clear_refs") << "5"; }
-
-// Freed memory handed back to the system, so that the next load touches fresh pages.
-void return_freed_memory() {
-#ifdef GRAFT_JEMALLOC
-  std::string purge = fmt::format("arena.{}.purge", MALLCTL_ARENAS_ALL);
-  if (mallctl(purge.c_str(), nullptr, nullptr, nullptr, 0) != 0) std::abort();
-#else
-  ::malloc_trim(0);
-#endif
-}
-
-// Freed memory kept in the process from now on, as a long-running host's allocator would.
-void keep_freed_memory() {
-#ifdef GRAFT_JEMALLOC
-  ssize_t never = -1;
-  for (const char* key : {"arenas.dirty_decay_ms", "arenas.muzzy_decay_ms"})  // arenas made later
-    if (mallctl(key, nullptr, nullptr, &never, sizeof never) != 0) std::abort();
-  unsigned arenas = 0;
-  std::size_t size = sizeof arenas;
-  if (mallctl("arenas.narenas", &arenas, &size, nullptr, 0) != 0) std::abort();
-  for (unsigned i = 0; i < arenas; ++i)  // arenas that exist (the others refuse, and need not)
-    for (const char* kind : {"dirty", "muzzy"})
-      (void)mallctl(fmt::format("arena.{}.{}_decay_ms", i, kind).c_str(), nullptr, nullptr, &never, sizeof never);
-#else
-  ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
-}
 
 struct FreshLoads {
   std::vector<double> seconds;  // sorted

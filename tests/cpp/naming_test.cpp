@@ -132,3 +132,33 @@ TEST_CASE("naming: derived names follow FX's rule through renames, erases, retir
     CHECK(live == model.live);
   }
 }
+
+TEST_CASE("naming: a rollback brings back names the suffix ceiling was built without") {
+  SUBCASE("renamed away in the transaction that built the ceiling") {
+    Graph g;
+    const NodeId a = g.create_node(OpKind::CallFunction, "torch.relu", {}, {}, "relu_5");
+    REQUIRE(g.begin_transaction().is_ok());
+    REQUIRE(g.rename(a, "foo").is_ok());
+    (void)g.create_node(OpKind::CallFunction, "torch.relu", {}, {}, "foo");  // derives a name: builds it
+    g.rollback_transaction();
+    REQUIRE(g.name(a) == "relu_5");
+    (void)g.create_node(OpKind::CallFunction, "torch.relu", {}, {}, "relu_4");
+    const NodeId c = g.create_node(OpKind::CallFunction, "torch.relu", {}, {}, "relu_4");
+    REQUIRE(c != kNoNode);
+    CHECK(g.name(c) == "relu_6");
+  }
+  SUBCASE("built in a nested transaction that committed into the rolled-back one") {
+    Graph g;
+    const NodeId a = g.create_node(OpKind::CallFunction, "torch.add", {}, {}, "add_3");
+    REQUIRE(g.begin_transaction().is_ok());
+    REQUIRE(g.rename(a, "z").is_ok());
+    g.begin_nested_transaction();
+    (void)g.create_node(OpKind::CallFunction, "torch.relu", {}, {}, "z");
+    g.commit_transaction();
+    g.rollback_transaction();
+    REQUIRE(g.name(a) == "add_3");
+    for (const char* want : {"add", "add_1", "add_2"})
+      CHECK(g.name(g.create_node(OpKind::CallFunction, "torch.add", {}, {}, "add")) == want);
+    CHECK(g.unique_name("add") == "add_4");
+  }
+}

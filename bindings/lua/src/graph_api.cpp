@@ -52,9 +52,10 @@ namespace {
 
 void push_module_info(lua_State* L, const ModuleInfo& m);
 
-/// Host memory a new node costs, charged to the script's memory budget: the node, its place in
-/// the name index and the slot array's growth (measured with tests/reliability/graph_nodes.lua).
-constexpr std::size_t kNodeCost = sizeof(NodeData) + 128;
+/// Host memory a new node costs, charged to the script's memory budget: the node, metadata it
+/// may be given, its place in the name index and the slot array's growth (measured with
+/// tests/reliability/graph_nodes.lua).
+constexpr std::size_t kNodeCost = sizeof(NodeData) + sizeof(NodeMeta) + 128;
 
 Graph& graph_of(const CheckedNode& c) { return *c.session->graph; }
 

@@ -109,7 +109,7 @@ Argument wildcard_argument(lua_State* L, int session) {
       first_call = n;
       break;
     }
-  s.retain_host_memory(L, sizeof(NodeData) + 64);
+  s.retain_host_memory(L, sizeof(NodeData) + sizeof(NodeMeta) + 64);
   InsertionScope at(g, first_call == kNoNode ? InsertPoint::at_end() : g.before(first_call));
   const NodeId n = g.placeholder(g.unique_name("any"));
   s.tracing_pattern->constrain(n).wildcard = true;
@@ -231,7 +231,7 @@ NodeId record(lua_State* L, OpKind op, const std::string& target, int first) {
   }
   for (int i = first; i <= top; ++i)
     args.push_back(to_argument(L, i, session, fmt::format("{}: argument {}", target, i - first + 1)));
-  s.retain_host_memory(L, sizeof(NodeData) + 64);
+  s.retain_host_memory(L, sizeof(NodeData) + sizeof(NodeMeta) + 64);
   const NodeId n = g.create_node(op, target, std::move(args), std::move(kwargs));
   if (n == kNoNode) luaL_error(L, "%s: an argument is not a value of this trace", target.c_str());
   if (!optional.empty() && s.tracing_pattern != nullptr) s.tracing_pattern->constrain(n).optional_kwargs = optional;

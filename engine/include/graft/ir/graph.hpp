@@ -91,8 +91,8 @@ class Graph {
   const std::vector<Argument>& args(NodeId n) const { return slots_[n].args; }
   const Kwargs& kwargs(NodeId n) const { return slots_[n].kwargs; }
   const NodeMeta& meta(NodeId n) const { return slots_[n].meta.get(); }
-  /// Metadata is not part of the use-def structure, so it may be edited freely. The reference
-  /// is valid until the graph is copied or `n` is edited again.
+  /// Metadata is not part of the use-def structure, so it may be edited freely. Write through
+  /// the reference at once: it is only valid until the next edit, copy or transaction end.
   NodeMeta& edit_meta(NodeId n) {
     changing(n);
     return slots_[n].meta.edit();

@@ -1,6 +1,7 @@
 // Node metadata: tensor descriptions plus free-form JSON kept as given.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -51,11 +52,11 @@ class SharedMeta {
  public:
   SharedMeta() = default;
   const NodeMeta& get() const { return p_ ? *p_ : none(); }
-  /// The metadata to edit in place, this node's own (copied first if it was shared). The
-  /// reference is valid until the graph is copied or the node is edited again.
+  /// The metadata to edit in place, this node's own (copied first if it was shared).
   NodeMeta& edit() {
     if (!p_) p_ = std::make_shared<NodeMeta>();
     else if (p_.use_count() > 1) p_ = std::make_shared<NodeMeta>(*p_);
+    else std::atomic_thread_fence(std::memory_order_acquire);  // after other owners' last reads
     return *p_;
   }
   void set(NodeMeta m) {
