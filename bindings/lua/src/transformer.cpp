@@ -134,8 +134,7 @@ void run_transformer(lua_State* L, SandboxState& s, int handlers_ref, const Grap
     // Nodes the handler created: after the previous tail, to the end.
     NodeId first_new = last_before == kNoNode ? after.first() : after.next(last_before);
     for (NodeId m = first_new; m != kNoNode; m = after.next(m)) {
-      if (after.meta(m).extra.empty() && !before.meta(n).extra.empty())
-        after.edit_meta(m).extra = before.meta(n).extra;
+      if (after.meta(m).extra.empty() && !before.meta(n).extra.empty()) after.edit_meta(m).extra = before.meta(n).extra;
       // Keep names stable: a helper node must not take a name an original node still needs.
       const NodeId clash = before.find(after.name(m));
       if (clash != kNoNode && clash != n) { (void)after.rename(m, free_name(before, after, after.name(m))); }
