@@ -56,7 +56,9 @@ class SharedMeta {
   NodeMeta& edit() {
     if (!p_) p_ = std::make_shared<NodeMeta>();
     else if (p_.use_count() > 1) p_ = std::make_shared<NodeMeta>(*p_);
+#ifndef __SANITIZE_THREAD__  // ThreadSanitizer does not model fences (and GCC warns)
     else std::atomic_thread_fence(std::memory_order_acquire);  // after other owners' last reads
+#endif
     return *p_;
   }
   void set(NodeMeta m) {
