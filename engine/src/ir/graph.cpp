@@ -212,7 +212,7 @@ Result<NodeId> Graph::add_node(OpKind op, Symbol target, std::vector<Argument> a
   d.kwargs = std::move(kwargs);
   d.meta.set(std::move(meta));
   by_name_.insert(d.name, n);  // only once the slot exists: allocating may throw
-  if (suffixes_noted_) suffix_ceiling_.note(d.name);
+  suffix_ceiling_.note(d.name);
   attach_inputs(n);
   if (at_end) {
     InsertPoint saved = insert_;
@@ -242,7 +242,7 @@ std::string sanitize(std::string_view hint) {
 
 void Graph::retire_name(std::string name) {
   if (name_taken(name)) return;
-  if (suffixes_noted_) suffix_ceiling_.note(name);
+  suffix_ceiling_.note(name);
   retired_names_.insert(std::move(name));
 }
 
@@ -250,17 +250,15 @@ std::string Graph::unique_name(std::string_view hint) {
   std::string candidate = sanitize(hint);
   auto used = [&](std::string_view name) { return name_taken(name) || retired_names_.contains(name); };
   if (!used(candidate)) return candidate;
-  if (!suffixes_noted_) {
+  if (!suffix_ceiling_.active()) {
+    suffix_ceiling_.activate();
     for (NodeId n = 0; n < slots_.size(); ++n)
       if (slots_[n].alive) suffix_ceiling_.note(slots_[n].name);
     for (const std::string& name : retired_names_.names()) suffix_ceiling_.note(name);
-    suffixes_noted_ = true;
   }
-  auto [base_view, number] = detail::split_suffix(candidate);
+  const auto [base_view, number] = detail::split_suffix(candidate);
   const std::string base(base_view);
-  auto it = name_counters_.find(base);
-  if (it == name_counters_.end()) it = name_counters_.emplace(base, 0).first;
-  std::uint32_t& counter = it->second;
+  std::uint32_t& counter = name_counters_[base];
   if (counter < number) counter = number;
   for (;;) {
     std::string name = base + '_' + std::to_string(++counter);
@@ -318,7 +316,7 @@ Status Graph::rename(NodeId n, std::string name) {
   by_name_.erase(slots_[n].name, n);
   slots_[n].name = std::move(name);
   by_name_.insert(slots_[n].name, n);
-  if (suffixes_noted_) suffix_ceiling_.note(slots_[n].name);
+  suffix_ceiling_.note(slots_[n].name);
   return Status::ok();
 }
 

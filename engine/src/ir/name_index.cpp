@@ -118,6 +118,7 @@ std::pair<std::string_view, std::uint32_t> split_suffix(std::string_view name) {
 }
 
 void SuffixCeiling::note(std::string_view name) {
+  if (!active_) return;
   auto [base, number] = split_suffix(name);
   if (number == 0) return;
   auto it = top_.find(base);

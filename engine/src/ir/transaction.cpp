@@ -116,10 +116,9 @@ void Graph::rollback_transaction() {
     if (slots_[k.id].alive) (void)by_name_.insert_unique(slots_[k.id].name, k.id, name_of());
   for (const auto& [id, data] : j->saved)
     if (slots_[id].alive) (void)by_name_.insert_unique(slots_[id].name, id, name_of());
-  if (suffixes_noted_) {  // names back from before begin may predate the ceiling, built since
-    for (const Journal::KeptErase& k : j->kept) suffix_ceiling_.note(slots_[k.id].name);
-    for (const auto& [id, data] : j->saved) suffix_ceiling_.note(slots_[id].name);
-  }
+  // Names back from before begin may predate the ceiling (built since).
+  for (const Journal::KeptErase& k : j->kept) suffix_ceiling_.note(slots_[k.id].name);
+  for (const auto& [id, data] : j->saved) suffix_ceiling_.note(slots_[id].name);
   head_ = j->head;
   tail_ = j->tail;
   live_count_ = j->live_count;

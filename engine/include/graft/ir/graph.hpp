@@ -318,7 +318,6 @@ class Graph {
   detail::NameLog retired_names_;
   /// Filled by the first unique_name that needs a numbered name, then kept up to date.
   detail::SuffixCeiling suffix_ceiling_;
-  bool suffixes_noted_ = false;
   detail::OrderCache order_cache_;  ///< filled by const readers: threads may read one graph at once
   JournalHandle journal_;
   /// Listeners added; a copy of a graph starts with none.

@@ -61,11 +61,7 @@ class SharedMeta {
 #endif
     return *p_;
   }
-  void set(NodeMeta m) {
-    if (m.empty()) p_.reset();
-    else if (p_ && p_.use_count() == 1) *p_ = std::move(m);
-    else p_ = std::make_shared<NodeMeta>(std::move(m));
-  }
+  void set(NodeMeta m) { p_ = m.empty() ? nullptr : std::make_shared<NodeMeta>(std::move(m)); }
   friend bool operator==(const SharedMeta& a, const SharedMeta& b) { return a.p_ == b.p_ || a.get() == b.get(); }
 
  private:

@@ -83,11 +83,16 @@ std::pair<std::string_view, std::uint32_t> split_suffix(std::string_view name);
 /// rewrite creates.
 class SuffixCeiling {
  public:
+  /// Whether names are noted: from the first unique_name that needs a number on.
+  bool active() const { return active_; }
+  void activate() { active_ = true; }
+  /// Notes a name the graph has (had); nothing while inactive.
   void note(std::string_view name);
   /// True if `base_n` is surely not a name the graph has had.
   bool above(std::string_view base, std::uint32_t n) const;
 
  private:
+  bool active_ = false;
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> top_;
 };
 
