@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Writes engine/data/aten_schemas.txt: the ATen (and prims) operator schemas of the installed
 torch, one `str(schema)` per line, which the engine embeds as its builtin operator-schema
 registry (graft/ir/op_schema.hpp); and engine/data/aten_tags.txt: the tags torch gives each
@@ -6,7 +6,7 @@ operator overload (`nondeterministic_seeded aten::rand`, `inplace_view aten::tra
 `<tag> <operator>` per line, which tell the engine what no schema annotation says (random ops
 must not be merged or removed).
 
-Run with Debian's python3-torch:  /usr/bin/python3 tools/gen_schemas.py
+Run with the tested torch:  tools/python tools/gen_schemas.py
 tests/python/test_schemas.py imports this module and fails when the committed file differs from
 what `schema_text()` returns, so a torch upgrade cannot leave a stale file behind.
 """
@@ -19,15 +19,30 @@ TAGS_OUTPUT = os.path.join(REPO, "engine", "data", "aten_tags.txt")
 # The tags the engine reads; the others (generated, view_copy, ...) say nothing it uses.
 TAGS = ("nondeterministic_seeded", "nondeterministic_bitwise", "inplace_view", "dynamic_output_shape",
         "data_dependent_output")
-COMMAND = "/usr/bin/python3 tools/gen_schemas.py"
+COMMAND = "tools/python tools/gen_schemas.py"
 NAMESPACES = ("aten::", "prims::")
+
+
+def all_schemas():
+    """Every aten:: and prims:: schema torch knows: TorchScript's operator table and the
+    dispatcher's (since torch 2, an operator such as aten::convolution may be only in the
+    latter until TorchScript first looks it up)."""
+    import torch  # imported here so that importing this module stays cheap
+
+    found = {}
+    for s in torch._C._jit_get_all_schemas():
+        if s.name.startswith(NAMESPACES):
+            found[(s.name, s.overload_name)] = s
+    for full in torch._C._dispatch_get_all_op_names():
+        name, _, overload = full.partition(".")
+        if name.startswith(NAMESPACES) and (name, overload) not in found:
+            found[(name, overload)] = torch._C._get_schema(name, overload)
+    return [found[k] for k in sorted(found)]
 
 
 def schema_lines():
     """Sorted, distinct `str(schema)` for every registered aten:: and prims:: operator."""
-    import torch  # imported here so that importing this module stays cheap
-
-    found = {str(s) for s in torch._C._jit_get_all_schemas() if s.name.startswith(NAMESPACES)}
+    found = {str(s) for s in all_schemas()}
     # One schema per line is the file's contract; torch never prints a newline in one, but a
     # future version doing so would corrupt the file silently.
     for line in found:
@@ -42,7 +57,7 @@ def schema_text():
     import torch
 
     header = [f"# Operator schemas (aten::, prims::) of torch {torch.__version__}, "
-              "from torch._C._jit_get_all_schemas(); generated, do not edit.",
+              "from TorchScript's and the dispatcher's registries; generated, do not edit.",
               f"# Made by: {COMMAND}"]
     return "\n".join(header + schema_lines()) + "\n"
 
@@ -54,7 +69,7 @@ def tag_lines():
     lines = set()
     for ns_name in ("aten", "prims"):
         ns = getattr(torch.ops, ns_name)
-        for schema in torch._C._jit_get_all_schemas():
+        for schema in all_schemas():
             if not schema.name.startswith(ns_name + "::"):
                 continue
             packet = getattr(ns, schema.name.split("::", 1)[1], None)

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Writes engine/data/fx_target_names.txt, two kinds of lines:
 
   alias <spelling> <recorded name>   a function reachable under a public module path that
@@ -21,7 +21,7 @@ The engine reads it to record and compare targets the way torch.fx does (a Lua p
 with graft.ns("torch.nn.functional").linear records torch._C._nn.linear) and to find the schema
 of a torch function's call (argument normalisation).
 
-Run with Debian's python3-torch:  /usr/bin/python3 tools/gen_target_names.py
+Run with the tested torch:  tools/python tools/gen_target_names.py
 tests/python/test_schemas.py fails when the committed file differs from `names_text()`.
 """
 import os
@@ -30,7 +30,7 @@ import types
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTPUT = os.path.join(REPO, "engine", "data", "fx_target_names.txt")
-COMMAND = "/usr/bin/python3 tools/gen_target_names.py"
+COMMAND = "tools/python tools/gen_target_names.py"
 # The module paths model code calls functions through.
 MODULES = ("torch", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft", "torch.functional",
            "operator", "math", "builtins")
@@ -40,6 +40,16 @@ FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.BuiltinMe
 # `subtract(..., *, alpha)` against `subtract.Scalar(..., Scalar alpha=1)`): their calls
 # cannot be read through the schemas.
 SIGNATURE_DIFFERS = ("to", "rsub", "subtract")
+
+
+def _schemas():
+    """tools/gen_schemas.py, whose operator table this file's aten lines must agree with."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_schemas", os.path.join(REPO, "tools", "gen_schemas.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def name_pairs():
@@ -76,7 +86,7 @@ def aten_operators():
 
     import torch
 
-    with_schemas = {str(s.name) for s in torch._C._jit_get_all_schemas()}
+    with_schemas = {str(s.name) for s in _schemas().all_schemas()}
     found = {}
     for fn, op in _builtin_ops:
         if op not in with_schemas or not op.startswith("aten::") or not isinstance(fn, types.BuiltinFunctionType):
@@ -97,7 +107,7 @@ def tensor_methods():
     same name."""
     import torch
 
-    ops = {str(s.name) for s in torch._C._jit_get_all_schemas()}
+    ops = {str(s.name) for s in _schemas().all_schemas()}
     return sorted(name for name in dir(torch.Tensor)
                   if type(getattr(torch.Tensor, name, None)).__name__ == "method_descriptor" and f"aten::{name}" in ops
                   and name not in SIGNATURE_DIFFERS)

@@ -15,9 +15,8 @@ packages=(
   clang libclang-rt-14-dev                  # libFuzzer targets (tests/fuzz), ASan+UBSan runtimes for them
   clang-tidy                                # the bug-finding checks in .clang-tidy, run by tools/test.sh
   clang-format                              # the layout in .clang-format, checked by tools/test.sh
-  python3 python3-torch python3-torchvision # the graft_fx bridge and its round-trip tests
+  python3 python3-venv                      # the base of graft's Python environment (tools/python-env.sh: torch 2.14 from PyPI)
   python3-dev pybind11-dev                  # the in-process graft module (bindings/python)
-  libopenblas0-pthread                      # torch's BLAS: a ViT-B/16 forward in 0.5 s, not 16 s
   graphviz                                  # graft dot -o file.svg
   chromium                                  # headless: the plan picture (graft plan --svg) checked as drawn
   time                                      # /usr/bin/time: peak memory in the reliability suite

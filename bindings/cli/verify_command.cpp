@@ -42,14 +42,14 @@ int cmd_verify(const std::vector<std::string>& args) {
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += std::string(":") + old;
   setenv("PYTHONPATH", path.c_str(), 1);
   const char* python = std::getenv("GRAFT_PYTHON");
-  if (python == nullptr || *python == '\0') python = "/usr/bin/python3";
+  if (python == nullptr || *python == '\0') python = GRAFT_DEFAULT_PYTHON;
   std::vector<std::string> argv_text{python, "-m", "graft", "verify"};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
   argv.reserve(argv_text.size() + 1);
   for (std::string& a : argv_text) argv.push_back(a.data());
   argv.push_back(nullptr);
-  execv(python, argv.data());
+  execvp(python, argv.data());  // a bare name (python3) is looked up on PATH
   fmt::print(stderr, "graft: error: cannot run {}: {}\n", python, std::strerror(errno));
   return 1;
 }

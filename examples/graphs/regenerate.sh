@@ -1,16 +1,19 @@
 #!/bin/sh
-# Re-create the example graph files with the graft_fx CLI (input 1,3,224,224, seed 0).
+# Re-create the example graph files with the graft_fx CLI (input 1,3,224,224, seed 0), with the
+# tested torch (tools/python: torch 2.14.1, torchvision 0.29.1).
 set -eu
 cd "$(dirname "$0")/../.."
-PY=${PYTHON:-/usr/bin/python3}
-export PYTHONPATH=bindings/python
+PY=${PYTHON:-tools/python}
 OUT=examples/graphs
 $PY -m graft_fx export torchvision.models.resnet18 -o $OUT/resnet18.fx.json --mode symbolic --input-shape 1,3,224,224 --seed 0
 $PY -m graft_fx export torchvision.models.resnet18 -o $OUT/resnet18.aten.json --mode aten --input-shape 1,3,224,224 --seed 0
 $PY -m graft_fx export torchvision.models.mobilenet_v3_small -o $OUT/mobilenet_v3_small.fx.json --mode symbolic --input-shape 1,3,224,224 --seed 0
 $PY -m graft_fx export torchvision.models.mobilenet_v3_small -o $OUT/mobilenet_v3_small.aten.json --mode aten --input-shape 1,3,224,224 --seed 0
 $PY -m graft_fx export torchvision.models.vit_b_16 -o $OUT/vit_b_16.fx.json --mode symbolic --input-shape 1,3,224,224 --seed 0
-$PY -m graft_fx export torchvision.models.vit_b_16 -o $OUT/vit_b_16.aten.json --mode aten --input-shape 1,3,224,224 --seed 0
+# torch 2 traces torchvision's attention as one kernel call; its decomposition shows the attention
+# that scripts/rules/sdpa_aten.lua fuses back.
+$PY -m graft_fx export torchvision.models.vit_b_16 -o $OUT/vit_b_16.aten.json --mode aten --input-shape 1,3,224,224 --seed 0 \
+  --decompose aten._scaled_dot_product_flash_attention_for_cpu
 $PY -m graft_fx export torchvision.models.vit_b_16 -o $OUT/vit_b_16.hierarchy.json --hierarchy --input-shape 1,3,224,224 --seed 0
 # Small models for the rules torchvision's models do not exercise (graft verify; scripts/rules name them).
 $PY -m graft_fx export examples/graphs/rule_examples.py:activations -o $OUT/rule_examples.fx.json --mode symbolic --input-shape 2,3,8 --seed 0

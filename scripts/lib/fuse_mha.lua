@@ -1,10 +1,11 @@
 -- fuse_mha: rules for FX graphs (graft_fx export, symbolic_trace), where torch.nn.MultiheadAttention
 -- is a leaf module: each self-attention call becomes one call to torch's fused kernel,
 --
---   attn(query=x, key=x, value=x, need_weights=False)
+--   attn(x, x, x, need_weights=False)
 --     -> torch._native_multi_head_attention(x, x, x, E, heads, attn.in_proj_weight, ...)
 --
--- which returns the same (output, None) pair, so the getitems after it keep working. The
+-- which returns the same (output, None) pair, so the getitems after it keep working: the
+-- kernel the module itself runs in inference (eval mode, no gradients). The
 -- module is matched by class wherever it sits, and the replacement reaches its
 -- parameters by the pattern's name for it (`attn.in_proj_weight`). The module table has the
 -- parameters but not the module's settings, so the rules are made for a configuration: one
@@ -30,7 +31,8 @@ return function(config)
 
   local pattern = graft.trace(function(x)
     local attn = graft.module("torch.nn.MultiheadAttention", "attn")
-    return attn(graft.kw { query = x, key = x, value = x, need_weights = false })
+    -- as torchvision's EncoderBlock calls it: query, key and value by position
+    return attn(x, x, x, graft.kw { need_weights = false })
   end)
 
   --- The embedding size of the matched module: in_proj_weight is [3E, E] (q, k, v packed).

@@ -89,6 +89,10 @@ for _, name in ipairs({ "relu", "relu6", "neg", "positive", "gelu", "silu", "mis
   F["aten::" .. name] = unary
 end
 
+-- The lower or upper triangle: a new row-major tensor whatever the input's layout.
+F["aten::tril"] = function(a) return shape.tensor(shape.copy(a.self.shape), a.self.dtype) end
+F["aten::triu"] = F["aten::tril"]
+
 -- Unary ops computing in floats.
 local function unary_float(a)
   local t = D.to_float(a.self.dtype)

@@ -1,4 +1,5 @@
 -- Neural-network ops: softmax, normalisations, embedding, attention.
+local S = require("meta.symbolic")
 local layout = require("meta.layout")
 local shape = require("meta.shape")
 
@@ -13,8 +14,10 @@ end
 F["aten::_log_softmax"] = F["aten::_softmax"]
 F["aten::softmax"] = function(a) return shape.tensor(copy(a.self.shape), a.dtype or a.self.dtype) end
 F["aten::log_softmax"] = F["aten::softmax"]
+-- softmax that gives 0 where a whole row is -inf (torch 2's attention decomposition)
+F["aten::_safe_softmax"] = F["aten::softmax"]
 
--- Statistics have the input's dtype (torch 1.13's CPU kernels, bfloat16 included).
+-- Statistics have the input's dtype (torch's CPU kernels, bfloat16 included).
 local function stat_dtype(t) return t end
 
 F["aten::native_layer_norm"] = function(a)
@@ -78,12 +81,23 @@ local function attention_weights(q, k)
 end
 
 F["aten::scaled_dot_product_attention"] = function(a) return attention_output(a.query, a.value) end
--- torch 1.13's private attention ops return the weights whether asked for or not
+-- the private attention ops return the weights whether asked for or not
 local function output_and_weights(a)
   return { attention_output(a.query, a.value), attention_weights(a.query, a.key) }
 end
 F["aten::_scaled_dot_product_attention"] = output_and_weights
 F["aten::_scaled_dot_product_attention_math"] = output_and_weights
+
+-- torch 2's CPU attention kernel (q, k, v of one head size): the output laid out as the query
+-- is (empty_like), and the log-sum-exp of each query row, (N, H, L) laid out as (N, L, H), in
+-- float32 (float64 for float64 inputs).
+F["aten::_scaled_dot_product_flash_attention_for_cpu"] = function(a)
+  local q = a.query
+  local n, h, l = q.shape[1], q.shape[2], q.shape[3]
+  local out = shape.tensor(copy(q.shape), q.dtype, layout.for_format(q.shape, "preserve_format", q))
+  local lse_dtype = q.dtype == "float64" and "float64" or "float32"
+  return { out, shape.tensor({ n, h, l }, lse_dtype, { S.mul(h, l), 1, h }) }
+end
 
 F["aten::_native_multi_head_attention"] = function(a)
   local q, k = a.query, a.key

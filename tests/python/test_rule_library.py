@@ -17,12 +17,12 @@ from torch.fx.node import Node, _get_qualified_name
 
 from graft_fx import format as fmt
 from graft_fx.importer import import_graph
-from graft_fx.models import build_model
+from graft_fx.models import build_model, run_as_traced
 from helpers import REPO, graft_bin
 
 GRAPHS = os.path.join(REPO, "examples", "graphs")
 SCRIPTS = os.path.join(REPO, "scripts")
-SDPA = "torch.ops.aten._scaled_dot_product_attention.default"
+SDPA = "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default"
 MHA = "torch._native_multi_head_attention"
 
 
@@ -59,7 +59,7 @@ class RuleLibrary(unittest.TestCase):
         cls.vit = build_model("torchvision.models.vit_b_16", 0)
         # One input and the model's output for it, shared (a ViT forward is slow on 2 cores).
         cls.x = torch.randn(1, 3, 224, 224)
-        with torch.no_grad():
+        with run_as_traced():
             cls.expected = cls.vit(cls.x)
             cls.depends_on_input = not torch.equal(cls.expected, cls.vit(torch.randn(1, 3, 224, 224)))
 
@@ -78,25 +78,35 @@ class RuleLibrary(unittest.TestCase):
         self.assertEqual(lint.returncode, 0, lint.stdout + lint.stderr)
         return fmt.read(out)
 
-    def assert_same_outputs(self, doc):
-        """The graph, imported back with ViT-B/16's parameters, computes exactly its output."""
+    def assert_same_outputs(self, doc, inference=False):
+        """The graph, imported back with ViT-B/16's parameters, computes exactly its output: as
+        traced, or with `inference` as the model runs under no_grad (MultiheadAttention then
+        calls its fused kernel, torch._native_multi_head_attention)."""
         self.assertTrue(self.depends_on_input, "the model's output ignores its input")
-        with torch.no_grad():
-            got = import_graph(doc, self.vit)(self.x)
+        if inference:
+            with torch.no_grad():
+                expected = self.vit(self.x)
+                got = import_graph(doc, self.vit)(self.x)
+            self.assertFalse(torch.equal(expected, self.expected), "the fast path is not taken")
+        else:
+            expected = self.expected
+            with run_as_traced():
+                got = import_graph(doc, self.vit)(self.x)
         got = got[0] if isinstance(got, (tuple, list)) else got
-        self.assertTrue(torch.equal(self.expected, got), f"max difference {(self.expected - got).abs().max().item()}")
+        self.assertTrue(torch.equal(expected, got), f"max difference {(expected - got).abs().max().item()}")
 
     def test_sdpa_fuses_every_vit_attention_block_at_aten_level(self):
         before = fmt.read(os.path.join(GRAPHS, "vit_b_16.aten.json"))
         t_before = targets(before)
-        blocks = t_before["torch.ops.aten._softmax.default"]
+        blocks = t_before["torch.ops.aten._safe_softmax.default"]
         self.assertEqual(blocks, 12)  # ViT-B/16: 12 encoder layers
+        self.assertEqual(t_before[SDPA], 0)  # exported with the kernel decomposed
         after = self.run_script("pipelines/fuse_attention.lua", "vit_b_16.aten.json", "vit_aten_fused")
         t_after = targets(after)
         self.assertEqual(t_after[SDPA], blocks)
-        self.assertEqual(t_after["torch.ops.aten._softmax.default"], 0)
+        self.assertEqual(t_after["torch.ops.aten._safe_softmax.default"], 0)
         self.assertEqual(t_after["torch.ops.aten.bmm.default"], t_before["torch.ops.aten.bmm.default"] - 2 * blocks)
-        self.assertEqual(t_after["torch.ops.aten.div.Tensor"], t_before["torch.ops.aten.div.Tensor"] - blocks)
+        self.assertEqual(t_after["torch.ops.aten.mul.Scalar"], t_before["torch.ops.aten.mul.Scalar"] - 2 * blocks)
         self.assert_same_outputs(after)
 
     def test_sdpa_fuses_every_vit_attention_block_at_fx_level(self):
@@ -111,40 +121,52 @@ class RuleLibrary(unittest.TestCase):
         attrs = sorted(n["target"] for n in after["nodes"] if n["op"] == "get_attr" and "self_attention" in n["target"])
         self.assertEqual(len(attrs), 48)
         self.assertIn("encoder.layers.encoder_layer_11.self_attention.out_proj.bias", attrs)
-        self.assert_same_outputs(after)
+        self.assert_same_outputs(after, inference=True)
 
     def test_sdpa_filter_needs_a_scale_the_kernel_reproduces(self):
-        # Attention traced with make_fx at two head sizes: 16 (scale 4.0, 1/4 exact) fuses and
-        # stays bit-identical; 49 (scale 7.0, 1/7 inexact) matches but the filter refuses it.
+        # Attention traced with make_fx, the CPU kernel decomposed as torch.export does, at two
+        # head sizes: with the default scale it fuses and stays bit-identical to the kernel the
+        # model called; with another scale the pattern matches but the filter refuses it (the
+        # fused call has no scale argument).
         from graft_fx import export_graph_module
+        from graft_fx.trace import decomposition_table
         from torch.fx.experimental.proxy_tensor import make_fx
 
-        def attention(q, k, v):
-            s = torch.bmm(q / q.shape[-1] ** 0.5, k.transpose(-2, -1))
-            return torch.bmm(torch.softmax(s, -1), v)
+        kernel = "aten._scaled_dot_product_flash_attention_for_cpu"
         rules = os.path.join(SCRIPTS, "rules", "sdpa_aten.lua")
-        for d, fused in ((16, 1), (49, 0)):
-            with self.subTest(head_dim=d):
-                inputs = [torch.randn(3, 10, d) for _ in range(3)]
-                gm = make_fx(attention)(*inputs)
-                path = os.path.join(self.tmp, f"attn_{d}.json")
+        for d, scale, fused in ((16, None, 1), (49, None, 1), (16, 0.5, 0)):
+            with self.subTest(head_dim=d, scale=scale):
+                def attention(q, k, v):
+                    return torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)
+                inputs = [torch.randn(2, 3, 10, d) for _ in range(3)]
+                gm = make_fx(attention, decomposition_table=decomposition_table([kernel]))(*inputs)
+                path = os.path.join(self.tmp, f"attn_{d}_{scale}.json")
                 fmt.write(export_graph_module(gm, example_inputs=inputs), path)
                 listed = json.loads(self.graft("match", rules, path, "--json").stdout)["rules"][0]
                 # the pattern matches either way; the filter keeps only the exact one
                 self.assertEqual((listed["count"], len(listed["refused_by_filter"])), (fused, 1 - fused))
-                out = os.path.join(self.tmp, f"attn_{d}.out.json")
+                out = os.path.join(self.tmp, f"attn_{d}_{scale}.out.json")
                 proc = self.graft("run", rules, path, "-o", out)
                 self.assertEqual(proc.returncode, 0, proc.stderr)
                 doc = fmt.read(out)
                 self.assertEqual(targets(doc)[SDPA], fused)
                 got = import_graph(doc, torch.nn.Module())(*inputs)
-                self.assertTrue(torch.equal(got, gm(*inputs)))
+                if fused:  # what the model computes when it calls the kernel
+                    self.assertTrue(torch.equal(got, attention(*inputs)))
+                else:
+                    self.assertTrue(torch.equal(got, gm(*inputs)))
 
-    def test_explain_says_why_attention_does_not_fuse_before_detach_is_gone(self):
-        proc = self.graft("explain", os.path.join(SCRIPTS, "rules", "sdpa_aten.lua"),
-                          os.path.join(GRAPHS, "vit_b_16.aten.json"), "--node", "bmm_1")
+    def test_explain_names_the_first_node_that_differs(self):
+        vit = os.path.join(GRAPHS, "vit_b_16.aten.json")
+        rules = os.path.join(SCRIPTS, "rules", "sdpa_aten.lua")
+        proc = self.graft("explain", rules, vit, "--node", "permute_2")
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(proc.stdout, "rule sdpa:\n  bmm_1: no match (matched 5 of 5 pattern nodes): _softmax is used by detach outside the match\n")
+        self.assertEqual(proc.stdout, "rule sdpa:\n  permute_2: matches\n")
+        proc = self.graft("explain", rules, vit, "--node", "bmm_1")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, "rule sdpa:\n  bmm_1: no match (matched 0 of 19 pattern nodes): bmm_1 is "
+                                      "call_function torch.ops.aten.bmm.default, the pattern's 'permute_1' is "
+                                      "call_function torch.ops.aten.permute.default\n")
 
     def test_add_to_mul_does_what_the_guide_torch_fx_code_does(self):
         # the guide's replace_add_with_mul: every aten.add.Tensor node becomes aten.mul.Tensor
@@ -160,7 +182,7 @@ class RuleLibrary(unittest.TestCase):
         after = self.run_script("rules/add_to_mul.lua", "vit_b_16.aten.json", "vit_mul")
         got = import_graph(after, self.vit)
         self.assertEqual(dataflow(got), dataflow(expected))
-        with torch.no_grad():
+        with run_as_traced():
             a, b = got(self.x), expected(self.x)
         a = a[0] if isinstance(a, (tuple, list)) else a
         b = b[0] if isinstance(b, (tuple, list)) else b

@@ -33,7 +33,7 @@ class SchemaFileTest(unittest.TestCase):
             old, new = self.committed.splitlines(), expected.splitlines()
             gone = sorted(set(old) - set(new))[:5]
             added = sorted(set(new) - set(old))[:5]
-            self.fail("engine/data/aten_schemas.txt is stale; run /usr/bin/python3 tools/gen_schemas.py\n"
+            self.fail("engine/data/aten_schemas.txt is stale; run tools/python tools/gen_schemas.py\n"
                       f"  only in the file: {gone}\n  only in torch now: {added}")
 
     def test_file_shape(self):
@@ -96,7 +96,7 @@ class TargetNamesFileTest(unittest.TestCase):
         expected = self.gen.names_text()
         if self.committed != expected:
             old, new = self.committed.splitlines(), expected.splitlines()
-            self.fail("engine/data/fx_target_names.txt is stale; run /usr/bin/python3 tools/gen_target_names.py\n"
+            self.fail("engine/data/fx_target_names.txt is stale; run tools/python tools/gen_target_names.py\n"
                       f"  only in the file: {sorted(set(old) - set(new))[:5]}\n"
                       f"  only in torch now: {sorted(set(new) - set(old))[:5]}")
 

@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # Debug at -O1 -g1: assertions on, line numbers in reports, a fraction of -O2 -g's compile time.
-cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DGRAFT_TSAN=ON -DGRAFT_WERROR=ON \
+/usr/bin/cmake -S . -B build-tsan -DGRAFT_PYTHON=/usr/bin/python3 -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DGRAFT_TSAN=ON -DGRAFT_WERROR=ON \
   -DGRAFT_BUILD_BENCH=OFF >/dev/null
-cmake --build build-tsan -j2 --target graft_tsan_tests  # only the test files of threaded code
+/usr/bin/cmake --build build-tsan -j2 --target graft_tsan_tests  # only the test files of threaded code
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 build-tsan/tests/graft_tsan_tests -tc='json: a file read on threads*,matcher: threads*,script host*,budgets: calls have a wall-time budget*' -s=false

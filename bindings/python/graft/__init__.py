@@ -13,9 +13,13 @@
 Nodes the engine keeps stay the user's torch.fx.Node objects, with their meta; parameters,
 buffers and submodules stay the module's own.
 """
-from ._native import GraftError
-from .convert import FxModule, from_fx
-from .scripts import ScriptError, ScriptHost, run
-from .verify import RuleVerdict, verify
+from graft_fx.compat import check_torch
+
+check_torch()
+
+from ._native import GraftError  # noqa: E402  (after the torch check)
+from .convert import FxModule, from_fx  # noqa: E402
+from .scripts import ScriptError, ScriptHost, run  # noqa: E402
+from .verify import RuleVerdict, verify  # noqa: E402
 
 __all__ = ["FxModule", "GraftError", "RuleVerdict", "ScriptError", "ScriptHost", "from_fx", "run", "verify"]

@@ -1,4 +1,7 @@
 """graft_fx: the bridge between torch.fx GraphModules and graft's JSON graph files."""
+from .compat import check_torch
+
+check_torch()
 from .copy_back import with_copy_back
 from .export import export_graph_module, export_to_file, trace_aten, trace_symbolic
 from .format import GraphFormatError, NodeRef, dumps, loads, read, write

@@ -8,9 +8,9 @@ import torch
 from . import format as fmt
 from .export import export_graph_module, export_hierarchy, trace_aten, trace_symbolic
 from .hierarchy import ExtractionError
-from .trace import check_leaves
+from .trace import check_leaves, decomposition_table
 from .importer import GraftImportError, import_graph
-from .models import ModelSpecError, build_model, example_inputs
+from .models import ModelSpecError, build_model, example_inputs, run_as_traced
 from .output import OutputError, check_output_path, write_output
 
 DEFAULT_SHAPE = [1, 3, 224, 224]
@@ -65,6 +65,9 @@ def _parser():
     e.add_argument("--strict", action="store_true",
                    help="with --hierarchy: a submodule that cannot be traced is an error showing the trace's "
                         "exception, instead of an opaque module")
+    e.add_argument("--decompose", action="append", default=[], metavar="OP",
+                   help="with --mode aten: trace this ATen operator (aten._scaled_dot_product_flash_attention_for_cpu) "
+                        "as the operators torch's own decomposition of it calls; repeatable")
     e.add_argument("--values", action="store_true",
                    help="also write every parameter's and buffer's value (module settings are always written), "
                         "so that import can rebuild modules the target model lacks (export replacements with it)")
@@ -90,20 +93,28 @@ def _export(args):
     if (args.hierarchy or args.strict) and args.mode != "symbolic":
         raise GraftTraceError("--hierarchy keeps modules as graphs of their own: use it with --mode symbolic "
                               "(make_fx traces every module down to ATen operators)")
+    if args.decompose and args.mode != "aten":
+        raise GraftTraceError("--decompose names ATen operators: use it with --mode aten")
+    try:
+        decompositions = decomposition_table(args.decompose)
+    except ValueError as e:
+        raise GraftTraceError(str(e)) from None
     if args.strict and not args.hierarchy:
         raise GraftTraceError("--strict is an option of --hierarchy (without it, any trace failure is an error)")
     if args.hierarchy:
         return _export_hierarchy(args, model, inputs)
     try:
-        gm = trace_symbolic(model, args.leaf) if args.mode == "symbolic" else trace_aten(model, inputs)
+        gm = trace_symbolic(model, args.leaf) if args.mode == "symbolic" else trace_aten(model, inputs, decompositions)
     except ValueError as e:
         if str(e).startswith("--leaf "):
             raise GraftTraceError(str(e)) from None
         raise GraftTraceError(_trace_failure(args, e)) from None
     except Exception as e:  # noqa: BLE001 - any tracing failure becomes one clear sentence
         raise GraftTraceError(_trace_failure(args, e)) from None
-    doc = export_graph_module(gm, root_module=model, example_inputs=inputs,
-                              meta={"source": args.model, "mode": args.mode, "seed": args.seed}, values=args.values)
+    meta = {"source": args.model, "mode": args.mode, "seed": args.seed}
+    if args.decompose:
+        meta["decomposed"] = list(args.decompose)
+    doc = export_graph_module(gm, root_module=model, example_inputs=inputs, meta=meta, values=args.values)
     fmt.write(doc, args.output)
     print(f"wrote {args.output}: {len(doc['nodes'])} nodes, {len(doc['modules'])} modules",
           file=sys.stderr if args.output == "-" else sys.stdout)
@@ -174,7 +185,7 @@ def _import(args):
     status = 0
     if args.check:
         inputs = example_inputs(args.input_shape or [DEFAULT_SHAPE], args.seed, args.input_dtype, args.int_high)
-        with torch.no_grad():
+        with run_as_traced():
             expected = model(*inputs)
             try:
                 actual = gm(*inputs)

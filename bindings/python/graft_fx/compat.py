@@ -1,33 +1,24 @@
-"""Compatibility fixes for the installed torch (1.13) on newer Pythons."""
-import dis
-import inspect
-import sys
+"""The torch graft supports, checked when graft or graft_fx is imported: graft reads and writes
+torch.fx's internals (node meta, the graph's namespace, operator schemas), which change between
+releases, so another torch is refused with a clear message instead of failing somewhere later."""
+import re
 
-import torch.fx.proxy
-
-_PATCHED = False
-
-
-def _proxy_iter(self):
-    # torch 1.13 finds the calling instruction as insts[f_lasti // 2], which is wrong on
-    # Python >= 3.11 (hidden CACHE entries shift the indices), so `a, b = proxy` fails with
-    # "Proxy object cannot be iterated". Match the instruction by byte offset instead.
-    frame = inspect.currentframe()
-    assert frame is not None
-    caller = frame.f_back
-    assert caller is not None
-    for inst in dis.get_instructions(caller.f_code):
-        if inst.offset == caller.f_lasti:
-            if inst.opname == "UNPACK_SEQUENCE":
-                return (self[i] for i in range(inst.argval))
-            break
-    return self.tracer.iter(self)
+SUPPORTED = (2, 14)  # torch 2.14.x
+REQUIREMENT = "torch>=2.14,<2.15"
 
 
-def install():
-    """Patch torch.fx.Proxy.__iter__ when the running Python needs it (idempotent)."""
-    global _PATCHED
-    if _PATCHED or sys.version_info < (3, 11):
-        return
-    torch.fx.proxy.Proxy.__iter__ = _proxy_iter
-    _PATCHED = True
+def torch_version(text):
+    """(major, minor) of a torch version string ("2.14.1+cu130" -> (2, 14)), or None."""
+    found = re.match(r"(\d+)\.(\d+)", text)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def check_torch(version=None):
+    """Raises ImportError naming the installed torch and the supported range unless the
+    installed torch (or `version`) is a supported release."""
+    if version is None:
+        import torch
+        version = torch.__version__
+    if torch_version(str(version)) != SUPPORTED:
+        raise ImportError(f"graft supports {REQUIREMENT}, but torch {version} is installed: "
+                          f"pip install 'torch==2.14.1' (tools/python-env.sh makes graft's environment)")

@@ -18,7 +18,6 @@ import torch
 import torch.fx
 from torch.fx.experimental.meta_tracer import MetaTracer
 
-from . import compat
 
 __all__ = ["ExtractionError", "ModuleRecord", "MultiplyInvokedModule", "StateKept", "extract"]
 
@@ -311,7 +310,6 @@ def extract(model, leaves=(), strict=False, custom=None, example_inputs=None):
       knowing the shapes of its calls in one run on them (when every call had the same), so that
       checks on sizes and ranks do not make it opaque.
     """
-    compat.install()
     calls = _example_calls(model, example_inputs) if example_inputs is not None else {}
     extractor = _Extractor(leaves, strict, custom, calls, {id(m) for m in model.modules()})
     root = extractor.compile(model, "", "")

@@ -84,7 +84,7 @@ def build_graph(nodes, root_module, where="$.nodes", rebuilt=None, resolve=None)
             if n["name"] in env:
                 raise GraftImportError(f"{at}: cannot name the node {n['name']!r}: name in use")
             node.name = n["name"]
-            graph._graph_namespace._used_names.setdefault(n["name"], 0)  # keep later names unique
+            graph._graph_namespace._used_names.add(n["name"])  # keep later names unique
         meta = dict(n["meta"])
         if "tensor_meta" in meta:
             node.meta[GRAFT_TENSOR_META] = meta.pop("tensor_meta")

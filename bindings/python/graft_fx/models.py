@@ -1,4 +1,5 @@
 """Model specs for the CLI: `pkg.module.factory` or `path/to/file.py:factory`."""
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -71,6 +72,21 @@ def build_model(spec, seed):
     if not isinstance(model, torch.nn.Module):
         raise ModelSpecError(f"model {spec!r} did not return a torch.nn.Module")
     return fill_zero_weights(model, seed).eval()
+
+
+@contextlib.contextmanager
+def run_as_traced():
+    """Runs a model the way make_fx and torch.fx traced it: without gradients and without
+    torch's inference fast path for attention (MultiheadAttention and TransformerEncoderLayer
+    call fused kernels under no_grad, whose results differ from the traced ops' in the last
+    bits; a traced graph records the regular path)."""
+    fastpath = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fastpath)
 
 
 def example_inputs(shapes, seed, dtypes=None, int_high=2):

@@ -2,7 +2,6 @@
 import torch
 import torch.fx
 
-from . import compat
 
 
 class _LeafTracer(torch.fx.Tracer):
@@ -26,7 +25,6 @@ def trace_symbolic(model, leaves=()):
     as call_module nodes as torch.nn's own are, instead of traced through. A name no module of
     the model has is an error (a misspelt class would silently change nothing).
     """
-    compat.install()
     if not leaves:
         return torch.fx.symbolic_trace(model)
     check_leaves(model, leaves)
@@ -50,13 +48,32 @@ def check_leaves(model, leaves):
                          f"{', '.join(known)})")
 
 
-def trace_aten(model, example_inputs):
-    """make_fx: an ATen-level graph; parameters become get_attr `_param_constantN` nodes.
+def decomposition_table(names):
+    """{OpOverload: torch's decomposition} for ATen operators named `aten.op` or `aten.op.overload`
+    (the default overload when none is named); ValueError naming an unknown one."""
+    from torch._decomp import decomposition_table as torch_decompositions
+    table = {}
+    for name in names:
+        parts = name.split(".")
+        if len(parts) not in (2, 3) or parts[0] != "aten":
+            raise ValueError(f"--decompose {name}: name an ATen operator as aten.op or aten.op.overload")
+        packet = getattr(torch.ops.aten, parts[1], None)
+        op = getattr(packet, parts[2] if len(parts) == 3 else "default", None) if packet is not None else None
+        if op is None:
+            raise ValueError(f"--decompose {name}: torch has no such operator")
+        if op not in torch_decompositions:
+            raise ValueError(f"--decompose {name}: torch has no decomposition of it")
+        table[op] = torch_decompositions[op]
+    return table
 
-    Traced with autograd enabled on purpose: under no_grad, torch 1.13's MultiheadAttention
-    takes a fused fast path (`aten._native_multi_head_attention`), which hides the
-    matmul/softmax attention that rewrite rules (SDPA fusion) are written against.
+
+def trace_aten(model, example_inputs, decompositions=None):
+    """make_fx: an ATen-level graph; parameters become get_attr `_param_constantN` nodes.
+    `decompositions` ({OpOverload: function}) traces those operators as what the function calls.
+
+    Traced with autograd enabled, as a training step records the model: under no_grad,
+    MultiheadAttention takes a fused inference fast path (`aten._native_multi_head_attention`);
+    graft_fx.models.run_as_traced runs a model the same way for comparisons.
     """
     from torch.fx.experimental.proxy_tensor import make_fx
-    compat.install()
-    return make_fx(model)(*example_inputs)
+    return make_fx(model, decomposition_table=decompositions)(*example_inputs)

@@ -48,7 +48,8 @@ FxGraph::FxGraph(std::shared_ptr<Codec> codec, py::object graph, const std::stri
   }
   const Names& k = names();
   Graph& g = ir_.graph;
-  py::object nodes = get(graph_.ptr(), k.nodes);
+  // A list first: torch 2.x's C node iterator, walked by pybind11's iterator, gives every node twice.
+  py::list nodes(get(graph_.ptr(), k.nodes));
   g.reserve(py::len(nodes));
   auto id_of = [this](PyObject* node) {
     auto found = ids_.find(node);
@@ -301,7 +302,7 @@ bool FxGraph::sync() {
 void FxGraph::sync_by_name() {
   const Graph& g = ir_.graph;
   std::unordered_map<std::string, py::object> by_name;
-  for (py::handle node : get(graph_.ptr(), names().nodes))
+  for (py::handle node : py::list(get(graph_.ptr(), names().nodes)))
     by_name.emplace(node.attr("name").cast<std::string>(), py::reinterpret_borrow<py::object>(node));
   std::vector<py::object> fx(g.num_slots());
   std::unordered_set<PyObject*> kept;

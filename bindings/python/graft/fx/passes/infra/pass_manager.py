@@ -6,23 +6,25 @@ ending in .lua).
     pm = PassManager(passes=[my_python_pass, "fuse.lua"], steps=3)
     result = pm(gm)                     # PassResult(graph_module, modified)
 
-Behaviour is torch main's: a pass must return a PassResult (wrap others with
-pass_result_wrapper or inplace_wrapper), the passes repeat up to `steps` times while one of
+Behaviour is torch 2.14's: a pass must return a PassResult (wrap others with
+pass_result_wrapper), the passes repeat up to `steps` times while one of
 them modifies the module, and an error in a pass is raised again naming it and the passes run
 before it. A Lua pass that fails raises graft.ScriptError with the script's line and node, and
 leaves the module as it was.
 """
+import logging
 import os
 
 from torch.fx.graph_module import GraphModule
 from torch.fx.passes.infra.pass_base import PassResult
 from torch.fx.passes.infra.pass_manager import PassManager as _FxPassManager
-from torch.fx.passes.infra.pass_manager import (inplace_wrapper, pass_result_wrapper,
-                                                this_before_that_pass_constraint)
+from torch.fx.passes.infra.pass_manager import pass_result_wrapper, this_before_that_pass_constraint
 
 from ....scripts import ScriptError, ScriptHost
 
-__all__ = ["LuaPass", "PassManager", "PassResult", "ScriptError", "inplace_wrapper", "pass_result_wrapper",
+_log = logging.getLogger(__name__)
+
+__all__ = ["LuaPass", "PassManager", "PassResult", "ScriptError", "pass_result_wrapper",
            "this_before_that_pass_constraint"]
 
 
@@ -71,6 +73,15 @@ def _constraint(c):
     return constraint
 
 
+def _same_kind(error, message):
+    """An exception of `error`'s class with `message`, or a plain Exception where that class
+    cannot be built from a message alone."""
+    try:
+        return type(error)(message)
+    except Exception:
+        return Exception(message)
+
+
 def _name(fn):
     return getattr(fn, "__name__", None) or repr(fn)
 
@@ -79,10 +90,10 @@ class PassManager(_FxPassManager):
     """torch.fx's PassManager; `passes` may also hold Lua scripts (paths or LuaPass)."""
 
     def __init__(self, passes=None, constraints=None, steps=None, run_checks_after_each_pass: bool = False,
-                 suppress_check_failures: bool = False, debug: bool = False):
+                 suppress_check_failures: bool = False):
         super().__init__([_as_pass(p) for p in passes] if passes else None,
                          [_constraint(c) for c in constraints] if constraints else None,
-                         steps, run_checks_after_each_pass, suppress_check_failures, debug)
+                         steps, run_checks_after_each_pass, suppress_check_failures)
         # torch.fx keeps these as class attributes: instances must not share one list.
         self.passes = list(self.passes)
         self.constraints = list(self.constraints)
@@ -102,25 +113,25 @@ class PassManager(_FxPassManager):
             modified = False
             for i, fn in enumerate(self.passes):
                 name = _name(fn)
-                if self.debug:
-                    print(f"Running pass '{name}'")
+                _log.debug("Running pass '%s'", name)
                 try:
                     res = fn(module)
                     if not isinstance(res, PassResult) and not hasattr(res, "graph_module"):
                         raise TypeError(f"The result of the pass {name} should be type PassResult."
                                         "Please wrap it with pass_result_wrapper()")
+                    module = res.graph_module
+                    modified = modified or res.modified
+                    if isinstance(module, GraphModule):
+                        module.recompile()
+                    if self.run_checks_after_each_pass:
+                        self.check(module)
                 except ScriptError:
                     raise  # it names its script, line and node already
                 except Exception as e:
+                    # torch raises a bare Exception here; the original's class keeps `except ValueError` working.
                     before = [_name(p) for p in self.passes[:i]]
-                    raise type(e)(f"An error occurred when running the '{name}' pass after the following passes: "
-                                  f"{before}") from e
-                module = res.graph_module
-                modified = modified or res.modified
-                if isinstance(module, GraphModule):
-                    module.recompile()
-                if self.run_checks_after_each_pass:
-                    self.check(module)
+                    raise _same_kind(e, f"An error occurred when running the '{name}' pass after the following "
+                                        f"passes: {before}") from e
             overall_modified = overall_modified or modified
             if not modified:
                 break
