@@ -9,32 +9,29 @@ input returned as is, the pattern with its operators swapped, or new operators).
 
 torch.fx runs in this process; graft runs through its command line (`graft match --pattern
 --json` and `graft rewrite`), or in this process through the graft module's drop-ins
-(`graft.fx.SubgraphMatcher`, `graft.fx.replace_pattern`; --in-process). Compared: the number of matches and each match's node map, in
-order; and for rewrites, the rewritten graph node by node (names, ops, targets, arguments, in
-order) and its outputs in PyTorch.
+(`graft.fx.SubgraphMatcher`, `graft.fx.replace_pattern`; --in-process). Compared: the number of
+matches and each match's node map, in order; and for rewrites, the rewritten graph node by node
+(names, ops, targets, arguments, in order) and its outputs in PyTorch.
 
-torch 1.13 (Debian's) is known to differ from torch main in a few places, where graft follows
-main, so the reference here is 1.13's matcher with main's rules (`MainRulesMatcher`):
- - 1.13 flattens nested arguments before comparing them (a list could match the wrong
-   nesting, and an input could never bind a whole list); main compares them nested, with a
-   list and a tuple interchangeable;
- - 1.13 raises KeyError when an anchor of the pattern has no candidate; main returns no match;
- - 1.13 has no ignore_literals.
-graft deliberately differs from both in three places, and the reference follows graft there:
- - keyword arguments compare by name in any order (as 1.13 does; main compares the key lists
-   in order);
+The reference is torch 2.14's own SubgraphMatcher and replace_pattern (its rewriter copies the
+replacement's modules and tensors, `_replace_attributes`), changed only where graft deliberately
+differs (docs/FX_DIFFERENCES.md), each a documented place where torch 2.14 fails or decides by
+spelling (`GraftRulesMatcher`, `keywords_sorted`):
+ - keyword arguments compare by name in any order; torch 2.14 compares the key lists in order
+   for targets without a schema, so the reference gives torch the graph and the pattern with
+   every call's keywords sorted (and puts the order back afterwards);
  - with ignore_literals, a pattern operator, or a pattern list holding pattern nodes, never
-   matches a literal or a graph node in its place (torch.fx lets it, leaves the pattern's
-   inputs there unbound and then fails with a KeyError);
+   matches a literal or a graph node in its place (torch 2.14 lets it, leaves the pattern's
+   nodes there unbound, and then raises KeyError in match() or returns a match whose nodes_map
+   lacks pattern nodes);
+ - when only some anchors of a multi-output pattern have a candidate, graft finds no match
+   (torch 2.14 raises KeyError building returning_nodes);
  - a match whose fusion would make a cycle is dropped also when overlapping matches are kept
-   (torch.fx skips its cycle filter then).
+   (torch 2.14 computes its cycle filter's result then, but returns the unfiltered list).
+Everything else is torch's.
 
-1.13's rewriter also looks every bound value up in a dict, where main looks up only nodes:
-the reference hands it hashable lists and tuples, and a case where an input binds a slice
-(unhashable) is counted as explained and not compared.
-
-Run it long:   /usr/bin/python3 tests/python/fx_differential.py --graft build/bindings/cli/graft --cases 5000
-In process:    PYTHONPATH=build/python /usr/bin/python3 tests/python/fx_differential.py --graft build/bindings/cli/graft --in-process --cases 5000
+Run it long:   tools/python tests/python/fx_differential.py --graft build/bindings/cli/graft --cases 5000
+In process:    tools/python tests/python/fx_differential.py --graft build/bindings/cli/graft --in-process --cases 5000
 A failing case is shrunk to a minimal one and printed as an entry for REGRESSIONS in
 tests/python/test_fx_differential.py.
 """
@@ -342,81 +339,75 @@ def make_case(seed, index, rewrite_share=0.6):
             "replacement": fmt.dumps(document(rep))}
 
 
-# --- the reference: torch 1.13's matcher with main's rules ---------------------------------------
+# --- the reference: torch 2.14's own matcher and rewriter, with graft's documented rules -------
 
-class _HashableList(list):
-    __hash__ = object.__hash__
-
-
-class _HashableTuple(tuple):
-    __hash__ = object.__hash__
-
-
-def _hashable(v):
-    if isinstance(v, list):
-        return _HashableList(v)
-    if isinstance(v, tuple):
-        return _HashableTuple(v)
-    return v
+def _graft_differs_here(pattern_value):
+    """Whether graft refuses, under ignore_literals, to let `pattern_value` match a value torch
+    2.14's `_match_literals` rejected: a pattern operator, or a pattern list holding pattern
+    nodes (torch lets them "match" unbound)."""
+    if isinstance(pattern_value, torch.fx.Node):
+        return pattern_value.op != "placeholder"
+    return bool(_node_refs(pattern_value))
 
 
-class MainRulesMatcher(matcher_utils.SubgraphMatcher):
-    """1.13's SubgraphMatcher where main's rules differ (the module docstring lists them)."""
+class GraftRulesMatcher(matcher_utils.SubgraphMatcher):
+    """torch 2.14's SubgraphMatcher, changed only where graft deliberately differs (the module
+    docstring lists the places): with ignore_literals, a pattern operator or a pattern list
+    holding pattern nodes never matches what torch's literal rule rejected; when an anchor
+    has no candidate there is no match; the cycle filter applies with overlaps kept too."""
 
     def __init__(self, pattern, match_output=False, match_placeholder=False,
                  remove_overlapping_matches=True, ignore_literals=False):
-        super().__init__(pattern, match_output, match_placeholder, remove_overlapping_matches)
-        self.ignore_literals = ignore_literals
+        self._ignore = ignore_literals
+        self._ignorable = True
+        super().__init__(pattern, match_output, match_placeholder, remove_overlapping_matches, ignore_literals)
 
-    def _is_contained(self, nodes_map):
-        lookup = {gn: pn for pn, gn in nodes_map.items() if pn.op != "placeholder"}
-        for gn, pn in lookup.items():
-            if pn in self.pattern_returning_nodes:
-                continue
-            if any(user not in lookup for user in gn.users):
-                return False
-        return True
+    # torch 2.14's _match_nodes reads `self._match_literals(a, b, match) or self.ignore_literals`:
+    # the option is read right after the literal comparison, which records what was compared.
+    @property
+    def ignore_literals(self):
+        return self._ignore and self._ignorable
 
-    def _match_values(self, a, b, match):
-        if isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node):
-            return self._match_nodes(a, b, match)
-        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-            return len(a) == len(b) and all(self._match_values(x, y, match) for x, y in zip(a, b))
-        if isinstance(a, torch.fx.Node) and a.op != "placeholder":
-            return False  # graft's fix: an operator never matches a literal, even ignoring literals
-        # ... nor does a pattern list holding pattern nodes (ignoring it leaves them unbound)
-        holds_nodes = bool(_node_refs(a))
-        return self._match_args(a, b, match) or (self.ignore_literals and not holds_nodes)
+    @ignore_literals.setter
+    def ignore_literals(self, value):
+        self._ignore = value
 
-    def _match_nodes(self, pn, gn, match):
-        if pn in match.nodes_map:
-            return match.nodes_map[pn] == gn
-        if any(v is gn for v in match.nodes_map.values()):
-            return False
-        if not self._nodes_are_equal(pn, gn):
-            return False
-        match.nodes_map[pn] = gn
-        if pn.op == "placeholder":
-            return True
-        if len(pn.args) != len(gn.args) or set(pn.kwargs) != set(gn.kwargs):
-            return False
-        pairs = list(zip(pn.args, gn.args)) + [(pn.kwargs[k], gn.kwargs[k]) for k in pn.kwargs]
-        return all(self._match_values(a, b, match) for a, b in pairs)
+    def _match_literals(self, pn, gn, match):
+        matched = super()._match_literals(pn, gn, match)
+        self._ignorable = not _graft_differs_here(pn)
+        return matched
 
-    def match(self, graph):
+    def match(self, graph, node_name_match=""):
+        # torch 2.14 returns [] when no anchor has a candidate and raises KeyError (building
+        # returning_nodes) when only some do; graft returns no match for both.
         for anchor in self.pattern_anchors:
             if not any(self._nodes_are_equal(anchor, n) for n in graph.nodes):
                 return []
-        matches = super().match(graph)
-        for m in matches:  # 1.13's rewriter looks bound values up in a dict; main skips literals
-            m.placeholder_nodes = [_hashable(v) for v in m.placeholder_nodes]
-            m.nodes_map = {pn: _hashable(v) for pn, v in m.nodes_map.items()}
+        matches = super().match(graph, node_name_match)
         if self.remove_overlapping_matches:
-            return matches
-        # torch.fx (1.13 and main) skips its cycle filter when overlapping matches are kept; graft
-        # never returns a match whose fusion would make a cycle.
+            return matches  # torch's cycle filter ran
         return [m for m in matches
                 if validate_partition([gn for pn, gn in m.nodes_map.items() if pn.op not in ("placeholder", "output")])]
+
+
+@contextlib.contextmanager
+def keywords_sorted(*graphs):
+    """graft compares keyword arguments by name; torch 2.14 compares the key lists in order
+    (for targets without a schema). Inside this block the calls of `graphs` spell their
+    keywords in sorted order, so torch decides as graft does; afterwards every node still in
+    its graph gets its own order back (nodes a rewrite made keep theirs)."""
+    saved = []
+    for g in graphs:
+        for n in g.nodes:
+            if len(n.kwargs) > 1:
+                saved.append((n, list(n.kwargs)))
+                n.kwargs = dict(sorted(n.kwargs.items()))
+    try:
+        yield
+    finally:
+        for n, order in saved:
+            if not n._erased:  # the values may have changed (a rewrite's replace_all_uses_with)
+                n.kwargs = {k: n.kwargs[k] for k in order}
 
 
 def _node_refs(value):
@@ -449,54 +440,27 @@ def fx_matches(case):
     g = import_graph(fmt.loads(case["graph"]), root)
     p = import_graph(fmt.loads(case["pattern"]), root)
     o = case["options"]
-    matcher = MainRulesMatcher(p.graph, o["match_output"], o["match_placeholder"],
-                               o["remove_overlapping_matches"], o["ignore_literals"])
-    return [{pn.name: _text(gn) for pn, gn in m.nodes_map.items()} for m in matcher.match(g.graph)]
-
-
-def _copy_attributes(gm, replacement):
-    """torch main's last step of replace_pattern, where 1.13 knows only submodules: every
-    call_module / get_attr target gm lacks is deep-copied from the replacement (a tensor
-    attribute included); gm's own wins; unused submodules are deleted first."""
-    gm.delete_all_unused_submodules()
-
-    def find(module, target):
-        owner, _, name = target.rpartition(".")
-        try:
-            return getattr(module.get_submodule(owner), name, None)
-        except AttributeError:
-            return None
-
-    for node in gm.graph.nodes:
-        if node.op not in ("call_module", "get_attr") or find(gm, node.target) is not None:
-            continue
-        value = find(replacement, node.target)
-        if value is None:
-            raise RuntimeError(f"replacement has no {node.op} target {node.target!r}")
-        if isinstance(value, torch.nn.Module):
-            gm.add_submodule(node.target, copy.deepcopy(value))
-        else:
-            setattr(gm, node.target, copy.deepcopy(value))
-    gm.graph.lint()
+    matcher = GraftRulesMatcher(p.graph, o["match_output"], o["match_placeholder"],
+                                o["remove_overlapping_matches"], o["ignore_literals"])
+    with keywords_sorted(g.graph, p.graph):
+        matches = matcher.match(g.graph)
+    return [{pn.name: _text(gn) for pn, gn in m.nodes_map.items()} for m in matches]
 
 
 def fx_rewrite(case):
-    """(count, GraphModule) or raises."""
+    """(count, GraphModule) or raises: torch 2.14's replace_pattern, its matcher made a
+    GraftRulesMatcher and the keywords compared by name."""
     root = Root()
     gm = import_graph(fmt.loads(case["graph"]), root)
     pattern = import_graph(fmt.loads(case["pattern"]), Root())
     replacement = import_graph(fmt.loads(case["replacement"]), Root())
-    # As torch main: a GraphModule pattern or replacement is used as it is, not traced again
-    # (tracing cannot pass a Proxy where an operator wants a number, so 1.13 cannot take an
-    # input in a literal's place).
-    saved = matcher_utils.SubgraphMatcher, subgraph_rewriter._replace_submodules, subgraph_rewriter.symbolic_trace
-    matcher_utils.SubgraphMatcher = MainRulesMatcher
-    subgraph_rewriter._replace_submodules = _copy_attributes
-    subgraph_rewriter.symbolic_trace = lambda m: m if isinstance(m, torch.fx.GraphModule) else saved[2](m)
+    saved = matcher_utils.SubgraphMatcher
+    matcher_utils.SubgraphMatcher = GraftRulesMatcher  # _replace_pattern imports it when called
     try:
-        matches = subgraph_rewriter.replace_pattern(gm, pattern, replacement)
+        with keywords_sorted(gm.graph, pattern.graph):
+            matches = subgraph_rewriter.replace_pattern(gm, pattern, replacement)
     finally:
-        matcher_utils.SubgraphMatcher, subgraph_rewriter._replace_submodules, subgraph_rewriter.symbolic_trace = saved
+        matcher_utils.SubgraphMatcher = saved
     return len(matches), gm
 
 
@@ -599,8 +563,8 @@ def _same_outputs(a, b):
 
 
 def differences(case, graft, tally=None):
-    """What graft does differently from torch.fx on `case`: a list of sentences (empty: none),
-    or None when torch.fx itself fails on it for a known reason. `tally` counts what the case
+    """What graft does differently from torch.fx on `case`: a list of sentences (empty: none).
+    `tally` counts what the case
     exercised (matches, replacements, errors on both sides)."""
     tally = tally if tally is not None else {}
 
@@ -620,11 +584,7 @@ def differences(case, graft, tally=None):
     try:
         want_count, want = fx_rewrite(case)
         fx_error = None
-    except TypeError as e:
-        if str(e) == "unhashable type: 'slice'":
-            return None  # 1.13's rewriter looks a bound slice up in a dict (main: only nodes)
-        fx_error = f"{type(e).__name__}: {e}"
-    except (AssertionError, RuntimeError, KeyError) as e:
+    except (AssertionError, RuntimeError, KeyError, TypeError) as e:
         fx_error = f"{type(e).__name__}: {e}"
     try:
         got_count, got = graft.rewrite(case)
@@ -748,7 +708,7 @@ def run(graft_binary, seed, cases, log=print, stop_after=None, shrink_failures=T
     `graft` is the side compared (default: the command line `graft_binary`)."""
     work = tempfile.mkdtemp(prefix="graft_fxdiff_")
     graft = graft or Graft(graft_binary, work)
-    summary = {"cases": 0, "match": 0, "rewrite": 0, "explained": 0, "failed": 0}
+    summary = {"cases": 0, "match": 0, "rewrite": 0, "failed": 0}
     failures = []
     t0 = time.time()
     try:
@@ -757,9 +717,6 @@ def run(graft_binary, seed, cases, log=print, stop_after=None, shrink_failures=T
             summary["cases"] += 1
             summary[case["mode"]] += 1
             diffs = differences(case, graft, summary)
-            if diffs is None:
-                summary["explained"] += 1
-                continue
             if diffs:
                 summary["failed"] += 1
                 minimal = case

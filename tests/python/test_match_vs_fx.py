@@ -1,9 +1,9 @@
 """graft's matcher against torch.fx's own SubgraphMatcher, on the same graphs built in PyTorch:
-each case is traced with symbolic_trace, matched by torch.fx (1.13) and, after export through
+each case is traced with symbolic_trace, matched by torch.fx (2.14) and, after export through
 graft_fx, by `graft match --json`; the match counts and the returned nodes must agree.
 
-Only cases where torch 1.13 and main agree are used (they differ where 1.13 flattens nested
-arguments and where it raises KeyError because an anchor has no candidate)."""
+The places where graft differs from torch on purpose (docs/FX_DIFFERENCES.md) are tested in
+test_fx_semantics.py, with torch's result asserted there."""
 import json
 import os
 import shutil
@@ -69,6 +69,14 @@ def residual_blocks(x, y):
     return c
 
 
+def mul_by_3(x):
+    return torch.mul(x, 3)
+
+
+def pattern_tanh(a):
+    return torch.tanh(a)
+
+
 def method_chain(x):
     return x.transpose(0, 1).contiguous().transpose(0, 1).contiguous()
 
@@ -90,9 +98,12 @@ CASES = [
     ("literal 2 vs 2.0", mul_by_2_float, pattern_mul_2, {}),
     ("residual blocks", residual_blocks, add_relu, {}),
     ("method calls", method_chain, transpose_contiguous, {}),
+    ("literal 2 vs 3, literals ignored", mul_by_3, pattern_mul_2, {"ignore_literals": True}),
+    ("no anchor candidate", sigmoid_chain, pattern_tanh, {}),
 ]
 
-FLAGS = {"match_output": "--match-output", "match_placeholder": "--match-placeholder"}
+FLAGS = {"match_output": "--match-output", "match_placeholder": "--match-placeholder",
+         "ignore_literals": "--ignore-literals"}
 
 
 class MatchVsFx(unittest.TestCase):
@@ -115,9 +126,7 @@ class MatchVsFx(unittest.TestCase):
             with self.subTest(name):
                 g, g_path = self.export(graph_fn, f"g{i}")
                 p, p_path = self.export(pattern_fn, f"p{i}")
-                fx = SubgraphMatcher(p.graph, match_output=options.get("match_output", False),
-                                     match_placeholder=options.get("match_placeholder", False),
-                                     remove_overlapping_matches=options.get("remove_overlapping_matches", True)).match(g.graph)
+                fx = SubgraphMatcher(p.graph, **options).match(g.graph)
                 args = [graft_bin(self), "match", "--pattern", p_path, g_path, "--json"]
                 args += [FLAGS[k] for k, v in options.items() if v and k in FLAGS]
                 if options.get("remove_overlapping_matches") is False:

@@ -11,6 +11,7 @@ import unittest
 
 import torch
 import torch.fx
+from torch.fx import subgraph_rewriter
 
 from graft_fx import export_graph_module
 from graft_fx import format as fmt
@@ -18,7 +19,7 @@ from graft_fx.importer import GraftImportError, import_graph
 from helpers import graft_bin
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fx_differential as fxd  # noqa: E402  (torch main's attribute copying, on torch 1.13)
+import fx_differential as fxd  # noqa: E402  (its structure(): graphs node by node, names included)
 
 
 class Model(torch.nn.Module):
@@ -101,14 +102,14 @@ class ReplacementModules(unittest.TestCase):
         self.assertEqual([t["name"] for t in table[""]["parameters"]], ["scale", "steps"])
         got = import_graph(out, self.model)
         self.assertEqual(dict(self.model.named_modules()).keys(), {"", "act", "head"}, "the model was changed")
-        # torch.fx (main's attribute copying): the same graph, the same outputs.
+        # torch.fx 2.14's replace_pattern (its _replace_attributes copies the replacement's
+        # modules and tensors): the same graph, the same modules, the same outputs.
         expected = torch.fx.symbolic_trace(self.model)
-        fxd.subgraph_rewriter._replace_submodules, saved = fxd._copy_attributes, fxd.subgraph_rewriter._replace_submodules
-        try:
-            fxd.subgraph_rewriter.replace_pattern(expected, Pattern(), Replacement())
-        finally:
-            fxd.subgraph_rewriter._replace_submodules = saved
+        self.assertEqual(len(subgraph_rewriter.replace_pattern(expected, Pattern(), Replacement())), 1)
         self.assertEqual(fxd.structure(got), fxd.structure(expected))
+        self.assertEqual(dict(got.named_modules()).keys(), dict(expected.named_modules()).keys())
+        self.assertNotIn("act", dict(expected.named_modules()))
+        self.assertEqual({n for n, _ in got.named_parameters()}, {n for n, _ in expected.named_parameters()})
         x = torch.randn(3, 4)
         self.assertTrue(torch.equal(got(x), expected(x)))
         self.assertFalse(torch.equal(got(x), self.model(x)), "the rewrite changed nothing")

@@ -145,7 +145,7 @@ class RewriteVsFx(unittest.TestCase):
                 p_path = self.write(torch.fx.symbolic_trace(pattern), f"p{i}")
                 r_path = self.write(torch.fx.symbolic_trace(replacement), f"r{i}")
                 expected = torch.fx.symbolic_trace(model)
-                fx_matches = subgraph_rewriter.replace_pattern(expected, pattern, replacement)
+                fx_matches = subgraph_rewriter.replace_pattern_with_filters(expected, pattern, replacement)
                 out = os.path.join(self.tmp, f"out{i}.json")
                 proc = subprocess.run([graft_bin(self), "rewrite", "--pattern", p_path, "--replacement", r_path,
                                        g_path, "-o", out], capture_output=True, text=True, timeout=60)
@@ -156,17 +156,19 @@ class RewriteVsFx(unittest.TestCase):
                 xs = [torch.randn(4, 4) for _ in range(inputs)]
                 self.assertTrue(torch.equal(got(*xs), expected(*xs)), name)
                 self.assertNotEqual(structure(got), structure(original), f"{name}: the rewrite changed nothing")
-                # --json reports each replacement as torch.fx's ReplacedPatterns does: what every
-                # pattern operator matched (1.13 keeps erased nodes' names for inputs; main names
-                # the replacing node, as graft does, so inputs are compared by the chain case).
+                # --json reports each replacement as torch.fx 2.14's ReplacedPatterns does: what
+                # every pattern node matched (an input bound to a node an earlier replacement
+                # replaced names the replacing node) and the nodes added.
                 proc = subprocess.run([graft_bin(self), "rewrite", "--json", "--pattern", p_path, "--replacement",
                                        r_path, g_path, "-o", out], capture_output=True, text=True, timeout=60)
                 self.assertEqual(proc.returncode, 0, proc.stderr)
                 report = json.loads(proc.stdout)
                 self.assertEqual(report["count"], len(fx_matches))
-                want = [{pn.name: gn.name for pn, gn in m.nodes_map.items() if pn.op not in ("placeholder", "output")}
-                        for m in fx_matches]
-                have = [{k: v for k, v in r["nodes_map"].items() if k not in r["inputs"]} for r in report["replacements"]]
+                want = [(m.nodes_map[m.anchor].name,
+                         {pn.name: gn.name for pn, gn in m.nodes_map.items() if pn.op != "output"},
+                         {pn.name: gn.name for pn, gn in m.nodes_map.items() if pn.op == "placeholder"},
+                         [n.name for n in m.replacements]) for m in fx_matches]
+                have = [(r["anchor"], r["nodes_map"], r["inputs"], r["new_nodes"]) for r in report["replacements"]]
                 self.assertEqual(have, want, name)
 
     def test_cases_through_the_python_drop_in(self):
@@ -184,13 +186,12 @@ class RewriteVsFx(unittest.TestCase):
                 xs = [torch.randn(4, 4) for _ in range(inputs)]
                 self.assertTrue(torch.equal(got(*xs), expected(*xs)), name)
                 self.assertEqual([type(m) for m in matches], [type(m) for m in fx_matches])
-                self.assertEqual([{p.name: n.name for p, n in m.nodes_map.items() if p.op != "placeholder"}
-                                  for m in matches],
-                                 [{p.name: n.name for p, n in m.nodes_map.items() if p.op != "placeholder"}
-                                  for m in fx_matches])
+                def plain(ms):
+                    return [(m.anchor.name, {p.name: n.name for p, n in m.nodes_map.items()}) for m in ms]
+                self.assertEqual(plain(matches), plain(fx_matches))
 
     def test_json_report_of_a_chain_names_the_replacing_nodes(self):
-        # sigmoid(sigmoid(sigmoid(x))) -> exp: torch main's ReplacedPatterns report each input as
+        # sigmoid(sigmoid(sigmoid(x))) -> exp: torch 2.14's ReplacedPatterns report each input as
         # the node that replaced it (exp, then exp_1), never an erased node or an empty name.
         g_path = self.write(torch.fx.symbolic_trace(sigmoid_chain(3)), "json_g")
         p_path = self.write(torch.fx.symbolic_trace(pattern_sigmoid), "json_p")

@@ -2,35 +2,24 @@
 replace_pattern_with_filters, with torch.fx's results (Match, ReplacedPatterns) holding the
 user's Node objects.
 
-Behaviour follows torch main where it differs from torch 1.13 (docs/FX_DIFFERENCES.md):
-patterns given as a Graph or GraphModule are used as they are (callables are traced), filters
-all run before the first replacement, and a replacement's attributes (submodules and tensors)
-are copied into the module.
+Behaviour is torch 2.14's, but where docs/FX_DIFFERENCES.md says otherwise: patterns given as
+a Graph or GraphModule are used as they are (callables are traced), filters all run before the
+first replacement, and a replacement's attributes (submodules and tensors) are copied into the
+module. torch 2.14's `replacement_callback` and `node_name_match` are not taken.
 """
 import copy
-from dataclasses import dataclass, field
-from typing import Callable, Dict, List
+from typing import Callable, List
 
 import torch
 import torch.fx
-from torch.fx import Graph, GraphModule, Node
-from torch.fx.subgraph_rewriter import Match
+from torch.fx import Graph, GraphModule
+from torch.fx.subgraph_rewriter import Match, ReplacedPatterns
 
 from .. import _native
 from ..convert import attach_attributes, try_get_attr
 from .passes.utils.matcher_utils import InternalMatch, SubgraphMatcher
 
 __all__ = ["Match", "ReplacedPatterns", "replace_pattern", "replace_pattern_with_filters"]
-
-try:  # torch >= 2.0
-    from torch.fx.subgraph_rewriter import ReplacedPatterns
-except ImportError:
-    @dataclass
-    class ReplacedPatterns:
-        """One replacement (torch.fx.subgraph_rewriter.ReplacedPatterns in torch 2)."""
-        anchor: Node  # the pattern node the match was found from
-        nodes_map: Dict[Node, Node]  # pattern node -> the graph node it matched
-        replacements: List[Node] = field(default_factory=list)  # nodes added to the graph
 
 
 def _graph(obj):
@@ -91,7 +80,7 @@ def replace_pattern(gm: GraphModule, pattern, replacement) -> List[Match]:
 def replace_pattern_with_filters(gm: GraphModule, pattern, replacement,
                                  match_filters: List[Callable[[InternalMatch, Graph, Graph], bool]] = None,
                                  ignore_literals: bool = False) -> List[ReplacedPatterns]:
-    """torch.fx's replace_pattern_with_filters (torch 2): a match is replaced only if every
+    """torch.fx's replace_pattern_with_filters: a match is replaced only if every
     filter, called as filter(match, original_graph, pattern_graph) before any replacement,
     returns True."""
     return _replace(gm, pattern, replacement, list(match_filters or []), ignore_literals)
