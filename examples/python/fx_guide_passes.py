@@ -3,7 +3,7 @@
 Every example is the guide's own code; only the imports say `graft.fx` where the guide says
 `torch.fx`. tests/python/test_python_module.py runs this file both ways and compares.
 
-    PYTHONPATH=build/python /usr/bin/python3 examples/python/fx_guide_passes.py
+    tools/python examples/python/fx_guide_passes.py
 """
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -111,8 +111,8 @@ class PatternModel(torch.nn.Module):
 
 
 def match_addmm():
-    # The guide exports with torch.export, which torch 1.13 does not have: symbolic_trace
-    # records the same get_attr and addmm nodes.
+    # The guide exports with torch.export, which lifts the parameters into graph inputs;
+    # symbolic_trace keeps them as the get_attr nodes this example is about.
     large_model_graph = torch.fx.symbolic_trace(LargeModel()).graph
     pattern_graph = torch.fx.symbolic_trace(PatternModel()).graph
     subgraph_matcher = SubgraphMatcher(pattern_graph)

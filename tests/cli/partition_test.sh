@@ -55,8 +55,8 @@ return (getitem, getitem_1)
 
 module 'part_0' (torch.fx.graph_module.GraphModule):
 relu = placeholder
-add_1 = call_function torch.add(relu, 1)
 x = placeholder
+add_1 = call_function torch.add(relu, 1)
 mul = call_function torch.mul(x, 2)
 return (add_1, mul)"
 run "$GRAFT" lint "$TMP/fused.json"

@@ -214,10 +214,39 @@ TEST_CASE("fuse_by_partitions makes a submodule per partition, with getitems for
   CHECK(sub->class_name == "torch.fx.graph_module.GraphModule");
   CHECK(to_graph_text(*sub->graph) ==
         "u = placeholder\n"
-        "b = call_function torch.add(u, 1)\n"
         "x = placeholder\n"
+        "b = call_function torch.add(u, 1)\n"
         "c = call_function torch.add(x, 2)\n"
         "return (b, c)\n");
+  CHECK(lint(gm).is_ok());
+}
+
+TEST_CASE("fuse_by_partitions orders graph inputs as the graph does, and can always return a tuple") {
+  // torch 2: when every outside value is a graph input, the placeholders follow the graph's
+  // order (y is read first, x comes first); always_return_tuple returns (b,) read by a getitem.
+  GraphModule gm = module_of_text(R"(
+    x = placeholder
+    y = placeholder
+    a = call_function torch.mul(y, 2)
+    b = call_function torch.add(x, a)
+    c = call_function torch.neg(b)
+    return c
+  )");
+  Graph& g = gm.graph;
+  REQUIRE(fuse_by_partitions(gm, {{g.find("a"), g.find("b")}}, "fused_", true).is_ok());
+  CHECK(to_graph_text(g) ==
+        "x = placeholder\n"
+        "y = placeholder\n"
+        "fused_0 = call_module fused_0(x, y)\n"
+        "getitem = call_function _operator.getitem(fused_0, 0)\n"
+        "c = call_function torch.neg(getitem)\n"
+        "return c\n");
+  CHECK(to_graph_text(*gm.modules.find("fused_0")->graph) ==
+        "x = placeholder\n"
+        "y = placeholder\n"
+        "a = call_function torch.mul(y, 2)\n"
+        "b = call_function torch.add(x, a)\n"
+        "return (b,)\n");
   CHECK(lint(gm).is_ok());
 }
 
@@ -261,6 +290,21 @@ TEST_CASE("topological_sort_nodes keeps independent nodes in the given order") {
   std::vector<std::string> names;
   for (NodeId n : sorted.value()) names.push_back(g.name(n));
   CHECK(names == std::vector<std::string>{"c", "a", "u", "b"});
+  // The ready node first in the list goes next (torch 2's heap), not the first made ready.
+  GraphModule two = module_of_text(R"(
+    x = placeholder
+    y = placeholder
+    a = call_function torch.mul(y, 2)
+    b = call_function torch.add(x, a)
+    c = call_function torch.neg(x)
+    return (b, c)
+  )");
+  const Graph& h = two.graph;
+  Result<std::vector<NodeId>> heap = topological_sort_nodes(h, {h.find("a"), h.find("b"), h.find("c")});
+  REQUIRE(heap.is_ok());
+  names.clear();
+  for (NodeId n : heap.value()) names.push_back(h.name(n));
+  CHECK(names == std::vector<std::string>{"a", "b", "c"});  // first come first served: a, c, b
   CHECK_FALSE(topological_sort_nodes(g, {g.find("a"), g.find("a")}).is_ok());
 }
 

@@ -119,10 +119,9 @@ class ReplacePattern(unittest.TestCase):
         self.assertEqual(len(graft_result), len(fx_result))
         for g, w in zip(graft_result, fx_result):
             self.assertEqual(g.anchor.name, w.anchor.name)
-            # Inputs bound to an earlier replacement's node name the replacing node (torch main;
-            # 1.13 names the erased node), so compare the other entries with 1.13.
-            self.assertEqual({p.name: n.name for p, n in g.nodes_map.items() if p.op != "placeholder"},
-                             {p.name: n.name for p, n in w.nodes_map.items() if p.op != "placeholder"})
+            # inputs bound to an earlier replacement's node name the replacing node, as in torch 2.14
+            self.assertEqual({p.name: n.name for p, n in g.nodes_map.items()},
+                             {p.name: n.name for p, n in w.nodes_map.items()})
         return got, graft_result
 
     def test_chains_of_back_to_back_matches(self):
@@ -577,24 +576,28 @@ class Partitioner(unittest.TestCase):
                 self.assertTrue(all(n.graph is gm.graph for p in singles for n in p.nodes))
                 names = [frozenset(n.name for n in p.nodes) for p in singles]
                 self.assertFalse(pvf.contracted_has_cycle(gm, names))
-                # The same nodes as torch.fx partitions (where torch 1.13's answer is valid), in
-                # no more partitions (horizontal fusion merges some of torch 1.13's).
+                # The same nodes as torch.fx's partitions, in no more partitions (graft's
+                # horizontal fusion merges where torch's pairwise merging may not).
                 fx_names = pvf.torch_partitions(gm, True)
-                if not pvf.contracted_has_cycle(gm, fx_names):
-                    self.assertEqual(set().union(*names), set().union(*fx_names))
-                    self.assertLessEqual(len(names), len(fx_names))
+                self.assertEqual(set().union(*names), set().union(*fx_names))
+                self.assertLessEqual(len(names), len(fx_names))
+                # Along data edges only: exactly torch's partitions.
+                for single in (True, False):
+                    vertical = partitioner(gm, Support(), allows_single_node_partition=single,
+                                           skip_horizontal_fusion=True).propose_partitions()
+                    self.assertEqual({frozenset(n.name for n in p.nodes) for p in vertical},
+                                     set(pvf.torch_partitions(gm, single, skip_horizontal_fusion=True)))
                 parts = partitioner(gm, Support()).propose_partitions()
                 if not parts:
                     continue
-                # Fusing: the same nodes as torch.fx's fuse_by_partitions of the same partitions
-                # (in another order: torch 1.13 re-sorts the whole graph breadth first, graft
-                # keeps the order wherever it is valid, as torch main), the same submodules, and
-                # the same outputs bit for bit.
+                # Fusing: torch.fx's fuse_by_partitions of the same partitions gives the same
+                # graph node for node, the same submodules, and the same outputs bit for bit.
                 reference = pvf.make_graph(seed, pvf.case_size(seed))
                 by_name = {n.name: n for n in reference.graph.nodes}
-                fx_fuse(reference, [[by_name[n.name] for n in p.nodes] for p in parts])
+                fx_fuse(reference, [dict.fromkeys(by_name[n.name] for n in p.nodes) for p in parts])
                 out = self.partitioner.CapabilityBasedPartitioner(gm, Support()).fuse_partitions(parts)
                 self.assertIs(out, gm)
+                self.assertEqual(list(map(tuple, structure(gm))), list(map(tuple, structure(reference))))
                 self.assertEqual(sorted(structure(gm)), sorted(structure(reference)))
                 for name, sub in reference.named_children():
                     self.assertEqual(getattr(gm, name).code, sub.code)
@@ -603,6 +606,88 @@ class Partitioner(unittest.TestCase):
                     self.assertTrue(torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)))
                 fused_cases += 1
         self.assertGreater(fused_cases, 20)
+
+    def test_fusing_partitions_in_any_order_gives_torch_fx_graph(self):
+        """fuse_by_partitions against torch.fx's on the generated graphs' partitions, their nodes
+        and the partitions shuffled (torch 2 sorts each partition with a heap keyed by the
+        given order), a tuple always returned in some cases: the same graph, node for node, and
+        the same submodules."""
+        import random
+        import test_partition_vs_fx as pvf
+        from torch.fx.passes.utils.fuser_utils import fuse_by_partitions as fx_fuse
+        for seed in range(60):
+            with self.subTest(seed=seed):
+                rng = random.Random(f"shuffled fusion {seed}")
+                gm = pvf.make_graph(seed, pvf.case_size(seed))
+                parts = self.partitioner.CapabilityBasedPartitioner(
+                    gm, pvf.AddMul(), allows_single_node_partition=True,
+                    skip_horizontal_fusion=seed % 2 == 0).propose_partitions()
+                lists = [[n.name for n in p.nodes] for p in parts]
+                for names in lists:
+                    rng.shuffle(names)
+                rng.shuffle(lists)
+                always_tuple = seed % 3 == 0
+                reference = pvf.make_graph(seed, pvf.case_size(seed))
+                for module, fuse in ((gm, self.fuser.fuse_by_partitions), (reference, fx_fuse)):
+                    by_name = {n.name: n for n in module.graph.nodes}
+                    fuse(module, [dict.fromkeys(by_name[name] for name in names) for names in lists],
+                         always_return_tuple=always_tuple)
+                self.assertEqual(structure(gm), structure(reference))
+                for name, sub in reference.named_children():
+                    self.assertEqual(getattr(gm, name).code, sub.code)
+
+    def test_torch_2_options_give_what_torch_fx_gives(self):
+        """prefix, always_return_tuple, partition_and_fuse(prefix), non_compute_ops,
+        allowed_single_node_partition_ops and remove_bookend_non_compute_ops, on one graph
+        through graft.fx and through torch.fx."""
+        from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner as FxPartitioner
+        from torch.fx.passes.operator_support import OperatorSupportBase
+        from torch.fx.passes.utils.fuser_utils import fuse_by_partitions as fx_fuse
+
+        class Support(OperatorSupportBase):
+            def is_node_supported(self, submodules, node):
+                return node.op == "call_function" and node.target in (torch.add, torch.mul, torch.reshape, torch.neg)
+
+        def f(a, b):
+            v = torch.reshape(a, (16,))
+            x = torch.mul(torch.add(v, 1.0), 2.0)
+            y = torch.neg(torch.relu(b))
+            return torch.reshape(x, (4, 4)), y
+
+        inputs = [torch.randn(4, 4), torch.randn(4, 4)]
+        # Horizontally neg joins the chain; along edges it is alone, kept only when allowed.
+        for options in ({}, {"non_compute_ops": ["torch.reshape"]}, {"skip_horizontal_fusion": True},
+                        {"allowed_single_node_partition_ops": ["torch.neg"], "skip_horizontal_fusion": True},
+                        {"non_compute_ops": ["torch.reshape"], "skip_horizontal_fusion": True}):
+            with self.subTest(**options):
+                mine, theirs = torch.fx.symbolic_trace(f), torch.fx.symbolic_trace(f)
+                ours = self.partitioner.CapabilityBasedPartitioner(mine, Support(), **options)
+                fx = FxPartitioner(theirs, Support(), **options)
+                parts, fx_parts = ours.propose_partitions(), fx.propose_partitions()
+                self.assertEqual([[n.name for n in p.nodes] for p in parts],
+                                 [[n.name for n in p.nodes] for p in fx_parts])
+                ours.remove_bookend_non_compute_ops(parts)
+                fx.remove_bookend_non_compute_ops(fx_parts)
+                self.assertEqual([[n.name for n in p.nodes] for p in parts],
+                                 [[n.name for n in p.nodes] for p in fx_parts])
+                ours.fuse_partitions(parts, prefix="blk_")
+                fx.fuse_partitions(fx_parts, prefix="blk_")
+                self.assertEqual(structure(mine), structure(theirs))
+                self.assertEqual(mine.code, theirs.code)
+                for a, b in zip(mine(*inputs), f(*inputs)):
+                    self.assertTrue(torch.equal(a, b))
+        mine, theirs = torch.fx.symbolic_trace(f), torch.fx.symbolic_trace(f)
+        self.partitioner.CapabilityBasedPartitioner(mine, Support()).partition_and_fuse(prefix="p")
+        FxPartitioner(theirs, Support()).partition_and_fuse(prefix="p")
+        self.assertEqual(structure(mine), structure(theirs))
+        # always_return_tuple: a submodule of one output returns (x,), read back by a getitem.
+        mine, theirs = torch.fx.symbolic_trace(f), torch.fx.symbolic_trace(f)
+        for gm, fuse in ((mine, self.fuser.fuse_by_partitions), (theirs, fx_fuse)):
+            chain = [n for n in gm.graph.nodes if n.target in (torch.add, torch.mul)]
+            fuse(gm, [dict.fromkeys(chain)], prefix="one_", always_return_tuple=True)
+        self.assertEqual(structure(mine), structure(theirs))
+        self.assertEqual(mine.one_0.code, theirs.one_0.code)
+        self.assertTrue(torch.equal(mine(*inputs)[0], f(*inputs)[0]))
 
     def test_a_partition_that_would_make_a_cycle_is_refused_and_changes_nothing(self):
         gm = torch.fx.symbolic_trace(lambda x: torch.add(torch.relu(torch.add(x, 1)), 1))
@@ -619,49 +704,30 @@ class GuideExamples(unittest.TestCase):
 
     def test_the_guide_examples_run_unchanged_but_for_the_imports(self):
         graft_module(self)
-        import torch.fx.passes.operator_support as fx_support
-        import torch.fx.subgraph_rewriter as fx_rewriter
-        from graft.fx.passes.operator_support import any_chain
         path = os.path.join(REPO, "examples", "python", "fx_guide_passes.py")
         with open(path) as f:
             source = f.read()
         self.assertIn("from graft.fx import subgraph_rewriter", source)
         graft_results = runpy.run_path(path)["main"]()
-
-        # torch 1.13 lacks two of torch main's functions the guide uses: the nearest 1.13 has.
-        def replace_pattern_with_filters(gm, pattern, replacement, match_filters=None, ignore_literals=False):
-            self.assertFalse(match_filters or ignore_literals)
-            return [type("Replaced", (), {"anchor": m.anchor, "nodes_map": m.nodes_map})()
-                    for m in fx_rewriter.replace_pattern(gm, pattern, replacement)]
-
-        saved = getattr(fx_rewriter, "replace_pattern_with_filters", None), getattr(fx_support, "any_chain", None)
-        fx_rewriter.replace_pattern_with_filters = replace_pattern_with_filters
-        fx_support.any_chain = saved[1] or any_chain
-        try:
-            namespace = {"__name__": "fx_guide_passes_on_torch_fx"}
-            exec(compile(source.replace("from graft.fx", "from torch.fx"), path, "exec"), namespace)
-            torch_results = namespace["main"]()
-        finally:
-            fx_rewriter.replace_pattern_with_filters, fx_support.any_chain = saved
-            if saved[0] is None:
-                del fx_rewriter.replace_pattern_with_filters
-            if saved[1] is None:
-                del fx_support.any_chain
+        # torch 2.14 has every function the guide uses (replace_pattern_with_filters, any_chain).
+        namespace = {"__name__": "fx_guide_passes_on_torch_fx"}
+        exec(compile(source.replace("from graft.fx", "from torch.fx"), path, "exec"), namespace)
+        torch_results = namespace["main"]()
         self.assertEqual(set(graft_results), set(torch_results))
         for key in graft_results:
-            if key == "matcher":
-                continue
             with self.subTest(key):
                 self.assertEqual(graft_results[key], torch_results[key])
         self.assertEqual(graft_results["rewriter"][0], 2)
         self.assertEqual(graft_results["pass_manager_checks"], "Target should be div!")
-        # torch 1.13 compares get_attr targets by name and finds nothing; torch main (and graft)
-        # compare the attributes, and find the addmm the guide means (docs/FX_DIFFERENCES.md).
-        self.assertEqual(torch_results["matcher"], [])
+        # torch 2.14 (as graft) compares get_attr nodes by their attributes, not their names, and
+        # finds the addmm the guide means; torch 1.13 compared the names and found nothing.
         self.assertEqual(graft_results["matcher"], [(["addmm_default"], [("addmm_default", "addmm_default"),
                                                                           ("_bias_1", "_bias"), ("x", "x"),
                                                                           ("_weight_1", "_weight")],
                                                      ["x"], ["addmm_default"])])
+        # Both partitioner examples found something to fuse, and the fused graphs compute the same.
+        for key in ("partitions_relu_False", "partitions_relu_True"):
+            self.assertTrue(graft_results[key][0] and graft_results[key][2])
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ namespace graft::python {
 
 py::list propose_partitions(FxGraph& graph, const py::set& supported, bool allows_single_node_partition,
                             const std::vector<std::string>& non_compute_ops,
-                            const std::vector<std::string>& allowed_single_node_partition_ops) {
+                            const std::vector<std::string>& allowed_single_node_partition_ops,
+                            bool skip_horizontal_fusion) {
   const Graph& g = graph.ir().graph;
   std::vector<bool> accepted(g.num_slots(), false);
   for (py::handle node : supported) accepted[graph.node_id(node.ptr())] = true;
@@ -18,6 +19,7 @@ py::list propose_partitions(FxGraph& graph, const py::set& supported, bool allow
   options.allows_single_node_partition = allows_single_node_partition;
   options.non_compute_ops = non_compute_ops;
   options.allowed_single_node_partition_ops = allowed_single_node_partition_ops;
+  options.skip_horizontal_fusion = skip_horizontal_fusion;
   Result<Partitioning> found = propose_partitions(graph.ir(), support, options);
   if (!found) throw EngineError(found.status().message());
   py::list out;
@@ -29,13 +31,14 @@ py::list propose_partitions(FxGraph& graph, const py::set& supported, bool allow
   return out;
 }
 
-py::list fuse_partitions(FxGraph& graph, const py::list& partitions, const std::string& prefix) {
+py::list fuse_partitions(FxGraph& graph, const py::list& partitions, const std::string& prefix,
+                         bool always_return_tuple) {
   std::vector<std::vector<NodeId>> ids;
   for (py::handle partition : partitions) {
     ids.emplace_back();
     for (py::handle node : partition) ids.back().push_back(graph.node_id(node.ptr()));
   }
-  Result<std::vector<FusedPartition>> fused = fuse_by_partitions(graph.ir(), ids, prefix);
+  Result<std::vector<FusedPartition>> fused = fuse_by_partitions(graph.ir(), ids, prefix, always_return_tuple);
   if (!fused) throw EngineError(fused.status().message());
   py::list out;
   for (const FusedPartition& f : fused.value()) out.append(py::str(f.module));

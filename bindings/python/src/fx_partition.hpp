@@ -16,10 +16,12 @@ namespace graft::python {
 /// `supported` holds the FX nodes the Python support accepted.
 py::list propose_partitions(FxGraph& graph, const py::set& supported, bool allows_single_node_partition,
                             const std::vector<std::string>& non_compute_ops,
-                            const std::vector<std::string>& allowed_single_node_partition_ops);
+                            const std::vector<std::string>& allowed_single_node_partition_ops,
+                            bool skip_horizontal_fusion);
 
 /// Fuses `partitions` (lists of FX nodes) into submodules `<prefix>i` on the IR (the caller applies
 /// the result to the FX graph: FxModule.to_fx); returns the submodules' paths.
-py::list fuse_partitions(FxGraph& graph, const py::list& partitions, const std::string& prefix);
+py::list fuse_partitions(FxGraph& graph, const py::list& partitions, const std::string& prefix,
+                         bool always_return_tuple);
 
 }  // namespace graft::python

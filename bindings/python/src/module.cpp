@@ -80,9 +80,10 @@ PYBIND11_MODULE(_native, m) {
 
   m.def("propose_partitions", &graft::python::propose_partitions, py::arg("graph"), py::arg("supported"),
         py::arg("allows_single_node_partition") = false, py::arg("non_compute_ops") = std::vector<std::string>{},
-        py::arg("allowed_single_node_partition_ops") = std::vector<std::string>{});
+        py::arg("allowed_single_node_partition_ops") = std::vector<std::string>{},
+        py::arg("skip_horizontal_fusion") = false);
   m.def("fuse_partitions", &graft::python::fuse_partitions, py::arg("graph"), py::arg("partitions"),
-        py::arg("prefix") = "fused_");
+        py::arg("prefix") = "fused_", py::arg("always_return_tuple") = false);
 
   m.def("replace", &graft::python::replace, py::arg("matches"), py::arg("selected"), py::arg("replacement"),
         py::arg("keep_names") = false);

@@ -92,6 +92,7 @@ std::vector<ModuleInfo> attribute_copies(const ModuleTable& table, ModuleInfo& e
 struct Fuser {
   Graph& g;
   ModuleTable& modules;
+  bool always_return_tuple = false;
 
   Result<FusedPartition> fuse(const std::vector<NodeId>& nodes, const std::string& module) {
     Result<std::vector<NodeId>> sorted = topological_sort_nodes(g, nodes);
@@ -99,24 +100,33 @@ struct Fuser {
     std::unordered_map<NodeId, NodeId> inside;  // original -> copy
     for (NodeId n : sorted.value()) inside.emplace(n, kNoNode);
 
-    auto sub = std::make_unique<Graph>();
-    std::vector<NodeId> inputs;  // outside values, in the order the copies first read them
+    // The outside values the nodes read, in the order the sorted nodes first read them (args,
+    // then kwargs); in graph order when all are graph inputs (torch 2). A placeholder each,
+    // named after it, before the copies.
+    std::vector<NodeId> inputs;
     std::unordered_map<NodeId, NodeId> placeholder_of;
+    for (NodeId n : sorted.value())
+      for (NodeId x : g.inputs(n))
+        if (!inside.count(x) && placeholder_of.emplace(x, kNoNode).second) inputs.push_back(x);
+    if (!inputs.empty() &&
+        std::all_of(inputs.begin(), inputs.end(), [&](NodeId x) { return g.op(x) == OpKind::Placeholder; })) {
+      const std::vector<std::uint32_t>& pos = g.order_index();
+      std::sort(inputs.begin(), inputs.end(), [&](NodeId a, NodeId b) { return pos[a] < pos[b]; });
+    }
+    auto sub = std::make_unique<Graph>();
+    for (NodeId x : inputs) {
+      Result<NodeId> p = sub->create_node_named(OpKind::Placeholder, g.name(x), {}, {}, g.name(x));
+      if (!p) return p.status();
+      placeholder_of[x] = p.value();
+      sub->copy_meta(p.value(), g, x);
+    }
     auto map_ref = [&](NodeId x) -> NodeId {
       if (auto it = inside.find(x); it != inside.end()) return it->second;
-      auto [it, fresh] = placeholder_of.emplace(x, kNoNode);
-      if (fresh) {
-        Result<NodeId> p = sub->create_node_named(OpKind::Placeholder, g.name(x), {}, {}, g.name(x));
-        it->second = p.value();
-        sub->copy_meta(it->second, g, x);
-        inputs.push_back(x);
-      }
-      return it->second;
+      return placeholder_of.at(x);
     };
     for (NodeId n : sorted.value()) {
       std::vector<Argument> args = g.args(n);
       Kwargs kwargs = g.kwargs(n);
-      // Placeholders are made as references are met, args first, as torch.fx's node_copy does.
       for (Argument& a : args) map_node_refs(a, map_ref);
       for (auto& kv : kwargs) map_node_refs(kv.second, map_ref);
       Result<NodeId> copy = sub->create_node_named(g.op(n), g.target(n), std::move(args), std::move(kwargs), g.name(n));
@@ -132,7 +142,8 @@ struct Fuser {
     std::vector<Argument> returned;
     returned.reserve(outputs.size());
     for (NodeId n : outputs) returned.push_back(Argument::node(inside[n]));
-    sub->output(returned.size() == 1 ? returned.front() : Argument::tuple(std::move(returned)));
+    const bool one = returned.size() == 1 && !always_return_tuple;
+    sub->output(one ? returned.front() : Argument::tuple(std::move(returned)));
 
     // The call, where the partition's last node was; the final sort moves what must move.
     std::vector<Argument> call_args;
@@ -142,7 +153,7 @@ struct Fuser {
     {
       InsertionScope at(g, g.after(sorted.value().back()));
       call = g.create_node(OpKind::CallModule, module, std::move(call_args), {}, module);
-      if (outputs.size() == 1) {
+      if (one) {
         g.copy_meta(call, g, outputs.front());
         g.replace_all_uses_with(outputs.front(), call, [&](NodeId u) { return !inside.count(u); });
       } else {
@@ -182,7 +193,7 @@ bool is_identifier(std::string_view name) {
 /// Partition i becomes the module names[i]; all or nothing.
 Result<std::vector<FusedPartition>> fuse_named(Graph& g, ModuleTable& modules,
                                                const std::vector<std::vector<NodeId>>& partitions,
-                                               const std::vector<std::string>& names) {
+                                               const std::vector<std::string>& names, bool always_return_tuple) {
   if (Status s = check_partitions(g, partitions); !s) return s;
   for (std::size_t i = 0; i < partitions.size(); ++i) {
     if (modules.has_attribute(names[i]) || modules.has_setting(names[i]))
@@ -191,7 +202,7 @@ Result<std::vector<FusedPartition>> fuse_named(Graph& g, ModuleTable& modules,
   }
   const ModuleTable saved_modules = modules;
   Transaction transaction(g);
-  Fuser fuser{g, modules};
+  Fuser fuser{g, modules, always_return_tuple};
   std::vector<FusedPartition> out;
   for (std::size_t i = 0; i < partitions.size(); ++i) {
     Result<FusedPartition> fused = fuser.fuse(partitions[i], names[i]);
@@ -213,13 +224,13 @@ Result<std::vector<FusedPartition>> fuse_named(Graph& g, ModuleTable& modules,
 
 Result<std::vector<FusedPartition>> fuse_by_partitions(Graph& g, ModuleTable& modules,
                                                        const std::vector<std::vector<NodeId>>& partitions,
-                                                       std::string_view prefix) {
+                                                       std::string_view prefix, bool always_return_tuple) {
   if (!is_identifier(prefix))
     return Status::error("the prefix '" + std::string(prefix) +
                          "' does not make a module name (letters, digits and '_', not starting with a digit)");
   std::vector<std::string> names;
   for (std::size_t i = 0; i < partitions.size(); ++i) names.push_back(std::string(prefix) + std::to_string(i));
-  return fuse_named(g, modules, partitions, names);
+  return fuse_named(g, modules, partitions, names, always_return_tuple);
 }
 
 Result<FusedPartition> outline(Graph& g, ModuleTable& modules, const std::vector<NodeId>& nodes, std::string_view name,
@@ -227,7 +238,7 @@ Result<FusedPartition> outline(Graph& g, ModuleTable& modules, const std::vector
   if (!is_identifier(name))
     return Status::error("outline: '" + std::string(name) +
                          "' is not a module name (letters, digits and '_', not starting with a digit)");
-  Result<std::vector<FusedPartition>> fused = fuse_named(g, modules, {nodes}, {std::string(name)});
+  Result<std::vector<FusedPartition>> fused = fuse_named(g, modules, {nodes}, {std::string(name)}, false);
   if (!fused) return fused.status();
   if (!class_name.empty()) modules.find(name)->class_name = class_name;
   return fused->front();

@@ -3,9 +3,9 @@
 #include "graft/passes/topological_sort.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <functional>
 #include <queue>
+#include <unordered_map>
 
 namespace graft {
 
@@ -56,17 +56,22 @@ Result<std::vector<NodeId>> topological_sort_nodes(const Graph& g, const std::ve
     for (NodeId input : distinct)
       if (waiting[input] != kOutside) ++waiting[n];
   }
-  std::deque<NodeId> ready;
-  for (NodeId n : nodes)
-    if (waiting[n] == 0) ready.push_back(n);
+  // Ready nodes by their position in `nodes` (torch 2's min-heap), so independent nodes keep
+  // the list's relative order.
+  std::unordered_map<NodeId, std::uint32_t> position;
+  position.reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) position.emplace(nodes[i], static_cast<std::uint32_t>(i));
+  std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    if (waiting[nodes[i]] == 0) ready.push(static_cast<std::uint32_t>(i));
   std::vector<NodeId> sorted;
   sorted.reserve(nodes.size());
   while (!ready.empty()) {
-    NodeId n = ready.front();
-    ready.pop_front();
+    NodeId n = nodes[ready.top()];
+    ready.pop();
     sorted.push_back(n);
     for (NodeId user : g.users(n))
-      if (waiting[user] != kOutside && --waiting[user] == 0) ready.push_back(user);
+      if (waiting[user] != kOutside && --waiting[user] == 0) ready.push(position.at(user));
   }
   if (sorted.size() != nodes.size()) {  // a graph being edited may hold a cycle until it is linted
     for (NodeId n : nodes)

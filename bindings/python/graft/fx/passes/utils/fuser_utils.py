@@ -1,5 +1,5 @@
 """torch.fx.passes.utils.fuser_utils.fuse_by_partitions on graft's engine."""
-from typing import List
+from typing import Dict, List, Optional
 
 from torch.fx import GraphModule, Node
 # torch.fx's helpers for fusing by hand, as torch.fx has them.
@@ -11,11 +11,14 @@ from ....convert import FxModule
 __all__ = ["fuse_by_partitions"]
 
 
-def fuse_by_partitions(gm: GraphModule, partitions: List[List[Node]]) -> GraphModule:
-    """Each partition (FX nodes of `gm`) becomes the GraphModule submodule `fused_<i>`, called
-    where its nodes were; `gm` is edited in place and returned, as torch.fx does. A node in two
-    partitions, or a fusion that would make a cycle, raises GraftError and changes nothing."""
+def fuse_by_partitions(gm: GraphModule, partitions: List[Dict[Node, Optional[int]]], prefix: str = "fused_",
+                       always_return_tuple: bool = False) -> GraphModule:
+    """torch.fx's fuse_by_partitions (torch 2): each partition (FX nodes of `gm`, as a dict or any
+    iterable) becomes the GraphModule submodule `<prefix><i>`, called where its nodes were; `gm`
+    is edited in place and returned. With `always_return_tuple` a submodule returns a tuple even
+    for one output. A node in two partitions, an empty partition, a fusion that would make a
+    cycle or a name already taken raises GraftError and changes nothing."""
     from .... import _native
     module = FxModule(gm)
-    _native.fuse_partitions(module.native, [list(p) for p in partitions])
+    _native.fuse_partitions(module.native, [list(p) for p in partitions], prefix, always_return_tuple)
     return module.to_fx()
