@@ -39,14 +39,16 @@ class ScriptError(_native.GraftError):
 
 
 def shipped_scripts_dir():
-    """scripts/ shipped with graft: $GRAFT_SCRIPTS, else share/graft/scripts under the prefix this
-    package was installed to, else the source tree the module was built from."""
+    """scripts/ shipped with graft: $GRAFT_SCRIPTS, else the package's own (pip install .), else
+    share/graft/scripts under the prefix this package was installed to (cmake --install), else
+    the source tree the module was built from."""
     if os.environ.get("GRAFT_SCRIPTS"):
         return os.environ["GRAFT_SCRIPTS"]
     here = os.path.dirname(os.path.abspath(__file__))
-    installed = os.path.join(here, "..", "..", "..", "..", "share", "graft", "scripts")
-    if os.path.isdir(installed):
-        return os.path.normpath(installed)
+    for installed in (os.path.join(here, "share", "graft", "scripts"),
+                      os.path.join(here, "..", "..", "..", "..", "share", "graft", "scripts")):
+        if os.path.isdir(installed):
+            return os.path.normpath(installed)
     return _native.SOURCE_SCRIPTS_DIR
 
 
