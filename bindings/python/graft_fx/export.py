@@ -16,13 +16,13 @@ __all__ = ["export_graph_module", "export_hierarchy", "export_to_file", "trace_a
 # The importer stores a node's tensor_meta here so that import -> export keeps it.
 GRAFT_TENSOR_META = "graft_tensor_meta"
 # FX's own value metadata (TensorMetadata, fake tensors): replaced by our tensor_meta.
-_FX_VALUE_META = ("tensor_meta", "val", GRAFT_TENSOR_META)
+_FX_VALUE_META = ("tensor_meta", "val", "example_value", GRAFT_TENSOR_META)
 
 
 def class_name(module):
     cls = type(module)
     if isinstance(module, torch.fx.GraphModule) and "<locals>" in cls.__qualname__:
-        cls = torch.fx.GraphModule  # 1.13 makes a per-instance GraphModuleImpl subclass
+        cls = torch.fx.GraphModule  # torch.fx may make a per-instance GraphModuleImpl subclass
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
@@ -80,9 +80,13 @@ def node_meta(node, described=None):
         desc = described.get(node.name)
     else:
         desc = node.meta.get(GRAFT_TENSOR_META)
-        if desc is None and ("val" in node.meta or "tensor_meta" in node.meta):
+        if desc is None and ("val" in node.meta or "example_value" in node.meta or "tensor_meta" in node.meta):
             desc = tensor_meta.from_fx_meta(node.meta)
-    return desc, fmt.free_object({k: v for k, v in node.meta.items() if k not in _FX_VALUE_META})
+    free = fmt.free_object({k: v for k, v in node.meta.items() if k not in _FX_VALUE_META})
+    sym = tensor_meta.describe_sym(tensor_meta.fx_value(node.meta))
+    if sym is not None:
+        free["sym"] = sym
+    return desc, free
 
 
 def _resolve(module, path):

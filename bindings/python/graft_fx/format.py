@@ -138,6 +138,12 @@ def free_json(value):
         return {str(k): free_json(v) for k, v in value.items()}
     if isinstance(value, type):
         return f"{value.__module__}.{value.__qualname__}"
+    if callable(value):  # a function in source_fn_stack: its name, as torch.fx names targets
+        try:
+            from torch.fx.node import _get_qualified_name
+            return _get_qualified_name(value)
+        except Exception:  # noqa: BLE001 - torch.fx cannot name it either
+            raise _Skip from None
     raise _Skip
 
 

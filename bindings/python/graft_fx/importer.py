@@ -44,6 +44,19 @@ def _has_path(root, path):
         return False
 
 
+def _fx_meta(meta):
+    """The file's free-form meta as torch.fx keeps it: nn_module_stack's entries and
+    source_fn_stack's items are tuples there (JSON has only arrays)."""
+    out = dict(meta)
+    stack = out.get("nn_module_stack")
+    if isinstance(stack, dict):
+        out["nn_module_stack"] = {k: tuple(v) if isinstance(v, list) else v for k, v in stack.items()}
+    sources = out.get("source_fn_stack")
+    if isinstance(sources, list):
+        out["source_fn_stack"] = [tuple(v) if isinstance(v, list) else v for v in sources]
+    return out
+
+
 def _fx_value(value, env):
     if isinstance(value, fmt.NodeRef):
         return env[value.name]
@@ -88,7 +101,7 @@ def build_graph(nodes, root_module, where="$.nodes", rebuilt=None, resolve=None)
         meta = dict(n["meta"])
         if "tensor_meta" in meta:
             node.meta[GRAFT_TENSOR_META] = meta.pop("tensor_meta")
-        node.meta.update(meta)
+        node.meta.update(_fx_meta(meta))
         env[n["name"]] = node
     return graph
 

@@ -37,12 +37,48 @@ def _from_shape_prop(value):
     return None
 
 
+_SYM_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+def _has_sym(value):
+    if isinstance(value, _SYM_TYPES):
+        return True
+    return isinstance(value, (tuple, list)) and any(_has_sym(v) for v in value)
+
+
+def describe_sym(value):
+    """A symbolic scalar value (meta['val'] of aten.sym_size, of size arithmetic) as the file's
+    `sym` meta: a SymInt as its expression ("2*s77"), a SymFloat as {"float": expr}, a SymBool
+    as {"bool": expr}; a tuple as an array (null where an element is not symbolic); None when
+    there is nothing symbolic."""
+    if not _has_sym(value):
+        return None
+    if isinstance(value, torch.SymInt):
+        return str(value)
+    if isinstance(value, torch.SymFloat):
+        return {"float": str(value)}
+    if isinstance(value, torch.SymBool):
+        return {"bool": str(value)}
+    if isinstance(value, (tuple, list)):
+        return [describe_sym(v) for v in value]
+    return None
+
+
+def fx_value(meta):
+    """The value FX recorded for a node: `val` (make_fx, AOT, torch.export, FakeTensorProp) or
+    dynamo's `example_value`; None when neither is there."""
+    if meta.get("val") is not None:
+        return meta["val"]
+    return meta.get("example_value")
+
+
 def from_fx_meta(meta):
-    """The description of what FX recorded in a node's meta: `val` (a tensor, fake tensor or a
-    tuple of them), else ShapeProp's `tensor_meta` (which records no device: cpu). None if
-    neither describes a tensor."""
-    if "val" in meta:
-        desc = describe(meta["val"])
+    """The description of what FX recorded in a node's meta: `val` or `example_value` (a tensor,
+    fake tensor or a tuple of them), else ShapeProp's `tensor_meta` (which records no device:
+    cpu). None if neither describes a tensor."""
+    value = fx_value(meta)
+    if value is not None:
+        desc = describe(value)
         if desc is not None:
             return desc
     if "tensor_meta" in meta:
