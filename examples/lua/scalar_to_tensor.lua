@@ -43,7 +43,10 @@
 --    `Tensor?` or `Tensor[]`); the guide's `breakpoint()` is left out.
 --
 -- Run:  graft run examples/lua/scalar_to_tensor.lua examples/graphs/vit_b_16.aten.json -o out.json
---       (ViT-B/16 divides the attention scores by the scalar 8.0: `div.Tensor(x, 8.0)`)
+--       (on torch 2.14's ATen graphs, this one included, it converts nothing, as the guide's
+--       pass: their scalars go to Scalar-typed arguments, e.g. ViT-B/16's attention scaling
+--       `mul.Scalar(x, 0.3535...)`, which stay scalars. A model written `x * 2` or `x / 7`
+--       traces to `mul.Tensor(x, 2)` / `div.Tensor(x, 7)`, whose scalars it converts.)
 
 -- Lua numbers are Python ints (integers) and floats; booleans are bools.
 local function is_scalar(value)

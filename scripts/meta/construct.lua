@@ -111,7 +111,7 @@ end
 F["aten::concat"] = F["aten::cat"]
 F["aten::concatenate"] = F["aten::cat"]
 
--- stack: the inputs each unsqueezed at dim, joined. torch 1.13 (CPU) lays the result out in the
+-- stack: the inputs each unsqueezed at dim, joined. torch (CPU) lays the result out in the
 -- inputs' memory format (channels-last when every input suggests it, else row-major), the new
 -- dim just slower than the dim it is inserted before; row-major when it stacks at the new last dim.
 F["aten::stack"] = function(a)

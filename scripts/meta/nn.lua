@@ -85,7 +85,6 @@ F["aten::scaled_dot_product_attention"] = function(a) return attention_output(a.
 local function output_and_weights(a)
   return { attention_output(a.query, a.value), attention_weights(a.query, a.key) }
 end
-F["aten::_scaled_dot_product_attention"] = output_and_weights
 F["aten::_scaled_dot_product_attention_math"] = output_and_weights
 
 -- torch 2's CPU attention kernel (q, k, v of one head size): the output laid out as the query

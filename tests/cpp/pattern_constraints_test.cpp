@@ -168,7 +168,7 @@ TEST_CASE("constraints: an optional keyword left out takes its schema default") 
   CHECK(returned(g, find(pattern("none"), g)) == "g1,g3");  // g1 leaves it out: the default is "none"
 }
 
-TEST_CASE("constraints: keyword arguments compare by name, in any order (torch 1.13)") {
+TEST_CASE("constraints: keyword arguments compare by name, in any order (docs/FX_DIFFERENCES.md)") {
   Graph g = graph_of(lines(
       {ph("x"), call("s", "torch.sum", R"([{"node":"x"}])", R"({"keepdim":true,"dim":1})"), out(R"([{"node":"s"}])")}));
   Pattern p(graph_of(lines(

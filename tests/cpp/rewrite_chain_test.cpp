@@ -1,7 +1,7 @@
 // Back-to-back matches: each replacement's input is the node the previous one created. A map of
 // replaced nodes keyed by slot once followed a reused slot to the wrong node (exp(exp(x)) for
 // three sigmoids), so every way of rewriting is checked on chains of 2 to 10 against the
-// graph torch.fx's replace_pattern gives (checked in PyTorch 1.13: exp, exp_1, ... each on the
+// graph torch.fx's replace_pattern gives (checked in PyTorch 2.14: exp, exp_1, ... each on the
 // one before).
 #include <doctest/doctest.h>
 
@@ -121,7 +121,8 @@ TEST_CASE("rewrite chains: rewrite_match refuses to run outside a transaction") 
 TEST_CASE("rewrite chains: a pattern that returns one of its inputs, replaced by the same, ends") {
   // Pattern and replacement (relu(a), b): each match maps its `b` to itself. That once entered
   // the replaced-values map as b -> b, and the next match's lookup looped forever (found by
-  // tests/fuzz/lua_api_fuzz). torch.fx 1.13 raises an AssertionError on this graph.
+  // tests/fuzz/lua_api_fuzz). torch.fx 2.14 returns a graph that reads relu_2 before defining it (its
+  // lint fails; 1.13 raised an AssertionError).
   const std::string relu_and_b = lines({ph("a"), ph("b"), call("relu", "torch.relu", "[" + node_ref("a") + "]"),
                                         out(R"([{"node":"relu"},{"node":"b"}])")});
   const Graph pattern = graph_of(relu_and_b);

@@ -20,7 +20,6 @@ import torch
 import torch.fx
 
 from graft_fx import export_to_file, trace_aten
-from graft_fx import compat
 from helpers import REPO, graft_bin
 
 
@@ -166,7 +165,6 @@ def make_program(seed, steps):
 class LivenessAgainstPyTorch(unittest.TestCase):
     def setUp(self):
         self.graft = graft_bin(self)
-        compat.install()
 
     def check(self, gm, inputs):
         with tempfile.TemporaryDirectory() as d:

@@ -26,7 +26,7 @@ from torch.fx.experimental.optimization import fuse as torch_fuse
 from graft_fx import export_graph_module, trace_aten
 from graft_fx import format as fmt
 from graft_fx.importer import import_graph
-from graft_fx.models import build_model
+from graft_fx.models import build_model, run_as_traced
 from helpers import REPO, graft_bin
 
 SCRIPTS = os.path.join(REPO, "scripts")
@@ -155,12 +155,17 @@ _VIT = {}
 
 def vit_b_16():
     """ViT-B/16, two inputs and the model's output on the first, computed once (a forward
-    takes seconds)."""
+    takes seconds): `expected` as the FX graph runs it, `expected_aten` as the bundled ATen graph
+    was traced (its attention kernel decomposed)."""
     if not _VIT:
         model = build_model("torchvision.models.vit_b_16", 0)
         x, x2 = torch.randn(1, 3, 224, 224), torch.randn(1, 3, 224, 224)
-        with torch.no_grad():
-            _VIT.update(model=model, x=x, x2=x2, expected=model(x))
+        decomposed = fmt.read(os.path.join(GRAPHS, "vit_b_16.aten.json"))["meta"]["decomposed"]
+        with run_as_traced():
+            expected = model(x)
+        with run_as_traced(decomposed):
+            expected_aten = model(x)
+        _VIT.update(model=model, x=x, x2=x2, expected=expected, expected_aten=expected_aten)
     return _VIT
 
 
@@ -223,7 +228,7 @@ def check_outputs(test, model, doc, name, x, x2, expected=None):
     """The graph `doc` on `model` gives torch.equal outputs to the model's, and they depend on
     the input (x2 None: checked elsewhere; a ViT-B/16 forward takes seconds)."""
     gm = import_graph(doc, model)
-    with torch.no_grad():
+    with run_as_traced(doc["meta"].get("decomposed") or []):  # the model as the graph was traced
         expected = first(model(x) if expected is None else expected)
         got = first(gm(x))
         if x2 is not None:
@@ -266,7 +271,7 @@ class LinearActivation(Case):
         # addmm -> view -> gelu in each of the 12 encoder layers
         v = vit_b_16()
         after = self.check(v["model"], os.path.join(GRAPHS, "vit_b_16.aten.json"), "vit_b_16",
-                           collections.Counter({("view", False): 12}), v["x"], v["x2"], v["expected"])
+                           collections.Counter({("view", False): 12}), v["x"], v["x2"], v["expected_aten"])
         fused = [n for n in after.nodes if n["target"] == LINEAR_ACT_KERNEL]
         self.assertEqual({n["args"][3] for n in fused}, {"gelu"})
         self.assertEqual({tuple(n["args"][4]) for n in fused}, {(1, 197, 3072)})

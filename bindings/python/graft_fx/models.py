@@ -6,6 +6,7 @@ import inspect
 import os
 
 import torch
+import torch.utils._python_dispatch
 
 
 class ModelSpecError(Exception):
@@ -74,16 +75,33 @@ def build_model(spec, seed):
     return fill_zero_weights(model, seed).eval()
 
 
+class _Decompose(torch.utils._python_dispatch.TorchDispatchMode):
+    """Runs the given ATen operators as torch's decompositions of them ({OpOverload: fn})."""
+
+    def __init__(self, table):
+        super().__init__()
+        self.table = table
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in self.table:
+            return self.table[func](*args, **kwargs)
+        return func(*args, **kwargs)
+
+
 @contextlib.contextmanager
-def run_as_traced():
+def run_as_traced(decomposed=()):
     """Runs a model the way make_fx and torch.fx traced it: without gradients and without
     torch's inference fast path for attention (MultiheadAttention and TransformerEncoderLayer
     call fused kernels under no_grad, whose results differ from the traced ops' in the last
-    bits; a traced graph records the regular path)."""
+    bits; a traced graph records the regular path). `decomposed`: ATen operators the export
+    decomposed (`graft_fx export --decompose`), run as those decompositions."""
+    from .trace import decomposition_table
+    table = decomposition_table(decomposed)
     fastpath = torch.backends.mha.get_fastpath_enabled()
     torch.backends.mha.set_fastpath_enabled(False)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), (_Decompose(table) if table else contextlib.nullcontext()):
             yield
     finally:
         torch.backends.mha.set_fastpath_enabled(fastpath)

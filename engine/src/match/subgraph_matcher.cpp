@@ -192,7 +192,8 @@ class Walk {
     }
     const auto& pa = *pa_ptr;
     const auto& pk = *pk_ptr;
-    // Keyword arguments compare by name (torch 1.13 compares the key sets).
+    // Keyword arguments compare by name (torch 2.14 compares the key lists in order; a decided
+    // difference, docs/FX_DIFFERENCES.md).
     bool same_shape = pa.size() == ga.size() && pk.size() == gk.size();
     std::vector<std::size_t> gk_of(pk.size(), 0);
     for (std::size_t i = 0; same_shape && i < pk.size(); ++i) {

@@ -8,7 +8,7 @@
 //
 // Where FX raises KeyError (an anchor with no candidate, an unused pattern input), this
 // matcher returns no match, or binds nothing to the unused input. Keyword arguments are
-// compared by name, as torch 1.13 does (main compares them in order).
+// compared by name (torch 2.14 compares them in order: docs/FX_DIFFERENCES.md).
 //
 // A Pattern adds constraints FX cannot express (graft/match/pattern.hpp). Commutative nodes
 // are the only choice points: a walk that fails is retried with the next combination of
