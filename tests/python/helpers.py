@@ -7,6 +7,16 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PYTHONPATH = os.path.join(REPO, "bindings", "python")
 
 
+def _say_the_oracle():
+    # Every suite imports this module: its output names the torch it compares with.
+    import torch
+    print(f"[graft tests] PyTorch oracle: torch {torch.__version__} from {os.path.dirname(torch.__file__)}",
+          file=sys.stderr)
+
+
+_say_the_oracle()
+
+
 def read_bytes(path):
     with open(path, "rb") as f:
         return f.read()

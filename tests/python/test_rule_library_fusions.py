@@ -435,9 +435,10 @@ class ConvBatchNorm(Case):
         self.assertEqual([n["name"] for n in after.nodes if n["target"] == BN], [bns[3]["name"]])
 
     def test_legit_no_training(self):
-        # Newer exports spell eval batch norm aten._native_batch_norm_legit_no_training (no
-        # `training` argument). torch 1.13 lacks the op, so the file is ResNet-18's with the
-        # batch norms respelled; the folded graph has none left and runs here.
+        # torch.export's decomposed programs spell eval batch norm
+        # aten._native_batch_norm_legit_no_training (no `training` argument); make_fx records
+        # native_batch_norm, so the file is ResNet-18's with the batch norms respelled; the folded
+        # graph has none left and runs here.
         doc = fmt.read(os.path.join(GRAPHS, "resnet18.aten.json"))
         for n in doc["nodes"]:
             if n["target"] == BN:

@@ -11,7 +11,6 @@ with a `getattr(x, 'dtype')` node, where torch.dynamo records `to(x_1, torch.bfl
 to with the dtype as a constant) and compute the same in PyTorch. One pattern written against dynamo's graph then matches both graphs. On
 ViT-B/16 traced by torch.fx, the shape checks (`torch._assert(h == 224, ...)`, `h // p`) fold
 away once the sizes are known, and the model computes the same."""
-import operator
 import os
 import shutil
 import subprocess
@@ -87,13 +86,16 @@ class SpecializeAsDynamo(unittest.TestCase):
         self.assertIn("matches\t0", self.graft_run(PATTERN, src))  # x.dtype is still a question
         self.graft_run('return "specialize"\n', src, specialised)
         self.assertIn("matches\t1", self.graft_run(PATTERN, specialised))
-        # dynamo's graph, as it records it (torch 1.13 has no torch._dynamo to ask)
-        g = torch.fx.Graph()
-        gx, gy = g.placeholder("x"), g.placeholder("y")
-        a = g.call_method("to", (gx, torch.float32))
-        b = g.call_method("to", (gy, torch.float32))
-        g.output(g.call_method("to", (g.call_function(operator.add, (a, b)), torch.bfloat16)))
-        dynamo = torch.fx.GraphModule(torch.nn.Module(), g)
+        # dynamo's own graph of the same code: the dtype is already a constant there
+        captured = []
+
+        def backend(gm, example_inputs):
+            captured.append(gm)
+            return gm.forward
+        torch._dynamo.reset()
+        torch.compile(Func(), backend=backend)(x, y)
+        dynamo = captured[0]
+        self.assertIn(torch.bfloat16, [a for n in dynamo.graph.nodes for a in n.args])
         dsrc = os.path.join(self.tmp, "dynamo.json")
         fmt.write(export_graph_module(dynamo, root_module=dynamo, example_inputs=(x, y)), dsrc)
         self.assertIn("matches\t1", self.graft_run(PATTERN, dsrc))

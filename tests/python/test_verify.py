@@ -10,8 +10,9 @@ from helpers import REPO, graft_bin, graft_module
 RULES = os.path.join(REPO, "scripts", "rules")
 EXAMPLES = os.path.join(REPO, "examples", "graphs")
 
-# Rules no bundled example can exercise: torch 1.13's make_fx never records the batch norm these
-# match (_native_batch_norm_legit_no_training, from newer torch's exports).
+# Rules no bundled example can exercise: make_fx (torch 2.14) records native_batch_norm; the batch
+# norm these match (_native_batch_norm_legit_no_training) comes from torch.export's decomposed
+# programs, which no bundled graph is.
 NEEDS_NEWER_TORCH = {"conv_bn_legit_stats", "conv_bn_legit"}
 
 WRONG = """local aten = graft.ops.aten
