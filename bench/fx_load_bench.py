@@ -1,7 +1,7 @@
 """torch.fx side of the load benchmark: the same graph file, read by graft_fx's strict reader
 (Python's json module underneath) and turned into a torch.fx.Graph, as `graft_fx import` does.
 
-Usage: PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_load_bench.py FILE.json
+Usage: tools/python bench/fx_load_bench.py FILE.json
 Prints one line of key=value pairs (seconds are best of 3; 2 above 500k nodes).
 """
 import json

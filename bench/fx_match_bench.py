@@ -2,7 +2,7 @@
 torch.fx graph as graft_fx import does), the same add -> relu pattern. torch.fx's cycle check
 recurses once per node, so the recursion limit and the thread stack are raised for it.
 
-Usage: PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_match_bench.py FILE.json
+Usage: tools/python bench/fx_match_bench.py FILE.json
 """
 import sys
 import threading

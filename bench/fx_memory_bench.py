@@ -9,7 +9,7 @@ The last columns are `graft plan --schedule`: the peak (lower bound) after reord
 against the exported order's. A segmentation model (`segmentation.NAME`, built without
 downloaded weights, with its auxiliary head, returning (out, aux)) is exported the same way.
 
-Usage: PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_memory_bench.py GRAFT_BIN [MODEL:BATCH ...]
+Usage: tools/python bench/fx_memory_bench.py GRAFT_BIN [MODEL:BATCH ...]
        (default: resnet50, mobilenet_v3_small and vit_b_16 at batch 1 and 32, and
        segmentation.deeplabv3_mobilenet_v3_large at batch 1)
 """
@@ -21,6 +21,8 @@ import sys
 import torch
 import torchvision
 from torch.profiler import ProfilerActivity, profile
+
+from graft_fx.models import run_as_traced
 
 MIB = 1024 * 1024
 
@@ -47,9 +49,8 @@ def build(model):
 def export(model, batch):
     path = f"/tmp/graft_plan_{model}_{batch}.json"
     if model.startswith("segmentation.") and not os.path.exists(path):
-        from graft_fx import compat, export_to_file
+        from graft_fx import export_to_file
         from torch.fx.experimental.proxy_tensor import make_fx
-        compat.install()
         m = build(model)
         torch.manual_seed(0)
         x = torch.randn(batch, 3, 224, 224)
@@ -70,13 +71,13 @@ def torch_peak(model, batch):
     m = build(model)
     torch.manual_seed(0)
     x = torch.randn(batch, 3, 224, 224)
-    with torch.no_grad():
+    with run_as_traced():  # the regular path the planned graph records, not the inference fast path
         m(x)  # warm up: one-time allocations (weight packing) do not count
         with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
             y = m(x)
             del y
     events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
-    events.sort(key=lambda e: e.start_us())  # stable: ties keep the order recorded
+    events.sort(key=lambda e: e.start_ns())  # stable: ties keep the order recorded
     live = peak = 0
     for e in events:
         live += e.nbytes()

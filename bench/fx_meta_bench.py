@@ -3,7 +3,7 @@ same graph file graft_meta_bench reads, with every parameter and input on the "m
 torch runs its meta kernels, no arithmetic: shapes, dtypes and strides only, the cheapest way
 torch.fx has to propagate them). Prints seconds and ns per node, best of 3 (1 from 100k nodes).
 
-Usage: PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_meta_bench.py FILE.json [FILE.json ...]
+Usage: tools/python bench/fx_meta_bench.py FILE.json [FILE.json ...]
 """
 import sys
 import time

@@ -1,9 +1,9 @@
-"""torch.fx side of the partitioner benchmark: torch 1.13's CapabilityBasedPartitioner on the same
+"""torch.fx side of the partitioner benchmark: torch 2.14's CapabilityBasedPartitioner on the same
 graph file (built into a torch.fx graph as graft_fx import does), supporting torch.add and
 torch.mul as graft's side does. propose_partitions only, one run; the graph is built before the
 clock starts.
 
-Usage: PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_partition_bench.py FILE.json
+Usage: tools/python bench/fx_partition_bench.py FILE.json
 """
 import sys
 import time

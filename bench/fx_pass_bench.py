@@ -2,7 +2,7 @@
 "Writing Graph Transformations on ATen IR" writes them, on the same graph file turned into a torch.fx
 graph.
 
-Usage: PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_pass_bench.py FILE.json
+Usage: tools/python bench/fx_pass_bench.py FILE.json
 Prints one line per pass: seconds for the pass alone (best of 3; 1 above 200k nodes).
 """
 import sys

@@ -10,7 +10,7 @@ For chains of `relu(x) + 1 -> sigmoid -> * 2` blocks (4 nodes each):
 The rewrite is `sigmoid(x) * 2 -> tanh(x)`: one match per block. Both results are checked to
 have the same code. Best of REPEAT runs (default 3); torch.fx stops at FX_MAX nodes (default 20000).
 
-    PYTHONPATH=build/python OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/fx_python_module_bench.py 1000 10000 100000
+    OPENBLAS_NUM_THREADS=1 tools/python bench/fx_python_module_bench.py 1000 10000 100000
 """
 import os
 import sys

@@ -1,10 +1,10 @@
-"""torch.fx side of the rules benchmark: SubgraphMatcher and replace_pattern (torch 1.13) on the
+"""torch.fx side of the rules benchmark: SubgraphMatcher and replace_pattern (torch 2.14) on the
 same graph file graft_rules_bench wrote (or an exported model), with the same pattern and
 replacement as bench/rules/*.lua. Dead `detach` nodes are erased first, as graft_rules_bench
 does. torch.fx's cycle check recurses once per node, so the recursion limit and the thread
 stack are raised.
 
-Usage: PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_rules_bench.py chain|stack|sdpa|conv_bn FILE.json
+Usage: tools/python bench/fx_rules_bench.py chain|stack|sdpa|conv_bn FILE.json
 """
 import operator
 import sys
@@ -37,13 +37,25 @@ def stack_pattern(q, k, v, scale):  # Inductor's _sfdp_pattern_1, in ATen ops
     return aten.bmm.default(aten._softmax.default(scores, -1, False), v)
 
 
-def sdpa_pattern(q, k, v, scale):  # scripts/rules/sdpa_aten.lua
-    scores = aten.bmm.default(aten.div.Tensor(q, scale), aten.transpose.int(k, -2, -1))
-    return aten.bmm.default(aten._softmax.default(scores, -1, False), v)
+def sdpa_pattern(q, k, v, scale, q4, k4, w4, v4, q3, k3, scores4, w3, v3, out4):  # scripts/rules/sdpa_aten.lua
+    qs = aten.mul.Scalar(q, scale)
+    ks = aten.mul.Scalar(aten.transpose.int(k, -2, -1), scale)
+    scores = aten.bmm.default(aten.view.default(aten.expand.default(qs, q4), q3),
+                              aten.view.default(aten.expand.default(ks, k4), k3))
+    weights = aten._safe_softmax.default(aten.view.default(scores, scores4), -1)
+    out = aten.bmm.default(aten.view.default(aten.expand.default(weights, w4), w3),
+                           aten.view.default(aten.expand.default(v, v4), v3))
+    nlhe = aten.clone.default(aten.permute.default(aten.view.default(out, out4), [2, 0, 1, 3]),
+                              memory_format=torch.contiguous_format)
+    return aten.permute.default(nlhe, [1, 2, 0, 3])
 
 
-def sdpa_replacement(q, k, v, scale):
-    return operator.getitem(aten._scaled_dot_product_attention.default(q, k, v), 0)
+def sdpa_replacement(q, k, v, scale, q4, k4, w4, v4, q3, k3, scores4, w3, v3, out4):
+    return operator.getitem(aten._scaled_dot_product_flash_attention_for_cpu.default(q, k, v), 0)
+
+
+def stack_replacement(q, k, v, scale):
+    return aten.scaled_dot_product_attention.default(q, k, v)
 
 
 def conv_bn_pattern(x, w, b, stride, padding, dilation, output_padding, groups, gamma, beta, mean, var,
@@ -62,7 +74,7 @@ def conv_bn_replacement(x, w, b, stride, padding, dilation, output_padding, grou
     return aten.convolution.default(x, w2, b2, stride, padding, dilation, False, output_padding, groups), mean, var
 
 
-RULES = {"chain": (chain_pattern, chain_replacement), "stack": (stack_pattern, sdpa_replacement),
+RULES = {"chain": (chain_pattern, chain_replacement), "stack": (stack_pattern, stack_replacement),
          "sdpa": (sdpa_pattern, sdpa_replacement), "conv_bn": (conv_bn_pattern, conv_bn_replacement)}
 
 

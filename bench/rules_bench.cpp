@@ -59,8 +59,7 @@ std::pair<Graph, Graph> cpp_rule(const std::string& kind) {
     p.output(ref(call(p, "torch.ops.aten.bmm.default", {ref(attn), ref(v)})));
     NodeId rq = r.placeholder("q"), rk = r.placeholder("k"), rv = r.placeholder("v");
     (void)r.placeholder("scale");
-    NodeId sdpa = call(r, "torch.ops.aten._scaled_dot_product_attention.default", {ref(rq), ref(rk), ref(rv)});
-    r.output(ref(call(r, "_operator.getitem", {ref(sdpa), 0})));
+    r.output(ref(call(r, "torch.ops.aten.scaled_dot_product_attention.default", {ref(rq), ref(rk), ref(rv)})));
   }
   return {std::move(p), std::move(r)};
 }

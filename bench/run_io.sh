@@ -11,6 +11,6 @@ trap 'rm -rf "$dir"' EXIT
 for n in $sizes; do
   echo "== $n nodes"
   "$build/bench/graft_io_bench" "$n" "$dir"
-  PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_load_bench.py "$dir/transformer_$n.json"
+  tools/python bench/fx_load_bench.py "$dir/transformer_$n.json"
   rm -f "$dir/transformer_$n.json"
 done

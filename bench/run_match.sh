@@ -13,7 +13,7 @@ trap 'rm -rf "$dir"' EXIT
 for n in $sizes; do
   "$build/bench/graft_match_bench" "$n" "$dir/chain_$n.json"
   if [ "$n" -le "$fx_max" ]; then
-    PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_match_bench.py "$dir/chain_$n.json"
+    tools/python bench/fx_match_bench.py "$dir/chain_$n.json"
   fi
   rm -f "$dir/chain_$n.json"
 done

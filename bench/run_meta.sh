@@ -17,4 +17,4 @@ done
 # shellcheck disable=SC2086  # the lists are meant to split
 "$build"/bench/graft_meta_bench $models $files
 # shellcheck disable=SC2086
-PYTHONPATH=bindings/python OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/fx_meta_bench.py $models $files
+OPENBLAS_NUM_THREADS=1 tools/python bench/fx_meta_bench.py $models $files

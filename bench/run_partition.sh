@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Partitioner benchmark: graft (in process) and torch 1.13's CapabilityBasedPartitioner on the
+# Partitioner benchmark: graft (in process) and torch 2.14's CapabilityBasedPartitioner on the
 # same generated graphs, in one run. torch gets TORCH_LIMIT seconds (default 900) and
 # TORCH_MEM_GB of address space (default 12) per graph: its dependency map grows with the
 # square of the graph.
@@ -17,7 +17,7 @@ for n in $sizes; do
   f=$dir/chain_$n.json
   echo "== $n nodes"
   "$build/bench/graft_partition_bench" "$n" "$f"
-  if ! (ulimit -v "$mem_kb"; PYTHONPATH=bindings/python timeout "$limit" /usr/bin/python3 bench/fx_partition_bench.py "$f"); then
+  if ! (ulimit -v "$mem_kb"; timeout "$limit" tools/python bench/fx_partition_bench.py "$f"); then
     echo "torch.fx: did not finish within ${limit} s and ${TORCH_MEM_GB:-12} GB"
   fi
   rm -f "$f"

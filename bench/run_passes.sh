@@ -16,11 +16,11 @@ for n in $sizes; do
     best=
     for _ in 1 2 3; do
       "$build/bindings/cli/graft" run "bench/passes/$pass.lua" "$f" -o "$dir/out.json" --report "$dir/r.json" -q
-      s=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['passes'][0]['seconds'])" "$dir/r.json")
-      best=$(/usr/bin/python3 -c "import sys; a=sys.argv[1]; b=float(sys.argv[2]); print(b if not a else min(float(a), b))" "$best" "$s")
+      s=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['passes'][0]['seconds'])" "$dir/r.json")
+      best=$(python3 -c "import sys; a=sys.argv[1]; b=float(sys.argv[2]); print(b if not a else min(float(a), b))" "$best" "$s")
     done
     printf 'graft (Lua) %s: %.4f s\n' "$pass" "$best"
   done
-  PYTHONPATH=bindings/python /usr/bin/python3 bench/fx_pass_bench.py "$f"
+  tools/python bench/fx_pass_bench.py "$f"
   rm -f "$f"
 done

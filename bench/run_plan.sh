@@ -8,4 +8,4 @@ set -e
 build=${1:-build}
 "$build"/bench/graft_plan_bench examples/graphs/resnet18.aten.json examples/graphs/mobilenet_v3_small.aten.json \
   examples/graphs/vit_b_16.aten.json
-PYTHONPATH=bindings/python OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/fx_memory_bench.py "$build"/bindings/cli/graft
+OPENBLAS_NUM_THREADS=1 tools/python bench/fx_memory_bench.py "$build"/bindings/cli/graft

@@ -12,13 +12,13 @@ sizes=${*:-1000 4000 10000 100000 1000000}
 fx_max=${FX_MAX:-10000}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-export PYTHONPATH=bindings/python
+
 for kind in chain stack; do
   rules=bench/rules/$([ "$kind" = chain ] && echo chain_add_relu || echo stack_attention).lua
   for n in $sizes; do
     if [ "$n" -le "$fx_max" ]; then
       "$build/bench/graft_rules_bench" "$kind" "$n" "$rules" "$dir/g.json"
-      /usr/bin/python3 bench/fx_rules_bench.py "$kind" "$dir/g.json"
+      tools/python bench/fx_rules_bench.py "$kind" "$dir/g.json"
       rm -f "$dir/g.json"
     else
       "$build/bench/graft_rules_bench" "$kind" "$n" "$rules"
@@ -26,8 +26,8 @@ for kind in chain stack; do
   done
 done
 "$build/bench/graft_rules_bench" examples/graphs/vit_b_16.aten.json scripts/rules/sdpa_aten.lua
-/usr/bin/python3 bench/fx_rules_bench.py sdpa examples/graphs/vit_b_16.aten.json
+tools/python bench/fx_rules_bench.py sdpa examples/graphs/vit_b_16.aten.json
 for m in resnet18 mobilenet_v3_small; do
   "$build/bench/graft_rules_bench" examples/graphs/$m.aten.json scripts/rules/conv_bn_aten.lua
-  /usr/bin/python3 bench/fx_rules_bench.py conv_bn examples/graphs/$m.aten.json
+  tools/python bench/fx_rules_bench.py conv_bn examples/graphs/$m.aten.json
 done

@@ -10,7 +10,7 @@ return graft.rules {
       return aten.bmm.default(aten._softmax.default(scores, -1, false), v)
     end),
     replacement = graft.trace(function(q, k, v, scale)  -- luacheck: no unused args (inputs bind by position)
-      return graft.ns("_operator").getitem(aten._scaled_dot_product_attention.default(q, k, v), 0)
+      return aten.scaled_dot_product_attention.default(q, k, v)
     end),
   },
 }
