@@ -83,6 +83,28 @@ class Propagator:
         return computed
 
 
+class SymbolicBatchNet(torch.nn.Module):
+    """Convolution, pooling, a linear layer, a concatenation along the batch (2 * batch rows),
+    softmax, mean, expand and transpose: sizes that are expressions in the batch."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.fc = torch.nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x, y):
+        a = torch.ops.aten.convolution.default(x, self.conv.weight, self.conv.bias, [2, 2], [1, 1],
+                                               [1, 1], False, [0, 0], 1)
+        p = torch.ops.aten.max_pool2d_with_indices.default(torch.relu(a), [3, 3], [2, 2], [1, 1], [1, 1],
+                                                           False)[0]
+        f = torch.ops.aten.flatten.using_ints(p, 1)
+        z = torch.ops.aten.addmm.default(self.fc.bias, f, self.fc.weight.t())
+        c = torch.ops.aten.cat.default([z, y], 0)  # s0 + s0 rows
+        s = torch.ops.aten._softmax.default(c, -1, False)
+        m = torch.ops.aten.mean.dim(torch.ops.aten.unsqueeze.default(s, 0), [-1], True)
+        return torch.ops.aten.expand.default(m, [3, -1, -1]), torch.ops.aten.transpose.int(c, 0, 1)
+
+
 class TinyGPT(torch.nn.Module):
     """A text transformer: token and position embeddings, two pre-norm causal self-attention
     blocks with GELU MLPs, a final layer norm and a language-model head."""
@@ -142,25 +164,7 @@ class RealModels(unittest.TestCase):
         """A graph traced at batch 2 with the batch made "s0": every size becomes an
         expression in s0 that equals PyTorch's recorded size at batch 2 and at batch 5."""
 
-        class Net(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.conv = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
-                self.fc = torch.nn.Linear(8 * 4 * 4, 10)
-
-            def forward(self, x, y):
-                a = torch.ops.aten.convolution.default(x, self.conv.weight, self.conv.bias, [2, 2], [1, 1],
-                                                       [1, 1], False, [0, 0], 1)
-                p = torch.ops.aten.max_pool2d_with_indices.default(torch.relu(a), [3, 3], [2, 2], [1, 1], [1, 1],
-                                                                   False)[0]
-                f = torch.ops.aten.flatten.using_ints(p, 1)
-                z = torch.ops.aten.addmm.default(self.fc.bias, f, self.fc.weight.t())
-                c = torch.ops.aten.cat.default([z, y], 0)  # s0 + s0 rows
-                s = torch.ops.aten._softmax.default(c, -1, False)
-                m = torch.ops.aten.mean.dim(torch.ops.aten.unsqueeze.default(s, 0), [-1], True)
-                return torch.ops.aten.expand.default(m, [3, -1, -1]), torch.ops.aten.transpose.int(c, 0, 1)
-
-        net = Net().eval()
+        net = SymbolicBatchNet().eval()
         gm = torch.fx.symbolic_trace(net)
         recorded = {}
         for batch in (2, 5):
@@ -566,6 +570,121 @@ def smaller(case):
             c = copy.deepcopy(case)
             c["inputs"][i] = (shape[1:], c["inputs"][i][1])
             yield c
+
+
+def fake_description(value):
+    """torch's fake value as the file describes tensors (tensor_meta), None for non-tensors."""
+    if isinstance(value, (tuple, list)):
+        return [fake_description(v) for v in value]
+    if not isinstance(value, torch.Tensor):
+        return None
+
+    def dim(d):
+        return d if isinstance(d, int) else str(d)
+    return {"shape": [dim(d) for d in value.shape], "dtype": str(value.dtype)[len("torch."):],
+            "stride": [dim(d) for d in value.stride()], "device": str(value.device)}
+
+
+def evaluate_torch(desc, values):
+    """A description from fake_description with its symbols (sympy) given values."""
+    if isinstance(desc, list):
+        return [evaluate_torch(d, values) if d is not None else None for d in desc]
+
+    def size(d):
+        if isinstance(d, int):
+            return d
+        import sympy
+        return int(sympy.sympify(d).subs({sympy.Symbol(k): v for k, v in values.items()}))
+    return dict(desc, shape=[size(d) for d in desc["shape"]], stride=[size(d) for d in desc["stride"]])
+
+
+def evaluate_graft(desc, values):
+    """A description computed by graft with its symbols given values."""
+    if isinstance(desc, list):
+        return [evaluate_graft(d, values) if d is not None else None for d in desc]
+
+    def size(d):
+        return d if isinstance(d, int) else int(eval(d, dict(values)))  # noqa: S307 -- graft's size expressions
+    return dict(desc, shape=[size(d) for d in desc["shape"]], stride=[size(d) for d in desc["stride"]])
+
+
+class AgainstFakeTensorProp(unittest.TestCase):
+    """graft's meta propagation against torch 2.14's own: FakeTensorProp, on the same graphs."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="graft_meta_fake_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.prop = Propagator(self, self.tmp)
+
+    def test_bundled_graphs_as_fake_tensor_prop_sees_them(self):
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+        from graft_fx.importer import import_graph
+        from graft_fx.models import build_model
+        for name in ("resnet18", "mobilenet_v3_small", "vit_b_16"):
+            with self.subTest(model=name):
+                doc = fmt.read(os.path.join(GRAPHS, f"{name}.aten.json"))
+                gm = import_graph(doc, build_model(f"torchvision.models.{name}", 0))
+                mode = FakeTensorMode(allow_non_fake_inputs=True)  # the parameters are real
+                FakeTensorProp(gm, mode).propagate(torch.randn(*doc["meta"]["input_shapes"][0]))
+                torch_meta = {n.name: fake_description(n.meta.get("val")) for n in gm.graph.nodes}
+                computed, log = self.prop.run(strip_meta(doc))
+                self.assertNotIn("no meta function", log)
+                compared, differ = 0, []
+                for n in computed["nodes"]:
+                    want = torch_meta.get(n["name"])
+                    if n["op"] in INPUT_OPS + ("output",) or want is None:
+                        continue
+                    compared += 1
+                    if n["meta"].get("tensor_meta") != want:
+                        differ.append((n["name"], n["target"], want, n["meta"].get("tensor_meta")))
+                calls = sum(n["op"] == "call_function" for n in doc["nodes"])
+                self.assertGreater(compared, 0.9 * calls)  # every call with a tensor value
+                self.assertEqual(differ[:5], [], f"{len(differ)} of {compared} nodes differ from FakeTensorProp")
+
+    def test_symbolic_batch_as_fake_tensor_prop_sees_it(self):
+        """A dynamic batch: torch's ShapeEnv and graft's expressions name the same sizes (both
+        evaluated at several batches), node for node."""
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+        from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+
+        net = SymbolicBatchNet().eval()
+        gm = torch.fx.symbolic_trace(net)
+        mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)  # the parameters are real
+        batch_dynamic = StatelessSymbolicContext(dynamic_sizes=[DimDynamic.DYNAMIC] + [DimDynamic.STATIC] * 3)
+        fx = mode.from_tensor(torch.randn(2, 3, 16, 16), symbolic_context=batch_dynamic)
+        with mode:
+            fy = torch.empty(fx.shape[0], 10)  # the same symbol for both inputs' batch
+        symbol = str(fx.shape[0])
+        FakeTensorProp(gm, mode).propagate_dont_convert_inputs(fx, fy)
+        torch_meta = {n.name: fake_description(n.meta.get("val")) for n in gm.graph.nodes}
+
+        doc = strip_meta(export_graph_module(gm, root_module=net, example_inputs=(torch.randn(2, 3, 16, 16),
+                                                                                     torch.randn(2, 10))))
+        for n in doc["nodes"]:
+            if n["op"] == "placeholder":
+                n["meta"]["tensor_meta"]["shape"][0] = symbol
+        computed, log = self.prop.run(doc)
+        self.assertNotIn("no meta function", log)
+        compared = 0
+        for n in computed["nodes"]:
+            want = torch_meta.get(n["name"])
+            if n["op"] in INPUT_OPS + ("output",) or want is None:
+                continue
+            got = n["meta"].get("tensor_meta")
+            self.assertIsNotNone(got, n["name"])
+            for batch in (2, 3, 5, 8):
+                values = {symbol: batch}
+                self.assertEqual(evaluate_graft(got, values), evaluate_torch(want, values), f"{n['name']} at {batch}")
+            compared += 1
+        self.assertGreater(compared, 8)
 
 
 class GeneratedCases(unittest.TestCase):
