@@ -82,6 +82,32 @@ TEST_CASE("cse: random calls are never merged, and dead code elimination keeps t
   CHECK(gm.graph.find("unused") != kNoNode);
 }
 
+TEST_CASE("cse: a batch norm in training mode writes its statistics: never merged, never dead") {
+  // native_batch_norm's schema hides the writes to running_mean and running_var (purity.hpp).
+  constexpr std::string_view kText = R"(
+    x = placeholder
+    rm = placeholder
+    rv = placeholder
+    t1 = call_function torch.ops.aten.native_batch_norm.default(x, None, None, rm, rv, True, 0.1, 1e-05)
+    t2 = call_function torch.ops.aten.native_batch_norm.default(x, None, None, rm, rv, True, 0.1, 1e-05)
+    unused = call_function torch.ops.aten.native_batch_norm.default(x, None, None, rm, rv, True, 0.1, 1e-05)
+    e1 = call_function torch.ops.aten.native_batch_norm.default(x, None, None, rm, rv, False, 0.1, 1e-05)
+    e2 = call_function torch.ops.aten.native_batch_norm.default(x, None, None, rm, rv, False, 0.1, 1e-05)
+    dead = call_function torch.ops.aten.native_batch_norm.default(x, None, None, rm, rv, False, 0.1, 0.001)
+    return (t1, t2, e1, e2)
+  )";
+  GraphModule gm = test::module_of_text(kText);
+  const OpSchemaRegistry& ops = OpSchemaRegistry::builtin();
+  const Graph& g = gm.graph;
+  CHECK(mutated_inputs(g, g.find("t1"), ops) == std::vector<NodeId>{g.find("rm"), g.find("rv")});
+  CHECK(mutated_inputs(g, g.find("e1"), ops).empty());
+  // the eval pair merges; the training calls, each a write, do not
+  CHECK(eliminate_common_subexpressions(gm.graph) == 1);
+  CHECK(gm.graph.find("t2") != kNoNode);
+  CHECK(eliminate_dead_code(gm.graph) == 1);  // `dead` only
+  CHECK(gm.graph.find("unused") != kNoNode);
+}
+
 TEST_CASE("cse: no merging across a write, of a written value, or of a view of one") {
   constexpr std::string_view kAcross = R"(
     x = placeholder

@@ -81,6 +81,56 @@ TEST_CASE("functionalize: an input written in place is returned first, for copy-
   CHECK(*record == R"({"copy_back":[{"input":"x","output":0}],"user_output":"single"})");
 }
 
+TEST_CASE("functionalize: a batch norm in training mode writes its running statistics") {
+  // make_fx records BatchNorm in training as native_batch_norm, whose schema hides the writes;
+  // torch's functionalisation makes it _native_batch_norm_legit_functional, and so does graft.
+  GraphModule gm = test::module_of_text(R"(
+    x = placeholder
+    rm = placeholder
+    w = get_attr bn.weight
+    rv = get_attr bn.running_var
+    bn = call_function torch.ops.aten.native_batch_norm.default(x, w, None, rm, rv, True, 0.1, 1e-05)
+    y = call_function _operator.getitem(bn, 0)
+    ev = call_function torch.ops.aten.native_batch_norm.default(y, w, None, rm, rv, False, 0.1, 1e-05)
+    z = call_function _operator.getitem(ev, 0)
+    return z
+  )");
+  Result<FunctionalizeReport> r = functionalize(gm.graph);
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  CHECK(to_graph_text(gm.graph) ==
+        "x = placeholder\n"
+        "rm = placeholder\n"
+        "w = get_attr bn.weight\n"
+        "rv = get_attr bn.running_var\n"
+        "_native_batch_norm_legit_functional = call_function "
+        "torch.ops.aten._native_batch_norm_legit_functional.default(x, w, None, rm, rv, True, 0.1, 1e-05)\n"
+        "getitem = call_function _operator.getitem(_native_batch_norm_legit_functional, 3)\n"
+        "getitem_1 = call_function _operator.getitem(_native_batch_norm_legit_functional, 4)\n"
+        "y = call_function _operator.getitem(_native_batch_norm_legit_functional, 0)\n"
+        "ev = call_function torch.ops.aten.native_batch_norm.default(y, w, None, getitem, getitem_1, False, 0.1, "
+        "1e-05)\n"
+        "z = call_function _operator.getitem(ev, 0)\n"
+        "return (getitem, getitem_1, z)\n");
+  CHECK(r->writes == 2);
+  REQUIRE(r->copy_backs.size() == 2);
+  CHECK(r->copy_backs[0].input == "rm");
+  CHECK_FALSE(r->copy_backs[0].attribute);
+  CHECK(r->copy_backs[1].input == "bn.running_var");
+  CHECK(r->copy_backs[1].attribute);
+  // _native_batch_norm_legit says it writes both: the same functional call.
+  const Functionalized legit = functionalized(R"(
+    x = placeholder
+    rm = placeholder
+    rv = placeholder
+    bn = call_function torch.ops.aten._native_batch_norm_legit.default(x, None, None, rm, rv, True, 0.1, 1e-05)
+    y = call_function _operator.getitem(bn, 0)
+    return y
+  )");
+  CHECK(legit.text.find("_native_batch_norm_legit_functional.default(x, None, None, rm, rv, True") !=
+        std::string::npos);
+  CHECK(legit.report.copy_backs.size() == 2);
+}
+
 TEST_CASE("functionalize: a view read after its base is written is made again") {
   const Functionalized f = functionalized(R"(
     x = placeholder

@@ -65,6 +65,30 @@ TEST_CASE("reinplace: a dying input is written; inputs, later reads, aliases and
   CHECK(gm.graph.target(gm.graph.find("d")) == "torch.ops.aten.mul_.Tensor");
 }
 
+TEST_CASE("reinplace: an in-place overload of another name; a tensor repeating its elements refuses") {
+  // torch.fx's reinplace matches `op_` by argument types: pow.Tensor_Scalar -> pow_.Scalar.
+  GraphModule gm = test::module_of_text(R"(
+    x = placeholder
+    a = call_function torch.ops.aten.clone.default(x)
+    p = call_function torch.ops.aten.pow.Tensor_Scalar(a, 2)
+    e = call_function torch.ops.aten.expand.default(p, [3, 4])
+    s = call_function torch.ops.aten.sigmoid.default(e)
+    return s
+  )");
+  give_meta(gm.graph, {4});
+  ValueMeta& em = gm.graph.edit_meta(gm.graph.find("e")).tensor_meta;  // expand: stride 0 in dim 0
+  em.tensor.shape = {3, 4};
+  em.tensor.stride = {0, 1};
+  gm.graph.edit_meta(gm.graph.find("s")).tensor_meta.tensor.shape = {3, 4};
+  const ReinplaceReport r = reinplace(gm.graph);
+  CHECK(decisions(gm.graph, r) ==
+        std::vector<std::string>{
+            "p: done",
+            "s: 'e' repeats its elements (stride 0 in dimension 0): writing it would write one element twice",
+        });
+  CHECK(gm.graph.target(gm.graph.find("p")) == "torch.ops.aten.pow_.Scalar");
+}
+
 TEST_CASE("reinplace: without tensor meta nothing is written in place") {
   GraphModule gm = test::module_of_text(R"(
     x = placeholder

@@ -63,7 +63,10 @@ class Functionalizer {
       }
       // Which inputs the call writes to and which it views are read from its own arguments,
       // before they are replaced by the current values.
+      // A batch norm in training mode writes its running statistics (purity.hpp); it has a
+      // functional twin of its own.
       const std::vector<NodeId> written = mutated_inputs(g_, n, ops_);
+      const bool batch_norm = !written.empty() && !batch_norm_statistics(g_, n, ops_).empty();
       const std::vector<NodeId> viewed = written.empty() ? view_parents(n) : std::vector<NodeId>{};
       Status st = read_current_values(n);
       if (!st) return st;
@@ -71,7 +74,10 @@ class Functionalizer {
         out_ = n;
         continue;
       }
-      if (!written.empty()) {
+      if (batch_norm) {
+        st = replace_batch_norm(n, written);
+        if (!st) return st;
+      } else if (!written.empty()) {
         st = replace_write(n, written);
         if (!st) return st;
       } else if (viewed.size() == 1) {
@@ -250,6 +256,28 @@ class Functionalizer {
     st = g_.erase_node(n);
     if (!st) return st;
     ++report_.writes;
+    return Status::ok();
+  }
+
+  /// A batch norm in training mode becomes `_native_batch_norm_legit_functional` (the same
+  /// arguments; two more results, the new running statistics), as torch functionalises it.
+  Status replace_batch_norm(NodeId n, const std::vector<NodeId>& stats) {
+    const NodeId f = make("torch.ops.aten._native_batch_norm_legit_functional.default", g_.args(n), g_.kwargs(n));
+    if (const ValueMeta& m = g_.meta(n).tensor_meta; m.kind == ValueMeta::Kind::Tuple && m.elements.size() == 3) {
+      ValueMeta all = m;
+      for (NodeId s : stats) all.elements.push_back(g_.meta(s).tensor_meta);
+      g_.edit_meta(f).tensor_meta = std::move(all);
+    }
+    for (std::size_t i = 0; i < stats.size(); ++i) {
+      const NodeId item = make(kGetitem, {Argument::node(f), Argument(static_cast<std::int64_t>(3 + i))});
+      copy_tensor_meta(stats[i], item);
+      Status st = write_back(n, stats[i], item);
+      if (!st) return st;
+    }
+    g_.replace_all_uses_with(n, f);  // its first three results are the batch norm's own
+    Status st = g_.erase_node(n);
+    if (!st) return st;
+    report_.writes += stats.size();
     return Status::ok();
   }
 

@@ -196,12 +196,37 @@ std::optional<InplaceFlag> inplace_flag(const Graph& g, NodeId n) {
   return std::nullopt;
 }
 
+std::vector<NodeId> batch_norm_statistics(const Graph& g, NodeId n, const OpSchemaRegistry& ops) {
+  constexpr std::string_view kNative = "torch.ops.aten.native_batch_norm.default";
+  constexpr std::string_view kLegit = "torch.ops.aten._native_batch_norm_legit.default";
+  if (g.op(n) != OpKind::CallFunction || (g.target(n) != kNative && g.target(n) != kLegit)) return {};
+  const std::vector<BoundCall> calls = bind_call(ops, g, n);
+  if (calls.empty()) return {};
+  const BoundCall& call = calls.front();
+  auto value = [&](std::string_view name) -> std::optional<Argument> {
+    for (std::size_t i = 0; i < call.schema->arguments.size(); ++i)
+      if (call.schema->arguments[i].name == name)
+        return call.values[i] ? call.values[i] : schema_default(call.schema->arguments[i]);
+    return std::nullopt;
+  };
+  const std::optional<Argument> training = value("training");
+  if (training && training->holds<bool>() && !training->get<bool>()) return {};
+  std::vector<NodeId> stats;
+  for (std::string_view name : {"running_mean", "running_var"}) {
+    const std::optional<Argument> a = value(name);
+    if (!a || !a->is_node()) return {};
+    stats.push_back(a->node_id());
+  }
+  return stats;
+}
+
 bool is_mutating(const Graph& g, NodeId n, const OpSchemaRegistry& ops) {
   const OpKind op = g.op(n);
   if (op != OpKind::CallFunction && op != OpKind::CallMethod && op != OpKind::CallModule) return false;
   if (inplace_kwarg(g, n)) return true;
   if (op == OpKind::CallModule) return false;
   if (out_kwarg(g, n) != nullptr) return true;
+  if (!batch_norm_statistics(g, n, ops).empty()) return true;
   if (op == OpKind::CallFunction)
     if (const OpSchema* schema = ops.find(g.target(n))) return schema->is_mutable();
   if (mutates_by_name(g.target(n), op)) return true;
@@ -213,6 +238,7 @@ bool is_mutating(const Graph& g, NodeId n, const OpSchemaRegistry& ops) {
 std::vector<NodeId> mutated_inputs(const Graph& g, NodeId n, const OpSchemaRegistry& ops) {
   std::vector<NodeId> out;
   if (!is_mutating(g, n, ops)) return out;
+  if (std::vector<NodeId> stats = batch_norm_statistics(g, n, ops); !stats.empty()) return stats;
   if (const Argument* o = out_kwarg(g, n); o != nullptr && !inplace_kwarg(g, n)) {
     add_node_refs(*o, out);
     return out;

@@ -10,18 +10,25 @@ namespace graft {
 
 namespace {
 
-/// `op_` with the same overload name and arguments, writing its first: `add.Tensor` ->
-/// `add_.Tensor`, `relu` -> `relu_`.
+/// The overload of `op_` with the same arguments, writing its first: `add.Tensor` ->
+/// `add_.Tensor`, `relu` -> `relu_`. Its overload name may differ, as torch.fx's `reinplace`
+/// allows (`pow.Tensor_Scalar` -> `pow_.Scalar`): the one with the same name, else the only one.
+/// A view (`transpose`, `t`, `detach`: its first argument `Tensor(a)`) has none here, as in torch.fx.
 const OpSchema* inplace_variant(const OpSchemaRegistry& ops, const OpSchema& s) {
   if (s.is_mutable() || s.name.ends_with('_') || s.arguments.empty()) return nullptr;
+  if (s.arguments[0].type.starts_with("Tensor(")) return nullptr;
+  const OpSchema* found = nullptr;
+  int matching = 0;
   for (const OpSchema* c : ops.overloads(s.ns + "::" + s.name + "_")) {
-    if (c->overload != s.overload || c->arguments.size() != s.arguments.size() || !c->arguments[0].is_mutable())
-      continue;
+    if (c->arguments.size() != s.arguments.size() || !c->arguments[0].is_mutable()) continue;
     bool same = true;
     for (std::size_t i = 0; same && i < s.arguments.size(); ++i) same = same_parameter(c->arguments[i], s.arguments[i]);
-    if (same) return c;
+    if (!same) continue;
+    if (c->overload == s.overload) return c;
+    found = c;
+    ++matching;
   }
-  return nullptr;
+  return matching == 1 ? found : nullptr;
 }
 
 struct AliasClasses {
@@ -36,6 +43,19 @@ struct AliasClasses {
 bool same_shape_and_dtype(const ValueMeta& a, const ValueMeta& b) {
   return a.kind == ValueMeta::Kind::Tensor && b.kind == ValueMeta::Kind::Tensor && a.tensor.shape == b.tensor.shape &&
       a.tensor.dtype == b.tensor.dtype;
+}
+
+/// A dimension where `t` repeats elements (stride 0, size above 1, as `expand` makes), or -1:
+/// writing into such a tensor writes one element twice (torch.fx's `reinplace` refuses it too).
+int repeating_dim(const ValueMeta& t) {
+  if (t.kind != ValueMeta::Kind::Tensor || t.tensor.stride.size() != t.tensor.shape.size()) return -1;
+  for (std::size_t i = 0; i < t.tensor.shape.size(); ++i) {
+    const auto& size = t.tensor.shape[i];
+    const auto& stride = t.tensor.stride[i];
+    if (!size.is_symbolic() && !stride.is_symbolic() && stride.value() == 0 && size.value() > 1)
+      return static_cast<int>(i);
+  }
+  return -1;
 }
 
 }  // namespace
@@ -94,6 +114,9 @@ ReinplaceReport reinplace(Graph& g, const OpSchemaRegistry& ops) {
           g.meta(n).tensor_meta.kind == ValueMeta::Kind::None || g.meta(a).tensor_meta.kind == ValueMeta::Kind::None
           ? "no tensor meta shows the result fits in '" + g.name(a) + "'"
           : "the result's shape or dtype differs from '" + g.name(a) + "''s";
+    } else if (const int dim = repeating_dim(g.meta(a).tensor_meta); dim >= 0) {
+      d.reason = "'" + g.name(a) + "' repeats its elements (stride 0 in dimension " + std::to_string(dim) +
+          "): writing it would write one element twice";
     } else {
       g.set_target(n, d.inplace_target);
       d.done = true;

@@ -38,7 +38,10 @@ struct FunctionalizeReport {
 /// graph's own outputs; the output node's meta `mutated_inputs` records them,
 /// `{"copy_back": [{"input": "x", "output": 0}, {"attribute": "bn.running_mean", "output": 1}],
 /// "user_output": "single" | "tuple"}`, so a caller copies them back and returns the rest as before.
-/// Calls without a schema are taken to return new tensors. Fails, naming the node and leaving
+/// A batch norm in training mode (`native_batch_norm`, whose schema does not say that it writes
+/// its running statistics, and `_native_batch_norm_legit`) becomes
+/// `_native_batch_norm_legit_functional`, its new running statistics written back, as torch's
+/// functionalisation does. Calls without a schema are taken to return new tensors. Fails, naming the node and leaving
 /// the graph as it was, on a write with no functional form, through a view with no inverse
 /// (`expand`), or to several inputs at once.
 Result<FunctionalizeReport> functionalize(Graph& g, const OpSchemaRegistry& ops = OpSchemaRegistry::builtin());

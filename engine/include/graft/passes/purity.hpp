@@ -13,8 +13,16 @@ namespace graft {
 
 /// Whether `n` writes to one of its inputs: a schema that writes through an argument
 /// (`Tensor(a!)`: `add_`, `add.out`, `copy_`); `inplace=True`; for calls no schema describes,
-/// torch's naming rule (a trailing `_`, an `out` overload).
+/// torch's naming rule (a trailing `_`, an `out` overload); a batch norm in training mode
+/// (below).
 bool is_mutating(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
+
+/// The running statistics a batch norm in training mode updates (`running_mean`,
+/// `running_var`): `aten.native_batch_norm` writes them although its schema does not say so
+/// (torch's own functionalisation treats it as `_native_batch_norm_legit`, whose schema does);
+/// `_native_batch_norm_legit` says so. Empty for any other call, in eval mode (`training` the
+/// literal False) or without statistics.
+std::vector<NodeId> batch_norm_statistics(const Graph& g, NodeId n, const OpSchemaRegistry& ops);
 
 /// Where a call passes `inplace=True`: by keyword, or by position where the function's Python
 /// signature has `inplace` (`F.relu(x, True)`, as normalisation writes it).

@@ -25,12 +25,14 @@ struct ReinplaceReport {
 };
 
 /// Turns `b = op(a, ...)` into `op_(a, ...)` (the overload of `op_` with the same arguments,
-/// its first one written) where that is safe, as torch.fx's `reinplace` does: `a` is not a graph
+/// its first one written; of the same overload name, else the only one; none for a view op)
+/// where that is safe, as torch.fx's `reinplace` does: `a` is not a graph
 /// input or module tensor nor may alias one; neither `a` nor anything that may alias it is read
 /// after the call; no other argument of the call is `a` or may alias it; and the recorded tensor
 /// meta shows the result has `a`'s shape and dtype (a call without meta is refused: the result
-/// might need a resize). Readers of `b` keep reading it (it is `a` now). Calls without a schema
-/// count as aliasing all their inputs. Every candidate is reported with its reason.
+/// might need a resize), and no stride of `a` is 0 on a dimension of size above 1 (an expand).
+/// Readers of `b` keep reading it (it is `a` now). Calls without a schema count as aliasing all
+/// their inputs. Every candidate is reported with its reason.
 ReinplaceReport reinplace(Graph& g, const OpSchemaRegistry& ops = OpSchemaRegistry::builtin());
 
 }  // namespace graft
