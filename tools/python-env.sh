@@ -9,6 +9,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${GRAFT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/graft/venv}"
 base="${GRAFT_BASE_PYTHON:-/usr/bin/python3}"
 requirements="$root/tools/requirements.txt"
+if ! "$base" -c 'import venv' 2>/dev/null; then
+  echo "graft: error: $base cannot make a virtual environment (install Debian's python3 and python3-venv: tools/install-deps.sh; or set GRAFT_BASE_PYTHON)" >&2
+  exit 1
+fi
 want="$(cat "$requirements" | sha256sum | cut -c1-64) $("$base" -c 'import sys; print(sys.version.split()[0])')"
 stamp="$venv/graft-requirements.stamp"
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then

@@ -5,6 +5,7 @@ import subprocess
 import tempfile
 import unittest
 
+from graft_fx import format as fmt
 from helpers import run_cli
 
 MODEL_FILE = '''
@@ -187,6 +188,37 @@ class Cli(unittest.TestCase):
         proc = run_cli("export", spec + ":tokens", "-o", out, "--input-dtype", "int65")
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("bad dtype 'int65'", proc.stderr)
+
+    def test_decompose_names_only_aten_operators(self):
+        with open(self.path("tiny_d.py"), "w") as f:
+            f.write(MODEL_FILE)
+        spec = self.path("tiny_d.py") + ":make"
+        out = self.path("tiny_decomposed.json")
+        for args, fragment in (
+                (["--mode", "aten", "--decompose", "aten.nope"], "--decompose aten.nope: torch has no such operator"),
+                (["--mode", "aten", "--decompose", "os.system"],
+                 "--decompose os.system: name an ATen operator as aten.op or aten.op.overload"),
+                (["--mode", "aten", "--decompose", "aten.mm"], "--decompose aten.mm: torch has no decomposition of it"),
+                (["--decompose", "aten._scaled_dot_product_flash_attention_for_cpu"],
+                 "--decompose names ATen operators: use it with --mode aten")):
+            with self.subTest(args=args):
+                proc = run_cli("export", spec, "-o", out, "--input-shape", "2,4", *args)
+                self.assertOneLineError(proc, fragment)
+                self.assertEqual(proc.returncode, 2)
+                self.assertFalse(os.path.exists(out))
+        # a graph file naming something else to decompose: refused, nothing looked up or run
+        good = self.path("tiny_aten.json")
+        self.assertOk(run_cli("export", spec, "-o", good, "--mode", "aten", "--input-shape", "2,4"))
+        for value, fragment in ((["os.system"], "$.meta.decomposed: os.system: name an ATen operator"),
+                                ("aten.add", "$.meta.decomposed: expected a list of ATen operator names")):
+            with self.subTest(decomposed=value):
+                doc = fmt.read(good)
+                doc["meta"]["decomposed"] = value
+                bad = self.path("tiny_bad_decomposed.json")
+                fmt.write(doc, bad)
+                proc = run_cli("import", bad, "--model", spec, "--check", "--input-shape", "2,4")
+                self.assertOneLineError(proc, fragment)
+                self.assertEqual(proc.returncode, 2)
 
     def test_malformed_file(self):
         bad = self.path("bad.json")

@@ -98,7 +98,7 @@ def _export(args):
     try:
         decompositions = decomposition_table(args.decompose)
     except ValueError as e:
-        raise GraftTraceError(str(e)) from None
+        raise GraftTraceError(f"--decompose {e}") from None
     if args.strict and not args.hierarchy:
         raise GraftTraceError("--strict is an option of --hierarchy (without it, any trace failure is an error)")
     if args.hierarchy:
@@ -195,6 +195,12 @@ def _import(args):
         # The model as it runs, then (for a graph exported with --decompose) as it was traced:
         # a graph whose decomposed operators were fused back computes the former.
         decomposed = doc["meta"].get("decomposed") or []
+        if not isinstance(decomposed, list) or not all(isinstance(d, str) for d in decomposed):
+            raise GraftImportError(f"{args.graph}: $.meta.decomposed: expected a list of ATen operator names")
+        try:
+            decomposition_table(decomposed)  # only ATen operators torch decomposes; nothing else is looked up
+        except ValueError as e:
+            raise GraftImportError(f"{args.graph}: $.meta.decomposed: {e}") from None
         how = None
         for ops in ([], decomposed) if decomposed else ([],):
             with run_as_traced(ops):

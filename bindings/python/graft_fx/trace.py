@@ -56,13 +56,13 @@ def decomposition_table(names):
     for name in names:
         parts = name.split(".")
         if len(parts) not in (2, 3) or parts[0] != "aten":
-            raise ValueError(f"--decompose {name}: name an ATen operator as aten.op or aten.op.overload")
+            raise ValueError(f"{name}: name an ATen operator as aten.op or aten.op.overload")
         packet = getattr(torch.ops.aten, parts[1], None)
         op = getattr(packet, parts[2] if len(parts) == 3 else "default", None) if packet is not None else None
         if op is None:
-            raise ValueError(f"--decompose {name}: torch has no such operator")
+            raise ValueError(f"{name}: torch has no such operator")
         if op not in torch_decompositions:
-            raise ValueError(f"--decompose {name}: torch has no decomposition of it")
+            raise ValueError(f"{name}: torch has no decomposition of it")
         table[op] = torch_decompositions[op]
     return table
 
