@@ -50,3 +50,14 @@ def graft_module(test):
         if os.environ.get("GRAFT_REQUIRE_BIN"):
             test.fail(f"cannot import the graft module ({e}); is build/python on PYTHONPATH?")
         test.skipTest(f"the graft module is not importable: {e}")
+
+
+def assert_graft_saves_same_bytes(test, path, out):
+    """The C++ `graft save` writes the graph file `path` to `out` byte for byte, and `graft lint`
+    passes on it."""
+    graft = graft_bin(test)
+    proc = subprocess.run([graft, "save", path, "-o", out], capture_output=True, text=True)
+    test.assertEqual(proc.returncode, 0, proc.stderr)
+    test.assertEqual(read_bytes(out), read_bytes(path))
+    lint = subprocess.run([graft, "lint", out], capture_output=True, text=True)
+    test.assertEqual(lint.returncode, 0, lint.stdout + lint.stderr)

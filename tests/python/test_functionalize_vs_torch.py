@@ -55,7 +55,7 @@ from torch.func import functionalize
 from graft_fx import export_graph_module, import_graph, with_copy_back
 from graft_fx import format as fmt
 from helpers import graft_bin
-from test_functionalize import make_program, same, writes
+from test_functionalize import Question, make_program, same, writes
 
 CASES = 150
 aten = torch.ops.aten
@@ -295,13 +295,6 @@ def shrink(gm, inputs, kind, graft):
 def case(seed, steps):
     gm, inputs = make_program(seed, steps)
     return trace(gm, inputs), inputs
-
-
-class Question(torch.nn.Module):
-    def forward(self, x, y):
-        y = y + 3
-        y[:, 0] = x[:, 0]
-        return y
 
 
 class ViewOfViewOfInput(torch.nn.Module):

@@ -409,6 +409,21 @@ class MatcherFields(FxSemantics):
         self.assertEqual(ours[0]["placeholder_nodes"], ["x", "torch.float16"])
 
 
+def cycle_pattern(a, b):
+    r = torch.relu(a)
+    return r, torch.add(r, b)
+
+
+def cyclic_graph(x):  # a path leaves the match at relu and re-enters at add, through neg
+    r = torch.relu(x)
+    return torch.add(r, torch.neg(r))
+
+
+def acyclic_graph(x, y):
+    r = torch.relu(x)
+    return torch.add(r, torch.neg(y))
+
+
 class MatcherAlgorithm(FxSemantics):
     def test_anchor_without_candidates(self):
         """Matcher step 2: no anchor has a candidate: torch 2.14 skips the backtracking and
@@ -477,39 +492,18 @@ class MatcherAlgorithm(FxSemantics):
     def test_cycle_filter(self):
         """Matcher step 5 (convexity): a match whose nodes a path leaves and re-enters is dropped
         (relu -> neg -> add with neg outside); the same shape without that path matches."""
-        def pattern(a, b):
-            r = torch.relu(a)
-            return r, torch.add(r, b)
-
-        def cyclic(x):
-            r = torch.relu(x)
-            return torch.add(r, torch.neg(r))
-
-        def acyclic(x, y):
-            r = torch.relu(x)
-            return torch.add(r, torch.neg(y))
-        self.assert_same_matches(trace(cyclic), trace(pattern), 0)
-        self.assert_same_matches(trace(acyclic), trace(pattern), 1)
+        self.assert_same_matches(trace(cyclic_graph), trace(cycle_pattern), 0)
+        self.assert_same_matches(trace(acyclic_graph), trace(cycle_pattern), 1)
 
     def test_cycle_filter_with_overlapping_matches_kept(self):
         """Matcher step 5 with remove_overlapping_matches=False (docs/FX_DIFFERENCES.md): torch
         2.14 computes its cycle filter's result but returns the unfiltered list, so the cyclic
         match comes back; graft drops it whatever the overlap option."""
-        def pattern(a, b):
-            r = torch.relu(a)
-            return r, torch.add(r, b)
-
-        def cyclic(x):
-            r = torch.relu(x)
-            return torch.add(r, torch.neg(r))
-
-        def acyclic(x, y):
-            r = torch.relu(x)
-            return torch.add(r, torch.neg(y))
-        fx = fx_matches(trace(cyclic), trace(pattern), remove_overlapping_matches=False)
+        fx = fx_matches(trace(cyclic_graph), trace(cycle_pattern), remove_overlapping_matches=False)
         self.assertEqual([m["nodes_map"] for m in fx], [{"a": "x", "b": "neg", "relu": "relu", "add": "add"}])
-        self.assertEqual(self.graft_matches(trace(cyclic), trace(pattern), remove_overlapping_matches=False), [])
-        self.assert_same_matches(trace(acyclic), trace(pattern), 1, remove_overlapping_matches=False)
+        self.assertEqual(self.graft_matches(trace(cyclic_graph), trace(cycle_pattern),
+                                            remove_overlapping_matches=False), [])
+        self.assert_same_matches(trace(acyclic_graph), trace(cycle_pattern), 1, remove_overlapping_matches=False)
 
 
 class MatcherNodeEquality(FxSemantics):

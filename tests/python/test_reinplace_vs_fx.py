@@ -63,6 +63,7 @@ from graft_fx import export_graph_module, import_graph
 from graft_fx import format as fmt
 from graft_fx.models import build_model, example_inputs
 from helpers import REPO, graft_bin
+from test_functionalize import run
 
 CASES = 150
 GRAPHS = os.path.join(REPO, "examples", "graphs")
@@ -247,13 +248,6 @@ def functional_graph(steps, outputs, inputs):
 
 # ---------------------------------------------------------------------------------------------
 # Running and comparing.
-
-def run(module, args):
-    args = [x.clone() for x in args]
-    with torch.no_grad():
-        out = module(*args)
-    return out, args
-
 
 def same(a, b):
     if isinstance(a, torch.Tensor):

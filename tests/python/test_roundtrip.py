@@ -4,7 +4,6 @@ With GRAFT_BIN, the file also goes through the C++ `graft save` (same bytes, the
 """
 import os
 import shutil
-import subprocess
 import tempfile
 import unittest
 
@@ -14,7 +13,7 @@ import torchvision
 from graft_fx import export_graph_module, import_graph, trace_aten, trace_symbolic
 from graft_fx import format as fmt
 from graft_fx.models import build_model, run_as_traced
-from helpers import graft_bin, read_bytes
+from helpers import assert_graft_saves_same_bytes, read_bytes
 
 
 _MODELS = {}
@@ -81,13 +80,8 @@ class RoundTrip:
 
     def test_through_graft_save_then_import(self):
         # export -> C++ graft load/save -> import: same bytes, and the model computes the same.
-        graft = graft_bin(self)
         out = os.path.join(self.tmp, "graft_saved.json")
-        proc = subprocess.run([graft, "save", self.path, "-o", out], capture_output=True, text=True)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(read_bytes(out), read_bytes(self.path))
-        lint = subprocess.run([graft, "lint", out], capture_output=True, text=True)
-        self.assertEqual(lint.returncode, 0, lint.stderr)
+        assert_graft_saves_same_bytes(self, self.path, out)
         # The file is byte for byte the one test_import_matches_original imports and runs, so
         # running it again would repeat that test; importing it checks the C++ side's file.
         gm = import_graph(out, self.model)

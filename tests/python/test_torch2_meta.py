@@ -5,7 +5,6 @@ to a graph file, through the C++ `graft save` (same bytes, lint clean) and back 
 where it computes what torch's own module computes, at the traced batch size and another."""
 import os
 import shutil
-import subprocess
 import tempfile
 import unittest
 
@@ -14,7 +13,7 @@ import torch.fx
 
 from graft_fx import export_graph_module, import_graph
 from graft_fx import format as fmt
-from helpers import graft_bin, read_bytes
+from helpers import assert_graft_saves_same_bytes
 
 
 class Block(torch.nn.Module):
@@ -102,13 +101,8 @@ class ExportedProgram(unittest.TestCase):
         self.assertGreater(compared, 3)
 
     def test_through_graft_save_and_back_at_two_batch_sizes(self):
-        graft = graft_bin(self)
         out = os.path.join(self.tmp, "saved.json")
-        proc = subprocess.run([graft, "save", self.path, "-o", out], capture_output=True, text=True)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(read_bytes(out), read_bytes(self.path))
-        lint = subprocess.run([graft, "lint", out], capture_output=True, text=True)
-        self.assertEqual(lint.returncode, 0, lint.stdout + lint.stderr)
+        assert_graft_saves_same_bytes(self, self.path, out)
         gm = import_graph(out, self.gm)
         for batch in (6, 3, 17):
             for sign in (1, -1):

@@ -65,8 +65,9 @@ class Functionalizer {
       // before they are replaced by the current values.
       // A batch norm in training mode writes its running statistics (purity.hpp); it has a
       // functional twin of its own.
-      const std::vector<NodeId> written = mutated_inputs(g_, n, ops_);
-      const bool batch_norm = !written.empty() && !batch_norm_statistics(g_, n, ops_).empty();
+      const std::vector<NodeId> stats = batch_norm_statistics(g_, n, ops_);
+      const bool batch_norm = !stats.empty();
+      const std::vector<NodeId> written = batch_norm ? stats : mutated_inputs(g_, n, ops_);
       const std::vector<NodeId> viewed = written.empty() ? view_parents(n) : std::vector<NodeId>{};
       Status st = read_current_values(n);
       if (!st) return st;
