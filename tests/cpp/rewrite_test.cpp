@@ -73,3 +73,32 @@ TEST_CASE("rewrite: every match filter sees the graph as matched, before any rep
   CHECK(exps_seen == std::vector<std::size_t>{0, 0, 0});  // FX filters all matches first
   CHECK(lint(gm).is_ok());
 }
+
+TEST_CASE("rewrite: a replacement get_attr the pattern also reads is the tensor that match bound") {
+  GraphModule gm = module_of(R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"w0","op":"get_attr","target":"blocks.0.l0.weight","args":[],"kwargs":{},"meta":{}},
+{"name":"m0","op":"call_function","target":"torch.mm","args":[{"node":"x"},{"node":"w0"}],"kwargs":{},"meta":{}},
+{"name":"w1","op":"get_attr","target":"blocks.1.l0.weight","args":[],"kwargs":{},"meta":{}},
+{"name":"m1","op":"call_function","target":"torch.mm","args":[{"node":"m0"},{"node":"w1"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"m1"}],"kwargs":{},"meta":{}})");
+  GraphModule pattern = module_of(R"({"name":"a","op":"placeholder","target":"a","args":[],"kwargs":{},"meta":{}},
+{"name":"w","op":"get_attr","target":"l0.weight","args":[],"kwargs":{},"meta":{}},
+{"name":"p","op":"call_function","target":"torch.mm","args":[{"node":"a"},{"node":"w"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"p"}],"kwargs":{},"meta":{}})");
+  GraphModule replacement = module_of(R"({"name":"a","op":"placeholder","target":"a","args":[],"kwargs":{},"meta":{}},
+{"name":"w","op":"get_attr","target":"l0.weight","args":[],"kwargs":{},"meta":{}},
+{"name":"t","op":"call_function","target":"torch.t","args":[{"node":"w"}],"kwargs":{},"meta":{}},
+{"name":"r","op":"call_function","target":"torch.matmul","args":[{"node":"a"},{"node":"w"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"r"}],"kwargs":{},"meta":{}})");
+  auto done = replace_pattern(gm.graph, pattern.graph, replacement.graph, ReplaceOptions{});
+  REQUIRE_MESSAGE(done.is_ok(), done.status().message());
+  REQUIRE(done->size() == 2);
+  std::vector<std::string> attributes;
+  for (NodeId n : gm.graph.nodes())
+    if (gm.graph.op(n) == OpKind::GetAttr) attributes.push_back(gm.graph.target(n));
+  CHECK(attributes == std::vector<std::string>{"blocks.0.l0.weight", "blocks.1.l0.weight"});
+  const NodeId second = gm.graph.args(gm.graph.output_node())[0].node_id();
+  CHECK(gm.graph.target(second) == "torch.matmul");
+  CHECK(gm.graph.target(gm.graph.args(second)[1].node_id()) == "blocks.1.l0.weight");
+  CHECK(lint(gm).is_ok());
+}

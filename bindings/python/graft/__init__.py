@@ -21,5 +21,6 @@ from ._native import GraftError  # noqa: E402  (after the torch check)
 from .convert import FxModule, from_fx  # noqa: E402
 from .scripts import ScriptError, ScriptHost, run  # noqa: E402
 from .verify import RuleVerdict, verify  # noqa: E402
+from graft_fx.trust import trust_module  # noqa: E402
 
-__all__ = ["FxModule", "GraftError", "RuleVerdict", "ScriptError", "ScriptHost", "from_fx", "run", "verify"]
+__all__ = ["FxModule", "GraftError", "RuleVerdict", "ScriptError", "ScriptHost", "from_fx", "run", "trust_module", "verify"]

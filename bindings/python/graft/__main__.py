@@ -3,6 +3,8 @@ import argparse
 import json
 import sys
 
+from graft_fx.trust import trust_module
+
 from .scripts import ScriptError
 from .verify import verify
 
@@ -25,6 +27,13 @@ def main(argv=None):
     v.add_argument("--seed", type=int, default=0, help="seed of the first trial's inputs (default 0)")
     v.add_argument("--script-root", action="append", default=[], metavar="DIR",
                    help="directory `require` may load modules from (repeatable)")
+    v.add_argument("--trust-model", action="append", default=[], metavar="SPEC",
+                   help="build graphs whose meta.source is SPEC (a dotted factory or FILE.py:factory, as graft_fx "
+                        "export takes it) from SPEC: graft builds torchvision's and its own example models by a "
+                        "file's word, any other model only when you vouch for it (repeatable)")
+    v.add_argument("--trust-module", action="append", default=[], metavar="MODULE",
+                   help="let graph files and scripts name functions and classes of MODULE (graft resolves only "
+                        "torch's, torchvision's, graft_fx's, operator's and math's by itself; repeatable)")
     v.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     v.add_argument("--strict", action="store_true",
                    help="also fail when a rule is unchecked (no example had a match)")
@@ -32,8 +41,14 @@ def main(argv=None):
     if args.trials < 1:
         parser.error("--trials must be at least 1")
     try:
+        for module in args.trust_module:
+            trust_module(module)
+    except ValueError as e:
+        parser.error(f"--trust-module: {e}")
+    try:
         verdicts = verify(args.rules, examples=args.on, trials=args.trials, rtol=args.rtol, atol=args.atol,
-                          seed=args.seed, script_roots=args.script_root)
+                          seed=args.seed, script_roots=args.script_root,
+                          models={spec: spec for spec in args.trust_model})
     except ScriptError as e:
         print(f"graft: error: {e}", file=sys.stderr)
         return 1

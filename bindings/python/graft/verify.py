@@ -24,11 +24,12 @@ import torch
 from graft_fx import format as _fmt
 from graft_fx.importer import import_graph
 from graft_fx.models import build_model, example_inputs
+from graft_fx.trust import registered_model
 
 from . import _native
 from .scripts import ScriptError, _options, run
 
-__all__ = ["ExampleResult", "RuleVerdict", "verify"]
+__all__ = ["ExampleResult", "RuleVerdict", "UntrustedModel", "verify"]
 
 # g:apply one rule of the script (a rule set or a single rule), to a fixed point; first, with
 # `prepare`, dead code elimination (rules written for graphs without autograd's dead getitems).
@@ -102,24 +103,40 @@ def _compare(want, got, rtol, atol):
     return True, worst, ""
 
 
-def _model_spec(source, graph_path):
-    """A `file.py:factory` source is looked for where it says, else beside the graph file."""
-    file, sep, factory = source.rpartition(":")
-    if sep and file.endswith(".py") and not os.path.isfile(file):
-        beside = os.path.join(os.path.dirname(graph_path), os.path.basename(file))
-        if os.path.isfile(beside):
-            return f"{beside}:{factory}"
-    return source
+class UntrustedModel(ValueError):
+    """A graph file names a model graft builds only on the caller's word."""
 
 
-def _check_example(path, rule, module, roots, trials, rtol, atol, seed, budgets):
+def _model_factory(source, path, models):
+    """What builds the model a graph file names: the caller's (`models`), else a registered one
+    (torchvision's, graft's examples). A file's word never imports or runs anything else."""
+    if source in models:
+        return models[source]
+    factory = registered_model(source)
+    if factory is None:
+        raise UntrustedModel(f"{path}: its model {source!r} is not one graft builds on a file's word (torchvision's "
+                             f"registered models, graft_fx.example_models); vouch for it with --trust-model {source} "
+                             f"(graft.verify: models={{{source!r}: factory}})")
+    return factory
+
+
+def _build(factory, seed, path):
+    try:
+        return build_model(factory, seed)
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except BaseException as e:  # noqa: BLE001 - a model's code may even call sys.exit
+        raise RuntimeError(f"{path}: building its model failed: {type(e).__name__}: {e}") from None
+
+
+def _check_example(path, rule, module, roots, trials, rtol, atol, seed, budgets, models):
     result = ExampleResult(graph=path)
     doc = _fmt.read(path)
     meta = doc["meta"]
     if "source" not in meta or "input_shapes" not in meta:
         raise ValueError(f"{path}: the graph's meta names no model (source) or input shapes: export it with "
                          "`python3 -m graft_fx export MODEL --input-shape ...`")
-    model = build_model(_model_spec(meta["source"], path), meta.get("seed", 0))
+    model = _build(_model_factory(meta["source"], path, models), meta.get("seed", 0), path)
     before = import_graph(doc, model)
     for prepare in (False, True):
         after = import_graph(doc, model)
@@ -151,10 +168,13 @@ def _check_example(path, rule, module, roots, trials, rtol, atol, seed, budgets)
     return result
 
 
-def verify(script, examples=(), trials=3, rtol=1e-4, atol=1e-5, seed=0, script_roots=(), **budgets):
+def verify(script, examples=(), trials=3, rtol=1e-4, atol=1e-5, seed=0, script_roots=(), models=None, **budgets):
     """Checks every rule of the rule script `script` (see the module's doc). `examples` adds graph
-    files to those each rule names. Returns a RuleVerdict per rule, in the script's order; raises
-    ScriptError if the script does not load or is not a rule script."""
+    files to those each rule names. A graph file names its model (`meta.source`); graft builds
+    torchvision's registered models and its own examples by that name, and any other only from
+    `models`, the caller's {source: factory or spec}. Returns a RuleVerdict per rule, in the
+    script's order; raises ScriptError if the script does not load or is not a rule script."""
+    models = dict(models or {})
     script = os.path.abspath(os.fspath(script))
     rules, error = _native.rules_of(script, _options(script, budgets, script_roots))
     if error is not None:
@@ -175,7 +195,7 @@ def verify(script, examples=(), trials=3, rtol=1e-4, atol=1e-5, seed=0, script_r
         verdict = RuleVerdict(name, "unchecked")
         for path in graphs:
             try:
-                r = _check_example(path, name, module, roots, trials, rtol, atol, seed, budgets)
+                r = _check_example(path, name, module, roots, trials, rtol, atol, seed, budgets, models)
             except (OSError, ValueError, ScriptError, RuntimeError, LookupError) as e:
                 verdict.status, verdict.message = "error", str(e) if path in str(e) else f"{path}: {e}"
                 verdict.examples.append(ExampleResult(graph=path, message=str(e)))

@@ -118,8 +118,14 @@ class _Skip(Exception):
     pass
 
 
-def free_json(value):
+# Free-form meta values nested deeper have no form graft keeps (the user's node keeps them).
+MAX_META_NESTING = 200
+
+
+def free_json(value, depth=0):
     """A free-form meta value as plain JSON, or raise _Skip when it has no JSON form."""
+    if depth == MAX_META_NESTING and isinstance(value, (list, tuple, dict)):
+        raise _Skip
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -131,11 +137,11 @@ def free_json(value):
             raise _Skip
         return float(value)
     if isinstance(value, (list, tuple)):
-        return [free_json(v) for v in value]
+        return [free_json(v, depth + 1) for v in value]
     if isinstance(value, dict):
         if not all(isinstance(k, str) for k in value):
             raise _Skip
-        return {str(k): free_json(v) for k, v in value.items()}
+        return {str(k): free_json(v, depth + 1) for k, v in value.items()}
     if isinstance(value, type):
         return f"{value.__module__}.{value.__qualname__}"
     if callable(value):  # a function in source_fn_stack: its name, as torch.fx names targets

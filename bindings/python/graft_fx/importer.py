@@ -1,14 +1,13 @@
 """Graph document (or file) -> torch.fx.GraphModule on top of the original model."""
 import base64
 import binascii
-import builtins
-import importlib
 
 import torch
 import torch.fx
 
 from . import format as fmt
 from .export import GRAFT_TENSOR_META
+from .trust import resolve_name
 
 
 class GraftImportError(Exception):
@@ -16,24 +15,9 @@ class GraftImportError(Exception):
 
 
 def resolve_qualified(name):
-    """`_operator.add`, `torch.ops.aten.add.Tensor`, `getattr` -> the object (or LookupError)."""
-    if "." not in name:
-        if not hasattr(builtins, name):
-            raise LookupError(f"no builtin named {name!r}")
-        return getattr(builtins, name)
-    parts = name.split(".")
-    for cut in range(len(parts) - 1, 0, -1):  # the longest importable module prefix
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for i, atom in enumerate(parts[cut:], cut):
-            try:
-                obj = getattr(obj, atom)
-            except (AttributeError, RuntimeError):  # torch.ops raises RuntimeError
-                raise LookupError(f"{'.'.join(parts[:i])} has no attribute {atom!r}") from None
-        return obj
-    raise LookupError(f"no importable module in {name!r}")
+    """`_operator.add`, `torch.ops.aten.add.Tensor`, `getattr` -> the object (or LookupError).
+    Names come from data: only what graft_fx.trust allows resolves (no other module is imported)."""
+    return resolve_name(name)
 
 
 def _has_path(root, path):

@@ -65,8 +65,9 @@ def fill_zero_weights(model, seed):
 
 def build_model(spec, seed):
     """The model in eval mode, built right after torch.manual_seed(seed), with all-zero weights
-    filled in (fill_zero_weights) so that its output depends on its input."""
-    factory = _factory(spec)
+    filled in (fill_zero_weights) so that its output depends on its input. `spec` is the
+    caller's (a command line's): a dotted factory, `file.py:factory`, or the factory itself."""
+    factory = spec if callable(spec) else _factory(spec)
     torch.manual_seed(seed)
     # weights=None: never download pretrained weights (there is no network anyway).
     model = factory(weights=None) if _accepts_weights(factory) else factory()

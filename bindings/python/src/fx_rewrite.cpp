@@ -6,8 +6,11 @@ namespace graft::python {
 
 namespace {
 
+/// What a pattern node is bound to: a graph FX node, a literal, or None (a pattern input the
+/// pattern never uses binds nothing).
 py::object value_of(const MatchValue& v, const FxGraph& graph, Codec* codec) {
   if (v.node != kNoNode) return graph.fx_node(v.node);
+  if (!v.literal) return py::none();
   return codec->from_argument(*v.literal, [&](NodeId n) { return graph.fx_node(n); });
 }
 

@@ -8,6 +8,16 @@ namespace graft::python {
 
 namespace {
 
+// Deeper lists, tuples and dicts are refused, not converted: the conversion recurses, and so do
+// torch.fx's own printer and graft's graph files (graph text refuses the same depth).
+constexpr int kMaxNesting = 200;
+
+/// `node 'x'.args[1]` of `node 'x'.args[1][0][0]...`: where a too deeply nested value starts.
+std::string outermost(const std::string& where) {
+  const std::size_t inner = where.find("][");
+  return inner == std::string::npos ? where : where.substr(0, inner + 1);
+}
+
 py::object attr(const char* module, const char* name) { return py::module_::import(module).attr(name); }
 
 std::string to_utf8(PyObject* s) {
@@ -70,6 +80,11 @@ py::object Codec::function(const std::string& name) {
 }
 
 Argument Codec::to_argument(PyObject* v, const std::function<NodeId(PyObject*)>& node_id, const std::string& where) {
+  return to_argument(v, node_id, where, 0);
+}
+
+Argument Codec::to_argument(PyObject* v, const std::function<NodeId(PyObject*)>& node_id, const std::string& where,
+                            int depth) {
   if (v == Py_None) return NoneValue{};
   if (PyBool_Check(v)) return v == Py_True;
   if (PyLong_Check(v)) {
@@ -83,13 +98,16 @@ Argument Codec::to_argument(PyObject* v, const std::function<NodeId(PyObject*)>&
   if (PyFloat_Check(v)) return PyFloat_AS_DOUBLE(v);
   if (PyUnicode_Check(v)) return to_utf8(v);
   if (PyObject_TypeCheck(v, node_type())) return Argument::node(node_id(v));
+  const bool container = PyList_Check(v) || PyTuple_Check(v) || PyDict_Check(v) || PySlice_Check(v);
+  if (container && depth == kMaxNesting)
+    throw py::value_error(fmt::format("{}...: values nested deeper than {} levels", outermost(where), kMaxNesting));
   auto items = [&](PyObject* seq, const char* open) {
     std::vector<Argument> out;
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     out.reserve(static_cast<std::size_t>(n));
     PyObject** data = PySequence_Fast_ITEMS(seq);
     for (Py_ssize_t i = 0; i < n; ++i)
-      out.push_back(to_argument(data[i], node_id, fmt::format("{}{}{}]", where, open, i)));
+      out.push_back(to_argument(data[i], node_id, fmt::format("{}{}{}]", where, open, i), depth + 1));
     return out;
   };
   if (PyList_Check(v)) return Argument::list(items(v, "["));
@@ -100,14 +118,15 @@ Argument Codec::to_argument(PyObject* v, const std::function<NodeId(PyObject*)>&
     Py_ssize_t pos = 0;
     while (PyDict_Next(v, &pos, &key, &value)) {
       std::string at = fmt::format("{}[{}]", where, py::repr(key).cast<std::string>());
-      d.add(to_argument(key, node_id, at + "<key>"), to_argument(value, node_id, at));
+      d.add(to_argument(key, node_id, at + "<key>", depth + 1), to_argument(value, node_id, at, depth + 1));
     }
     return d;
   }
   if (PySlice_Check(v)) {
     auto* s = reinterpret_cast<PySliceObject*>(v);
-    return Slice{{to_argument(s->start, node_id, where + ".start"), to_argument(s->stop, node_id, where + ".stop"),
-                  to_argument(s->step, node_id, where + ".step")}};
+    return Slice{{to_argument(s->start, node_id, where + ".start", depth + 1),
+                  to_argument(s->stop, node_id, where + ".stop", depth + 1),
+                  to_argument(s->step, node_id, where + ".step", depth + 1)}};
   }
   return enum_argument(v, where);
 }

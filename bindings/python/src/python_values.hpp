@@ -53,6 +53,8 @@ class Codec {
   const py::object& tensor_meta_key() const { return tensor_meta_key_; }
 
  private:
+  Argument to_argument(PyObject* value, const std::function<NodeId(PyObject*)>& node_id, const std::string& where,
+                       int depth);
   Argument enum_argument(PyObject* value, const std::string& where);
   py::object enum_object(const char* tag, const std::string& name);
   ValueMeta value_meta(py::handle desc);

@@ -113,9 +113,25 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
   // Copied, not referenced: creating nodes may move the graph's storage.
   const bool inherit = meta == MetaPolicy::All && !returning.empty();
   const auto free_meta = inherit ? g.meta(returning.front()).extra : decltype(NodeMeta::extra){};
+  // A replacement get_attr naming a tensor the pattern also reads is the tensor that pattern
+  // node matched (`l0.weight` of the match at `blocks.3`), never a copy of the replacement's.
+  std::vector<NodeId> bound_attributes;
+  auto matched_attribute = [&](const std::string& target) {
+    for (NodeId pn : pattern.nodes())
+      if (pattern.op(pn) == OpKind::GetAttr && pattern.target(pn) == target && m.graph_node(pn) != kNoNode)
+        return m.graph_node(pn);
+    return kNoNode;
+  };
   for (NodeId n : replacement.nodes()) {
     const OpKind op = replacement.op(n);
     if (op == OpKind::Placeholder || op == OpKind::Output) continue;
+    if (op == OpKind::GetAttr) {
+      if (const NodeId matched = matched_attribute(replacement.target(n)); matched != kNoNode) {
+        env[n] = Argument::node(matched);
+        bound_attributes.push_back(matched);
+        continue;
+      }
+    }
     std::vector<Argument> args;
     for (const Argument& a : replacement.args(n)) args.push_back(deep(a));
     Kwargs kwargs;
@@ -177,6 +193,7 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
   std::sort(matched.begin(), matched.end(), [&](NodeId a, NodeId b) { return g.comes_before(b, a); });
   for (NodeId n : matched) {
     if (std::find(result.replacements.begin(), result.replacements.end(), n) != result.replacements.end()) continue;
+    if (std::find(bound_attributes.begin(), bound_attributes.end(), n) != bound_attributes.end()) continue;
     if (Status s = g.erase_node(n); !s) return s;
   }
   // A new node in a returned node's place takes that node's name, now free.

@@ -1,8 +1,11 @@
 """Small models whose graphs exercise the shipped rules that torchvision's models do not
-(`graft verify` checks each rule on the graphs it names; scripts/rules/*.lua name these files).
+(`graft verify` checks each rule on the graphs it names; scripts/rules/*.lua name the files made
+from these, examples/graphs/rule_examples.*.json).
 
-Export (from the repository root; regenerate.sh beside this file runs it):
-    python3 -m graft_fx export examples/graphs/rule_examples.py:activations --mode symbolic ...
+A graph file may name these by themselves (`meta.source`), as it may name torchvision's models:
+they are registered here (graft_fx.trust.registered_model), so building one runs no code a file
+chose. Export (examples/graphs/regenerate.sh):
+    python3 -m graft_fx export graft_fx.example_models.activations --mode symbolic ...
 """
 import torch
 import torch.nn.functional as F
@@ -27,3 +30,7 @@ class Activations(torch.nn.Module):
 
 def activations():
     return Activations()
+
+
+# What a graph file's meta.source may name without the caller's trust.
+REGISTERED = {"graft_fx.example_models.activations": activations}

@@ -1,0 +1,310 @@
+"""The Python surface's promises (docs/RELIABILITY.md, "The Python surface"): no crash of the
+host process, no silent wrong result, errors raised with the GraphModule unchanged. Each test
+is the repro of a defect a user met, so each fails without its fix."""
+import json
+import operator
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import torch
+import torch.fx
+import torch.nn.functional as F
+
+from graft_fx import export_graph_module
+from graft_fx import format as fmt
+from graft_fx.example_models import Activations
+from helpers import REPO, graft_bin, graft_module
+
+EXAMPLES = os.path.join(REPO, "examples", "graphs")
+
+
+def relu_module():
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+    return torch.fx.symbolic_trace(M())
+
+
+def nested(depth):
+    value = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+class UnusedPatternInput(unittest.TestCase):
+    """A pattern input the pattern never uses binds nothing (docs/FX_DIFFERENCES.md): the
+    drop-ins report None for it, and a replacement may ignore it."""
+
+    def setUp(self):
+        self.graft = graft_module(self)
+        from graft.fx import SubgraphMatcher, replace_pattern
+        self.SubgraphMatcher, self.replace_pattern = SubgraphMatcher, replace_pattern
+
+    @staticmethod
+    def pattern(x, unused):
+        return torch.relu(x)
+
+    @staticmethod
+    def replacement(x, unused):
+        return torch.sigmoid(x)
+
+    def test_match_reports_none_for_the_unused_input(self):
+        gm = relu_module()
+        matches = self.SubgraphMatcher(torch.fx.symbolic_trace(self.pattern).graph).match(gm.graph)
+        self.assertEqual(len(matches), 1)
+        x = [n for n in gm.graph.nodes if n.op == "placeholder"][0]
+        self.assertEqual(matches[0].placeholder_nodes, [x, None])
+
+    def test_replace_pattern_ignores_it(self):
+        gm = relu_module()
+        found = self.replace_pattern(gm, self.pattern, self.replacement)
+        self.assertEqual(len(found), 1)
+        x = torch.randn(5)
+        torch.testing.assert_close(gm(x), torch.sigmoid(x))
+
+    def test_a_replacement_that_uses_it_is_refused_by_name(self):
+        gm = relu_module()
+        before = gm.code
+
+        def uses_it(x, unused):
+            return torch.sigmoid(x) + unused
+
+        with self.assertRaisesRegex(self.graft.GraftError, "unused"):
+            self.replace_pattern(gm, self.pattern, uses_it)
+        self.assertEqual(gm.code, before)
+
+
+class DeepNesting(unittest.TestCase):
+    """Values nested 50,000 deep crashed the conversion (recursion in C++)."""
+
+    def setUp(self):
+        self.graft = graft_module(self)
+
+    def test_deep_arguments_are_refused_by_name(self):
+        gm = relu_module()
+        relu = [n for n in gm.graph.nodes if n.op == "call_function"][0]
+        relu.kwargs = {"inplace": nested(50_000)}
+        with self.assertRaisesRegex(ValueError, r"node 'relu'\.kwargs\['inplace'\]\.\.\.: values nested deeper than 200"):
+            self.graft.from_fx(gm)
+        relu.kwargs = {"inplace": nested(150)}
+        self.assertEqual(len(self.graft.from_fx(gm)), 3)
+
+    def test_a_list_that_holds_itself_is_refused(self):
+        gm = relu_module()
+        relu = [n for n in gm.graph.nodes if n.op == "call_function"][0]
+        loop = []
+        loop.append(loop)
+        relu._kwargs = {"inplace": loop}  # torch.fx's own setter recurses without end on it
+        with self.assertRaisesRegex(ValueError, "nested deeper"):
+            self.graft.from_fx(gm)
+
+    def test_deep_meta_stays_the_users_and_is_not_converted(self):
+        gm = relu_module()
+        relu = [n for n in gm.graph.nodes if n.op == "call_function"][0]
+        deep = nested(50_000)
+        relu.meta["deep"] = deep
+        relu.meta["shallow"] = nested(3)
+        module = self.graft.from_fx(gm)
+        import json
+        kept = {n["name"]: n.get("meta", {}) for n in json.loads(module.json())["nodes"]}
+        self.assertNotIn("deep", kept["relu"])
+        self.assertEqual(kept["relu"]["shallow"], nested(3))
+        module.to_fx()
+        self.assertIs(relu.meta["deep"], deep)
+
+
+RELU_RULE = """local aten = graft.ops.aten
+return graft.rules {
+  graft.rule {
+    name = "relu_to_relu",
+    pattern = graft.trace(function(x) return aten.relu.default(x) end),
+    replacement = graft.trace(function(x) return aten.relu.default(x) end),
+  },
+}
+"""
+
+
+class NoCodeFromData(unittest.TestCase):
+    """A graph file is data: verify builds its model only by a registered name or the caller's
+    word, and no name in a file imports a module or reaches a file-touching entry point."""
+
+    def setUp(self):
+        self.graft = graft_module(self)
+        self.dir = tempfile.mkdtemp(prefix="graft_safety_")
+        self.rules = os.path.join(self.dir, "rules.lua")
+        with open(self.rules, "w") as f:
+            f.write(RELU_RULE)
+        self.marker = os.path.join(self.dir, "ran")
+
+    def graph_with_source(self, source):
+        with open(os.path.join(EXAMPLES, "rule_examples.aten.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["meta"]["source"] = source
+        path = os.path.join(self.dir, "g.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        return path
+
+    def test_a_dotted_source_is_never_called(self):
+        for source in ("os.abort", "sys.exit", "builtins.exit"):
+            with self.subTest(source=source):
+                graph = self.graph_with_source(source)
+                [verdict] = self.graft.verify(self.rules, examples=[graph], trials=1)
+                self.assertEqual(verdict.status, "error")
+                self.assertIn(f"its model '{source}' is not one graft builds on a file's word", verdict.message)
+                self.assertIn(f"--trust-model {source}", verdict.message)
+
+    def test_a_file_beside_the_graph_is_never_executed(self):
+        with open(os.path.join(self.dir, "model.py"), "w") as f:
+            f.write(f"open({self.marker!r}, 'w').close()\ndef factory():\n    raise SystemExit(0)\n")
+        graph = self.graph_with_source("model.py:factory")
+        [verdict] = self.graft.verify(self.rules, examples=[graph], trials=1)
+        self.assertEqual(verdict.status, "error")
+        self.assertFalse(os.path.exists(self.marker))
+
+    def test_the_command_fails_instead_of_dying_or_passing(self):
+        for source in ("os.abort", "sys.exit"):
+            graph = self.graph_with_source(source)
+            proc = subprocess.run([graft_bin(self), "verify", self.rules, "--on", graph, "--trials", "1"],
+                                  capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 1, proc.stderr)
+            self.assertIn("error      relu_to_relu", proc.stdout)
+
+    def test_the_callers_word_builds_it_and_a_model_that_exits_is_an_error(self):
+        graph = self.graph_with_source("my_model_spec")
+        [verdict] = self.graft.verify(self.rules, examples=[graph], trials=1,
+                                      models={"my_model_spec": Activations})
+        self.assertEqual(verdict.status, "verified", verdict.message)
+        [verdict] = self.graft.verify(self.rules, examples=[graph], trials=1,
+                                      models={"my_model_spec": lambda: sys.exit(0)})
+        self.assertEqual(verdict.status, "error")
+        self.assertIn("building its model failed: SystemExit", verdict.message)
+        # The command: --trust-model names the spec, resolved as graft_fx export resolves it.
+        with open(os.path.join(self.dir, "model.py"), "w") as f:
+            f.write("from graft_fx.example_models import Activations\ndef factory():\n    return Activations()\n")
+        graph = self.graph_with_source("model.py:factory")
+        proc = subprocess.run([graft_bin(self), "verify", self.rules, "--on", graph, "--trials", "1",
+                               "--trust-model", "model.py:factory"], capture_output=True, text=True, cwd=self.dir)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("verified   relu_to_relu", proc.stdout)
+
+    def test_names_in_a_file_import_nothing_new(self):
+        from graft_fx.importer import GraftImportError, import_graph
+        from graft_fx.trust import UntrustedName, resolve_name
+        module = "graft_safety_planted"
+        with open(os.path.join(self.dir, module + ".py"), "w") as f:
+            f.write(f"open({self.marker!r}, 'w').close()\ndef f(x):\n    return x\n")
+        sys.path.insert(0, self.dir)
+        try:
+            for name in (f"{module}.f", "os.system", "subprocess.run", "eval", "exec", "__import__", "open",
+                         "torch.load", "torch.hub.load", "torch.ops.load_library", "torch.utils.cpp_extension.load",
+                         "torchvision.io.read_file"):
+                with self.subTest(name=name), self.assertRaises(UntrustedName):
+                    resolve_name(name)
+            doc = fmt.loads(fmt.dumps(export_graph_module(relu_module())))
+            doc["nodes"][1]["target"] = f"{module}.f"
+            with self.assertRaisesRegex(GraftImportError, "not under a module graft trusts"):
+                import_graph(doc, relu_module())
+            self.assertFalse(os.path.exists(self.marker))
+            self.assertNotIn(module, sys.modules)
+            self.assertIs(resolve_name("torch.ops.aten.relu.default"), torch.ops.aten.relu.default)
+            self.assertIs(resolve_name("_operator.getitem"), operator.getitem)
+        finally:
+            sys.path.remove(self.dir)
+
+    def test_a_script_cannot_plant_a_call_the_sandbox_forbids(self):
+        # A replacement naming os.system would run it when the user calls the module.
+        script = os.path.join(self.dir, "escape.lua")
+        with open(script, "w") as f:
+            f.write("""return graft.pass{name = "escape", run = function(g)
+  for n in g:nodes("call_function") do
+    local _ <close> = g:inserting_after(n)
+    n:replace_all_uses_with(g:call_function("os.system", {"true"}))
+  end
+end}
+""")
+        gm = relu_module()
+        before = gm.code
+        with self.assertRaises(Exception) as raised:
+            self.graft.run(script, gm)
+        self.assertIn("os.system", str(raised.exception))
+        self.assertEqual(gm.code, before)
+
+
+class Linear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, x):
+        return F.linear(x, self.weight)
+
+
+class Pair(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l0, self.l1 = Linear(), Linear()
+
+    def forward(self, x):
+        return self.l1(self.l0(x))
+
+
+class SamePairOtherSpelling(Pair):
+    def forward(self, x):
+        y = F.linear(F.linear(x, self.l0.weight), self.l1.weight)
+        return torch.relu(y) - torch.relu(-y)
+
+
+class Blocks(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([Pair(), Pair()])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x) + x
+        return x
+
+
+class Flat(torch.fx.Tracer):
+    def is_leaf_module(self, m, qualname):
+        return False
+
+
+def flat(module):
+    return torch.fx.GraphModule(module, Flat().trace(module))
+
+
+class ModuleFormWeights(unittest.TestCase):
+    """Seed 000's module-form pattern: a replacement's `get_attr l0.weight` is the tensor the
+    pattern's `get_attr l0.weight` matched (`blocks.1.l0.weight`), not the replacement's."""
+
+    def setUp(self):
+        self.graft = graft_module(self)
+        from graft.fx import replace_pattern
+        self.replace_pattern = replace_pattern
+
+    def test_each_match_keeps_its_own_weights(self):
+        torch.manual_seed(0)
+        model, x = Blocks(), torch.randn(2, 4)
+        want = model(x)
+        gm = flat(model)
+        found = self.replace_pattern(gm, flat(Pair()), flat(SamePairOtherSpelling()))
+        self.assertEqual(len(found), 2)
+        torch.testing.assert_close(gm(x), want)
+        self.assertEqual(sorted(n.target for n in gm.graph.nodes if n.op == "get_attr"),
+                         ["blocks.0.l0.weight", "blocks.0.l1.weight", "blocks.1.l0.weight", "blocks.1.l1.weight"])
+        self.assertFalse(hasattr(gm, "l0"))  # nothing copied from the replacement
+        # torch 2.14 fails copying the replacement's `l0.weight` in (seed 000's KeyError); torch
+        # main copies it, and every block computes with the replacement's random weights.
+        with self.assertRaisesRegex(KeyError, "parameter name can.+t contain"):
+            torch.fx.replace_pattern(flat(model), flat(Pair()), flat(SamePairOtherSpelling()))
+
+
+if __name__ == "__main__":
+    unittest.main()
