@@ -100,22 +100,22 @@ void add_limit_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option_function<std::size_t>(
          "--max-memory-mb", [&o](std::size_t mb) { o.limits.memory_bytes = mb << 20; },
          "memory budget of the script, in MiB")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+      ->check(CLI::Range(std::size_t{1}, lua::kMaxMemoryMb))
       ->default_str(std::to_string(o.limits.memory_bytes >> 20));
   cmd.add_option_function<long>(
          "--max-load-ms", [&o](long ms) { o.limits.load_time = std::chrono::milliseconds(ms); },
          "wall time for loading the script (its top level and what it requires)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1L, lua::kMaxTimeMs))
       ->default_str(std::to_string(o.limits.load_time.count()));
   cmd.add_option_function<long>(
          "--max-call-ms", [&o](long ms) { o.limits.call_time = std::chrono::milliseconds(ms); },
          "wall time per pass, check or handler (0: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0L, lua::kMaxTimeMs))
       ->default_str(std::to_string(o.limits.call_time.count()));
   cmd.add_option_function<long>(
          "--max-pipeline-ms", [&o](long ms) { o.limits.pipeline_time = std::chrono::milliseconds(ms); },
          "wall time for the whole pipeline run (0: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0L, lua::kMaxTimeMs))
       ->default_str(std::to_string(o.limits.pipeline_time.count()));
   cmd.add_option("--seed", o.seed, "seed of the scripts' math.random")->capture_default_str();
 }

@@ -690,7 +690,8 @@ function Graph:submodule(path, fn) end
 ---@field mode? graft.ApplyMode default "fixpoint"
 ---@field max_sweeps? integer fixpoint sweeps at most (default 10)
 ---@field max_iterations? integer the older name of max_sweeps
----@field max_rewrites? integer rewrites at most (default 1000000)
+---@field max_rewrites? integer rewrites at most (default 10 per node of the graph, at least 1000000)
+---@field partial? boolean keep what a run cut short by a limit did (default false: the pass fails)
 ---@field enable? string[] rule names enabled for this call
 ---@field disable? string[] rule names disabled for this call (wins over enable)
 ---@field log? fun(line: string) each decision of the driver

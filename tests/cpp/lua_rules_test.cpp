@@ -252,14 +252,19 @@ TEST_CASE("lua rules: limits are named as the pipeline names them: sweep_limit, 
         pattern = graft.trace(function(a) return torch.relu(a) end),
         replacement = graft.trace(function(a) return torch.tanh(a) end) } }
       return function(g)
-        local r = g:apply(rules, { max_rewrites = 1 })  -- one of the two relus
+        local ok, err = pcall(g.apply, g, rules, { max_rewrites = 1 })  -- cut short: an error, undone
+        assert(not ok and err:find("stopped at the rewrite limit %(1%) after 1 rewrites %(by relu_to_tanh%), before the "
+                                   .. "rules converged; raise max_rewrites / max_sweeps, or pass partial = true"), err)
+        local r = g:apply(rules, { max_rewrites = 1, partial = true })  -- one of the two relus
         assert(r.stop == "rewrite_limit" and r.reason == "rewrite limit (1)" and r.rewrites == 1, r.reason)
-        r = g:apply(rules, { max_sweeps = 1 })  -- the other: the sweep changed the graph
+        r = g:apply(rules, { max_sweeps = 1, partial = true })  -- the other: the sweep changed the graph
         assert(r.stop == "sweep_limit" and r.reason == "sweep limit (1)" and r.sweeps == 1, r.reason)
         r = g:apply(rules, { max_iterations = 1 })  -- the older name: nothing left to rewrite
         assert(r.stop == "converged" and r.sweeps == 1, r.reason)
-        local ok, err = pcall(g.apply, g, rules, { max_sweeps = 1, max_iterations = 1 })
+        ok, err = pcall(g.apply, g, rules, { max_sweeps = 1, max_iterations = 1 })
         assert(not ok and err:find("give max_sweeps or max_iterations %(its older name%), not both"), err)
+        ok, err = pcall(g.apply, g, rules, { partial = 1 })
+        assert(not ok and err:find("partial must be true or false"), err)
       end)lua",
                                  gm);
   REQUIRE_MESSAGE(r.ok(), r.error->to_string());

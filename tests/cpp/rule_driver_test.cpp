@@ -158,6 +158,28 @@ return [r5]
   CHECK(s->stop == StopReason::SweepLimit);  // the sweep changed the graph; no second one to confirm
 }
 
+TEST_CASE("rules: a run cut short is an error and undone unless partial results are asked for") {
+  std::vector<Rule> rules{rule("collapse", twice(kRelu), unary(kRelu))};
+  GraphModule a = relu_chain(6);
+  const std::string before = text(a);
+  DriveOptions o;
+  o.max_rewrites = 2;
+  o.partial = false;
+  auto r = apply_rules(a.graph, rules, o);
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.status().message() ==
+        "stopped at the rewrite limit (2) after 2 rewrites (by collapse), before the rules converged; raise "
+        "max_rewrites / max_sweeps, or pass partial = true to keep what a limited run does");
+  CHECK(text(a) == before);
+  o.max_rewrites = 0;  // the default: 10 per node, at least 1,000,000
+  auto done = apply_rules(a.graph, rules, o);
+  REQUIRE(done.is_ok());
+  CHECK(done->stop == StopReason::Converged);
+  CHECK(done->rewrite_limit == 1'000'000);
+  CHECK(default_rewrite_limit(10) == 1'000'000);
+  CHECK(default_rewrite_limit(500'000) == 5'000'000);
+}
+
 TEST_CASE("rules: a failing replacement leaves the graph exactly as it was, naming rule and node") {
   GraphModule a = relu_chain(3);
   const std::string before = text(a);

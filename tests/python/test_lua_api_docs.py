@@ -112,7 +112,7 @@ def code_api():
     api["rule_spec"] = set(re.findall(r'k != "(\w+)"', between(
         rules, "int graft_rule(", 'lua_getfield(L, 1, "name")', "rule_api.cpp")))
     drive_options = function_body(rules, "DriveOptions read_drive_options(", "rule_api.cpp")
-    known = re.search(r'check_option_names\(L, index, "g:apply",\s*\{([^}]*)\}\)', drive_options)
+    known = re.search(r'check_option_names\(\s*L, index, "g:apply",\s*\{([^}]*)\}\)', drive_options)
     api["apply_options"] = set(re.findall(r'"(\w+)"', known.group(1))) if known else set()
     api["apply_modes"] = set(re.findall(r'mode == "(\w+)"', drive_options))
     api["report_fields"] = set(re.findall(r'lua_setfield\(L, -2, "(\w+)"\)', function_body(

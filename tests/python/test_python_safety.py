@@ -4,9 +4,12 @@ is the repro of a defect a user met, so each fails without its fix."""
 import json
 import operator
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 import torch
@@ -304,6 +307,229 @@ class ModuleFormWeights(unittest.TestCase):
         # main copies it, and every block computes with the replacement's random weights.
         with self.assertRaisesRegex(KeyError, "parameter name can.+t contain"):
             torch.fx.replace_pattern(flat(model), flat(Pair()), flat(SamePairOtherSpelling()))
+
+
+SIGMOID_INSIDE = """return graft.pass{name = "edit_inside", run = function(g)
+  g:submodule(%r, function(sub)
+    for n in sub:nodes("call_function") do
+      if n.target == "torch.relu" then
+        local _ <close> = sub:inserting_after(n)
+        n:replace_all_uses_with(sub:call_function(%r, {n.args[1]}))
+      end
+    end
+    sub:eliminate_dead_code()
+  end)
+end}
+"""
+
+
+class Inner(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x) * 2
+
+
+class Middle(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+
+    def forward(self, x):
+        return self.inner(x) - 1
+
+
+class Outer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.middle = Middle()
+
+    def forward(self, x):
+        return self.middle(x) + 1
+
+
+def hierarchy():
+    """Outer -> middle -> inner, each a GraphModule calling the next (an imported hierarchy)."""
+    class Calls(torch.fx.Tracer):
+        def is_leaf_module(self, m, qualname):
+            return isinstance(m, (Middle, Inner))
+
+    outer, middle = Outer(), Middle()
+    gm = torch.fx.GraphModule(outer, Calls().trace(outer))
+    gm.middle = torch.fx.GraphModule(middle, Calls().trace(middle))
+    gm.middle.inner = torch.fx.symbolic_trace(Inner())
+    return gm
+
+
+class SubmoduleEdits(unittest.TestCase):
+    """graft.run dropped every edit a script made inside g:submodule graphs, and said ok."""
+
+    def setUp(self):
+        self.graft = graft_module(self)
+        self.dir = tempfile.mkdtemp(prefix="graft_safety_")
+
+    def script(self, path, target):
+        script = os.path.join(self.dir, "edit.lua")
+        with open(script, "w") as f:
+            f.write(SIGMOID_INSIDE % (path, target))
+        return script
+
+    def test_edits_inside_a_nested_submodule_reach_it(self):
+        gm = hierarchy()
+        x = torch.tensor([-1.0, 0.5, 2.0])
+        kept = [n for n in gm.middle.inner.graph.nodes if n.op == "placeholder"][0]
+        self.graft.run(self.script("middle.inner", "torch.sigmoid"), gm)
+        self.assertIn("torch.sigmoid", gm.middle.inner.code)
+        self.assertNotIn("torch.relu", gm.middle.inner.code)
+        torch.testing.assert_close(gm(x), torch.sigmoid(x) * 2 - 1 + 1)
+        self.assertIs([n for n in gm.middle.inner.graph.nodes if n.op == "placeholder"][0], kept)
+
+    def test_a_failing_conversion_inside_changes_nothing(self):
+        gm = hierarchy()
+        before = (gm.code, gm.middle.code, gm.middle.inner.code)
+        with self.assertRaisesRegex(self.graft.ScriptError, "cannot be applied .* 'nowhere.function' is not under"):
+            self.graft.run(self.script("middle.inner", "nowhere.function"), gm)
+        self.assertEqual((gm.code, gm.middle.code, gm.middle.inner.code), before)
+
+
+FOREVER = """return graft.pass{name = "forever", run = function(g) while true do end end}
+"""
+
+GROW = """return graft.pass{name = "grow", run = function(g)
+  for n in g:nodes("call_function") do
+    local _ <close> = g:inserting_after(n)
+    local x = n
+    for i = 1, %d do x = g:call_function("torch.relu", {x}) end
+    n:replace_all_uses_with(x, function(u) return u.op == "output" end)
+    break
+  end
+end}
+"""
+
+
+class InProcessBudgets(unittest.TestCase):
+    """The budgets hold in process as in the CLI: Ctrl-C, conversion back to torch.fx, keyword
+    values, one edit of a GraphModule at a time."""
+
+    def setUp(self):
+        self.graft = graft_module(self)
+        self.dir = tempfile.mkdtemp(prefix="graft_safety_")
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_ctrl_c_stops_a_run_with_every_time_budget_off(self):
+        script = self.write("forever.lua", FOREVER)
+        gm = relu_module()
+        before = gm.code
+        from graft import convert
+        sent = []
+
+        def interrupt_once_running():
+            while id(gm) not in convert._editing:
+                time.sleep(0.01)
+            time.sleep(0.2)  # inside the script's endless loop by now
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+
+        timer = threading.Thread(target=interrupt_once_running)
+        timer.start()
+        with self.assertRaises(KeyboardInterrupt):
+            self.graft.run(script, gm, max_call_ms=0, max_pipeline_ms=0, max_instructions=2**63)
+        timer.join()
+        # Not a timing test: without the fix the run never ends (the suite's timeout catches it).
+        print(f"[interrupt] stopped {time.monotonic() - sent[0]:.3f} s after SIGINT", file=sys.stderr)
+        self.assertEqual(gm.code, before)
+
+    def test_conversion_back_is_charged_to_the_script(self):
+        script = self.write("grow.lua", GROW % 100_000)
+        gm = relu_module()
+        before = gm.code
+        with self.assertRaisesRegex(self.graft.ScriptError, r"100000 more nodes .* about 781 MiB, over the script's "
+                                                            r"memory budget of 64 MiB \(max_memory_mb\)"):
+            self.graft.run(script, gm, max_memory_mb=64)
+        with self.assertRaisesRegex(self.graft.ScriptError, r"about 5\.0 s, over .* \(2\.0 s, max_call_ms\)"):
+            self.graft.run(script, gm, max_memory_mb=1024, max_call_ms=2000)
+        self.assertEqual(gm.code, before)
+        small = self.write("small.lua", GROW % 100)
+        self.graft.run(small, gm, max_memory_mb=64, max_call_ms=2000)
+        self.assertEqual(len(gm.graph.nodes), 103)
+
+    def test_budget_keywords_are_checked_as_the_cli_checks_them(self):
+        script = self.write("noop.lua", "return graft.pipeline{name = 'noop', passes = {}}\n")
+        gm = relu_module()
+        for keyword, value, error, message in (
+                ("max_memory_mb", 2**44 + 1, ValueError, r"max_memory_mb: value 17592186044417 not in range \[1 - 1048576\]"),
+                ("max_memory_mb", 0, ValueError, r"max_memory_mb: value 0 not in range"),
+                ("max_call_ms", -1, ValueError, r"max_call_ms: value -1 not in range \[0 - "),
+                ("max_pipeline_ms", 10**13, ValueError, r"max_pipeline_ms: value 10000000000000 not in range"),
+                ("max_load_ms", 0, ValueError, r"max_load_ms: value 0 not in range \[1 - "),
+                ("max_instructions", 2**64, ValueError, r"max_instructions: value 18446744073709551616 not in range"),
+                ("seed", -1, ValueError, r"seed: value -1 not in range"),
+                ("max_call_ms", "5", TypeError, r"max_call_ms: expected an integer, got str"),
+                ("max_call_ms", 5.0, TypeError, r"max_call_ms: expected an integer, got float"),
+                ("max_memory_mb", True, TypeError, r"max_memory_mb: expected an integer, got bool")):
+            with self.subTest(keyword=keyword, value=value), self.assertRaisesRegex(error, message):
+                self.graft.run(script, gm, **{keyword: value})
+            with self.subTest(host=keyword, value=value), self.assertRaisesRegex(error, message):
+                self.graft.ScriptHost(script, **{keyword: value})
+        self.graft.run(script, gm, max_memory_mb=1 << 20, max_call_ms=0, seed=2**64 - 1)
+
+    def test_two_threads_on_one_module_one_is_refused(self):
+        slow = self.write("slow.lua", FOREVER)
+        gm = relu_module()
+        errors = []
+
+        def first():
+            try:
+                self.graft.run(slow, gm, max_call_ms=3000)
+            except self.graft.ScriptError as e:
+                errors.append(e)
+
+        thread = threading.Thread(target=first)
+        thread.start()
+        from graft import convert
+        while id(gm) not in convert._editing:  # the first run has the module
+            time.sleep(0.01)
+        with self.assertRaisesRegex(self.graft.GraftError, "is editing this GraphModule in another thread"):
+            self.graft.run(slow, gm, max_call_ms=100)
+        from graft.fx import replace_pattern
+        with self.assertRaisesRegex(self.graft.GraftError, "is editing this GraphModule in another thread"):
+            replace_pattern(gm, torch.relu, torch.sigmoid)
+        thread.join()
+        self.assertRegex(str(errors[0]), "budget exceeded")
+        # Once the first is done, the module is free again; other modules never wait.
+        self.assertEqual(len(replace_pattern(gm, lambda x: torch.relu(x), lambda x: torch.sigmoid(x))), 1)
+
+
+class FiltersThatEdit(unittest.TestCase):
+    """A filter that edits the graph left the module half rewritten, or its edit overwritten."""
+
+    def setUp(self):
+        self.graft = graft_module(self)
+        from graft.fx import replace_pattern_with_filters
+        self.replace = replace_pattern_with_filters
+
+    def test_an_editing_filter_is_an_error_and_nothing_is_replaced(self):
+        def erase_user(match, graph, pattern):
+            relu = match.returning_nodes[0]
+            with graph.inserting_after(relu):
+                neg = graph.call_function(torch.neg, (relu,))
+            relu.replace_all_uses_with(neg, delete_user_cb=lambda u: u is not neg)
+            return True
+
+        gm = relu_module()
+        with self.assertRaisesRegex(self.graft.GraftError, "a match filter edited the graph"):
+            self.replace(gm, lambda x: torch.relu(x), lambda x: torch.sigmoid(x), [erase_user])
+        self.assertEqual([n.target for n in gm.graph.nodes if n.op == "call_function"], [torch.relu, torch.neg])
+
+    def test_a_filter_that_only_looks_is_fine(self):
+        gm = relu_module()
+        looked = []
+        found = self.replace(gm, lambda x: torch.relu(x), lambda x: torch.sigmoid(x),
+                             [lambda m, g, p: looked.append(len(g.nodes)) or True])
+        self.assertEqual((len(found), looked), (1, [3]))
 
 
 if __name__ == "__main__":

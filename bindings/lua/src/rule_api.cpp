@@ -475,13 +475,21 @@ std::vector<Rule> rules_of(lua_State* L, int index) {
 
 namespace {
 
-DriveOptions read_drive_options(lua_State* L, int index, std::vector<Rule>& rules, int& log_ref) {
+DriveOptions read_drive_options(lua_State* L, int index, std::vector<Rule>& rules, int& log_ref, bool& partial) {
   DriveOptions o;
   log_ref = LUA_NOREF;
+  partial = false;
   if (lua_isnoneornil(L, index)) return o;
   luaL_checktype(L, index, LUA_TTABLE);
-  check_option_names(L, index, "g:apply",
-                     {"mode", "max_sweeps", "max_iterations", "max_rewrites", "enable", "disable", "log", "name"});
+  check_option_names(
+      L, index, "g:apply",
+      {"mode", "max_sweeps", "max_iterations", "max_rewrites", "partial", "enable", "disable", "log", "name"});
+  lua_getfield(L, index, "partial");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_isboolean(L, -1)) luaL_error(L, "g:apply: partial must be true or false");
+    partial = lua_toboolean(L, -1) != 0;
+  }
+  lua_pop(L, 1);
   lua_getfield(L, index, "mode");
   if (!lua_isnil(L, -1)) {
     const std::string mode = luaL_checkstring(L, -1);
@@ -543,7 +551,9 @@ int apply_rules_here(lua_State* L) {
   require_writable(L, *cg.session);
   std::vector<Rule> rules = rules_of(L, 2);
   int log_ref = LUA_NOREF;
-  DriveOptions o = read_drive_options(L, 3, rules, log_ref);
+  bool partial = false;
+  DriveOptions o = read_drive_options(L, 3, rules, log_ref, partial);
+  o.partial = partial;
   struct Unref {
     lua_State* L;
     int ref;
@@ -658,7 +668,8 @@ int ruleset_pass(lua_State* L) {
   {  // the options are checked now, where the script builds the pass, not when it runs
     std::vector<Rule> rules = rules_of(L, 1);
     int log_ref = LUA_NOREF;
-    (void)read_drive_options(L, 2, rules, log_ref);
+    bool partial = false;
+    (void)read_drive_options(L, 2, rules, log_ref, partial);
     luaL_unref(L, LUA_REGISTRYINDEX, log_ref);
   }
   lua_getfield(L, LUA_REGISTRYINDEX, "graft.module");

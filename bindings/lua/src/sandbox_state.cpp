@@ -204,6 +204,8 @@ Status SandboxState::open() {
 }
 
 void SandboxState::request_stop(std::string message) {
+  // The message is read only once the flag is seen set: never rewrite it while it is.
+  if (budget_.stop_requested.load(std::memory_order_acquire)) return;
   budget_.stop_message = std::move(message);
   budget_.stop_requested.store(true, std::memory_order_release);
 }

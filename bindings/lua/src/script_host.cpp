@@ -1,6 +1,7 @@
 // ScriptHost: versions of scripts, built in fresh sandboxes and swapped in whole.
 #include "graft/lua/script_host.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -132,7 +133,8 @@ bool ScriptHost::wait_for_change(std::chrono::milliseconds timeout) {
   return woke;
 }
 
-PipelineReport ScriptHost::run(const std::filesystem::path& script, GraphModule& gm) {
+PipelineReport ScriptHost::run(const std::filesystem::path& script, GraphModule& gm,
+                               const std::atomic<bool>* interrupt) {
   std::shared_ptr<Version> v;
   {
     std::lock_guard lock(impl_->mutex);
@@ -153,15 +155,26 @@ PipelineReport ScriptHost::run(const std::filesystem::path& script, GraphModule&
     auto it = impl_->entries.find(key_of(script));
     if (it != impl_->entries.end() && it->second.current == v) stamps = it->second.stamps;
   }
-  std::jthread save_watch;
-  if (!stamps.empty()) {
-    save_watch = std::jthread([&, poll = impl_->options.poll_interval](std::stop_token stop) {
+  std::jthread watch;
+  if (!stamps.empty() || interrupt != nullptr) {
+    // The interrupt is looked at more often than the files: a user waits for Ctrl-C.
+    const auto poll = interrupt != nullptr ? std::min(impl_->options.poll_interval, std::chrono::milliseconds(10))
+                                           : impl_->options.poll_interval;
+    watch = std::jthread([&, poll](std::stop_token stop) {
       std::mutex m;
       std::condition_variable_any wake;
       std::unique_lock lock(m);
+      auto next_file_look = std::chrono::steady_clock::now();
       while (!stop.stop_requested()) {
         wake.wait_for(lock, stop, poll, [] { return false; });
         if (stop.stop_requested()) return;
+        if (interrupt != nullptr && interrupt->load(std::memory_order_acquire)) {
+          // Asked again at every look: a request made before the run cleared its stop flag counts.
+          v->sandbox->request_stop("interrupted");
+          continue;
+        }
+        if (stamps.empty() || std::chrono::steady_clock::now() < next_file_look) continue;
+        next_file_look = std::chrono::steady_clock::now() + impl_->options.poll_interval;
         for (const auto& [file, stamp] : stamps) {
           if (detail::stamp_file(file).same_content(stamp)) continue;
           v->sandbox->request_stop("abandoned: " + file.string() + " was saved again");
@@ -171,7 +184,7 @@ PipelineReport ScriptHost::run(const std::filesystem::path& script, GraphModule&
     });
   }
   PipelineReport r = run_pipeline(*v->sandbox, gm);
-  save_watch = {};  // stops and joins the watch before the report is read
+  watch = {};  // stops and joins the watch before the report is read
   r.script_version = v->number;
   return r;
 }

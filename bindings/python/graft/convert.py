@@ -4,6 +4,10 @@ What FX's values and nodes become in graft's IR is graft_fx's definition (the sa
 files): the native module calls graft_fx for function names, dtypes, devices and tensor
 descriptions, and converts numbers, strings, containers and node references itself.
 """
+import contextlib
+import signal
+import threading
+
 import torch
 
 from graft_fx import export as _export
@@ -11,6 +15,44 @@ from graft_fx import format as _fmt
 from graft_fx import importer as _importer
 
 from . import _native
+
+
+_editing = {}  # id(GraphModule) -> what edits it now
+_editing_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def exclusive(gm, what):
+    """`what` edits `gm` alone: a second graft call on the same GraphModule while one runs (from
+    another thread) raises instead of racing it (one of the two edits would be lost)."""
+    with _editing_lock:
+        other = _editing.get(id(gm))
+        if other is not None:
+            raise _native.GraftError(f"{what}: {other} is editing this GraphModule in another thread; graft "
+                                     "refuses two edits of one GraphModule at once (wait for it, or copy the module)")
+        _editing[id(gm)] = what
+    try:
+        yield
+    finally:
+        with _editing_lock:
+            del _editing[id(gm)]
+
+
+@contextlib.contextmanager
+def signals_deferred():
+    """Ctrl-C while graft applies a result to a GraphModule is raised once it is applied: half
+    an edit would leave the module neither as it was nor as the script made it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def module_table_json(gm):
@@ -71,6 +113,34 @@ class FxModule:
             raise TypeError(f"graft.from_fx takes a torch.fx.GraphModule, not {type(gm).__name__}")
         self.gm = gm
         self.native = _native.Graph(gm.graph, codec or _native.Codec(), module_table_json(gm) if modules else "")
+        # The graphs of GraphModule submodules as converted: edits a script makes inside them
+        # (g:submodule) are applied to those submodules too.
+        self._submodule_graphs = {}
+        if modules:
+            for path, sub in gm.named_modules():
+                if path and isinstance(sub, torch.fx.GraphModule):
+                    text = self.native.module_graph_json(path)
+                    if text is not None:
+                        self._submodule_graphs[path] = text
+
+    def _edited_submodules(self):
+        """(submodule, its converted graph holding the edits) for every GraphModule submodule
+        whose graph the engine changed, each checked convertible: fails before anything changes."""
+        edited = []
+        for path, before in self._submodule_graphs.items():
+            now = self.native.module_graph_json(path)
+            if now is None or now == before:
+                continue
+            sub = self.gm.get_submodule(path)
+            native = _native.Graph(sub.graph, self.native.codec, module_table_json(sub))
+            native.take_module_graph(self.native, path)
+            native.check()
+            missing = sorted({t for _, t in native.attribute_targets() if try_get_attr(sub, t) is None})
+            if missing:
+                raise _native.GraftError(f"submodule {path!r}: its edited graph reads {missing[0]!r}, which the "
+                                         "submodule does not have (add attributes from the root graph)")
+            edited.append((sub, native))
+        return edited
 
     def __len__(self):
         return len(self.native)
@@ -83,6 +153,7 @@ class FxModule:
         """Applies the engine's edits to the GraphModule and returns it. Everything that can
         fail (a function or module graft cannot make) fails before the module changes.
         `by_name`: the edits may have replaced the whole graph (a Lua Transformer pass)."""
+        edited = self._edited_submodules()
         made = new_attributes(self.gm, self.native)
         changed = True
         if by_name:
@@ -90,6 +161,11 @@ class FxModule:
         else:
             changed = self.native.sync()
         attach_attributes(self.gm, made)
+        for sub, native in edited:
+            native.sync_by_name()
+            sub.graph.lint()
+            sub.recompile()
+        self._submodule_graphs = {path: self.native.module_graph_json(path) for path in self._submodule_graphs}
         if changed:
             self.gm.graph.lint()
         if recompile:

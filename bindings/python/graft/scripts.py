@@ -9,9 +9,10 @@ ScriptError naming the script, line and node.
 """
 import json
 import os
+import time
 
 from . import _native
-from .convert import FxModule
+from .convert import FxModule, exclusive, signals_deferred
 
 __all__ = ["ScriptError", "ScriptHost", "run"]
 
@@ -64,13 +65,49 @@ def _options(script, budgets, script_roots, poll_seconds=None):
     return options
 
 
-def _run(host, script, gm):
-    module = FxModule(gm)
-    report_json, error = host.run(os.path.abspath(script), module.native)
-    report = json.loads(report_json)
-    if error is not None:
-        raise ScriptError.from_diagnostic(error, report)
-    module.to_fx(by_name=True)
+# What applying a script's result to a GraphModule costs per torch.fx node it adds (its Node
+# object, its line of generated code, recompiling): measured on a 100,000-node chain
+# (bench/README.md, "Applying results in Python"). Charged to the script's budgets beforehand.
+FX_NODE_BYTES = 8 << 10
+FX_NODE_SECONDS = 50e-6
+
+
+def _charge_conversion(script, grown, budgets, elapsed):
+    """Refuses, before the GraphModule changes, a result whose conversion back to torch.fx would
+    exceed the script's memory or time budget: the work a script causes is charged to it."""
+    if grown <= 0:
+        return
+    limits = dict(_native.DEFAULT_BUDGETS, **{k: v for k, v in budgets.items() if v is not None})
+    need_mb = grown * FX_NODE_BYTES / (1 << 20)
+    if need_mb > limits["max_memory_mb"]:
+        raise ScriptError(f"{script}: the result has {grown} more nodes than the module; making them torch.fx nodes "
+                          f"would take about {need_mb:.0f} MiB, over the script's memory budget of "
+                          f"{limits['max_memory_mb']} MiB (max_memory_mb)", file=script)
+    need_s = grown * FX_NODE_SECONDS
+    for key, left in (("max_call_ms", limits["max_call_ms"] / 1000),
+                      ("max_pipeline_ms", limits["max_pipeline_ms"] / 1000 - elapsed)):
+        if limits[key] > 0 and need_s > left:
+            raise ScriptError(f"{script}: the result has {grown} more nodes than the module; making them torch.fx "
+                              f"nodes would take about {need_s:.1f} s, over what the script's time budget leaves "
+                              f"({max(left, 0):.1f} s, {key})", file=script)
+
+
+def _run(host, script, gm, budgets):
+    with exclusive(gm, f"graft.run({os.path.basename(script)!r})"):
+        module = FxModule(gm)
+        size = len(module)
+        start = time.monotonic()
+        report_json, error = host.run(os.path.abspath(script), module.native)
+        report = json.loads(report_json)
+        if error is not None:
+            raise ScriptError.from_diagnostic(error, report)
+        _charge_conversion(script, len(module) - size, budgets, time.monotonic() - start)
+        with signals_deferred():
+            try:
+                module.to_fx(by_name=True)
+            except (LookupError, ValueError, TypeError, _native.GraftError) as e:
+                raise ScriptError(f"{script}: the result cannot be applied to the GraphModule (it is unchanged): {e}",
+                                  file=script, report=report) from e
     return gm, report
 
 
@@ -85,6 +122,7 @@ class ScriptHost:
 
     def __init__(self, script, script_roots=(), poll_seconds=0.2, **budgets):
         self.script = os.path.abspath(os.fspath(script))
+        self._budgets = dict(budgets)
         self._host = _native.ScriptHost(_options(self.script, budgets, script_roots, poll_seconds))
         error = self._host.load(self.script)
         if error is not None:
@@ -110,7 +148,7 @@ class ScriptHost:
 
     def run(self, gm):
         """Runs the current version on `gm` (edited in place); returns (gm, report dict)."""
-        return _run(self._host, self.script, gm)
+        return _run(self._host, self.script, gm, self._budgets)
 
 
 def run(script, gm, script_roots=(), **budgets):
@@ -123,4 +161,4 @@ def run(script, gm, script_roots=(), **budgets):
     error = host.load(os.path.abspath(script))
     if error is not None:
         raise ScriptError.from_diagnostic(error)
-    return _run(host, script, gm)
+    return _run(host, script, gm, budgets)

@@ -299,6 +299,16 @@ bool FxGraph::sync() {
   return true;
 }
 
+void FxGraph::check() {
+  for (NodeId n : ir_.graph.nodes()) check_convertible(n);
+}
+
+void FxGraph::take_module_graph(const FxGraph& other, const std::string& path) {
+  const ModuleInfo* module = other.ir().modules.find(path);
+  if (module == nullptr || !module->graph) throw py::key_error(fmt::format("module '{}' has no graph", path));
+  ir_.graph = *module->graph;
+}
+
 void FxGraph::sync_by_name() {
   const Graph& g = ir_.graph;
   std::unordered_map<std::string, py::object> by_name;
@@ -313,7 +323,7 @@ void FxGraph::sync_by_name() {
       kept.insert(found->second.ptr());
     }
   }
-  for (NodeId n : g.nodes()) check_convertible(n);  // before the FX graph changes at all
+  check();  // before the FX graph changes at all
   const FxOf fx_of = [&fx](NodeId id) { return fx[id]; };
   std::unordered_map<PyObject*, NodeId> id_of_kept;
   for (NodeId n : g.nodes())

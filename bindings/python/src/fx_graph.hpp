@@ -57,6 +57,11 @@ class FxGraph {
   /// The same for edits the listener cannot follow (a Transformer pass replaces the whole
   /// graph): IR and FX nodes are paired by name (and op and target), O(graph).
   void sync_by_name();
+  /// Raises (changing nothing) if some IR node cannot become an FX node.
+  void check();
+  /// The graph of module `path` of `other`'s module table becomes this IR's graph (a
+  /// submodule's graph a script edited; sync_by_name() then applies it to this FX graph).
+  void take_module_graph(const FxGraph& other, const std::string& path);
 
  private:
   using FxOf = std::function<py::object(NodeId)>;

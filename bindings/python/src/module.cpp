@@ -8,6 +8,7 @@
 #include "fx_rewrite.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/ir/lint.hpp"
+#include "graft/lua/limits.hpp"
 #include "script_host.hpp"
 
 namespace py = pybind11;
@@ -43,6 +44,21 @@ PYBIND11_MODULE(_native, m) {
       .def("__len__", [](const FxGraph& g) { return g.ir().graph.size(); })
       .def("sync", &FxGraph::sync, "Applies the engine's edits to the FX graph")
       .def("sync_by_name", &FxGraph::sync_by_name, "The same after edits that rebuilt the graph (Lua pipelines)")
+      .def("check", &FxGraph::check, "Raises if a node of the IR cannot become an FX node")
+      .def("take_module_graph", &FxGraph::take_module_graph, py::arg("other"), py::arg("path"),
+           "Module `path`'s graph in `other`'s module table becomes this IR's graph")
+      .def(
+          "module_graph_json",
+          [](const FxGraph& g, const std::string& path) -> py::object {
+            const ModuleInfo* module = g.ir().modules.find(path);
+            if (module == nullptr || !module->graph) return py::none();
+            GraphModule one;
+            one.graph = *module->graph;
+            Result<std::string> text = to_graph_json(one);
+            if (!text) throw EngineError(text.status().message());
+            return py::str(text.value());
+          },
+          py::arg("path"), "The graph of module `path` of the IR's module table as graph file text, or None")
       .def(
           "json",
           [](const FxGraph& g) {
@@ -76,6 +92,16 @@ PYBIND11_MODULE(_native, m) {
       .def("__getitem__", &Matches::describe);
 
   bind_script_host(m);
+  {
+    const lua::Limits defaults;
+    py::dict budgets;
+    budgets["max_instructions"] = defaults.instructions;
+    budgets["max_memory_mb"] = defaults.memory_bytes >> 20;
+    budgets["max_load_ms"] = defaults.load_time.count();
+    budgets["max_call_ms"] = defaults.call_time.count();
+    budgets["max_pipeline_ms"] = defaults.pipeline_time.count();
+    m.attr("DEFAULT_BUDGETS") = budgets;  // what an omitted budget keyword means
+  }
   m.attr("SOURCE_SCRIPTS_DIR") = GRAFT_SOURCE_SCRIPTS_DIR;
 
   m.def("propose_partitions", &graft::python::propose_partitions, py::arg("graph"), py::arg("supported"),

@@ -3,7 +3,16 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include "fx_graph.hpp"
 #include "graft/lua/rules.hpp"
@@ -29,25 +38,88 @@ py::object diagnostic_or_none(const std::optional<Diagnostic>& d) {
   return d ? py::object(diagnostic(*d)) : py::object(py::none());
 }
 
+/// An integer keyword in [lo, hi], checked as the CLI checks its --max-* option (a bool is no
+/// integer here, and a too large int is out of range rather than wrapped).
+template <typename T>
+T integer(const std::string& key, const py::handle& value, T lo, T hi) {
+  if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr()))
+    throw py::type_error(fmt::format("{}: expected an integer, got {}", key, Py_TYPE(value.ptr())->tp_name));
+  const auto out_of_range = [&] {
+    return py::value_error(
+        fmt::format("{}: value {} not in range [{} - {}]", key, py::str(value).cast<std::string>(), lo, hi));
+  };
+  if (PyObject_RichCompareBool(value.ptr(), py::int_(lo).ptr(), Py_LT) == 1 ||
+      PyObject_RichCompareBool(value.ptr(), py::int_(hi).ptr(), Py_GT) == 1)
+    throw out_of_range();
+  return value.cast<T>();
+}
+
 /// Budgets from Python keywords; omitted ones keep graft's defaults (graft/lua/limits.hpp).
 lua::ScriptHostOptions options_from(const py::dict& budgets) {
   lua::ScriptHostOptions o;
   lua::Limits& l = o.sandbox.limits;
+  constexpr auto kMaxU64 = std::numeric_limits<std::uint64_t>::max();
   for (auto [key, value] : budgets) {
     const std::string k = key.cast<std::string>();
     if (value.is_none()) continue;
-    if (k == "max_instructions") l.instructions = value.cast<std::uint64_t>();
-    else if (k == "max_memory_mb") l.memory_bytes = value.cast<std::size_t>() << 20;
-    else if (k == "max_load_ms") l.load_time = std::chrono::milliseconds(value.cast<long>());
-    else if (k == "max_call_ms") l.call_time = std::chrono::milliseconds(value.cast<long>());
-    else if (k == "max_pipeline_ms") l.pipeline_time = std::chrono::milliseconds(value.cast<long>());
-    else if (k == "seed") o.sandbox.seed = value.cast<std::uint64_t>();
+    if (k == "max_instructions") l.instructions = integer<std::uint64_t>(k, value, 0, kMaxU64);
+    else if (k == "max_memory_mb") l.memory_bytes = integer<std::size_t>(k, value, 1, lua::kMaxMemoryMb) << 20;
+    else if (k == "max_load_ms") l.load_time = std::chrono::milliseconds(integer<long>(k, value, 1, lua::kMaxTimeMs));
+    else if (k == "max_call_ms") l.call_time = std::chrono::milliseconds(integer<long>(k, value, 0, lua::kMaxTimeMs));
+    else if (k == "max_pipeline_ms")
+      l.pipeline_time = std::chrono::milliseconds(integer<long>(k, value, 0, lua::kMaxTimeMs));
+    else if (k == "seed") o.sandbox.seed = integer<std::uint64_t>(k, value, 0, kMaxU64);
     else if (k == "roots") o.sandbox.roots = value.cast<std::vector<std::filesystem::path>>();
-    else if (k == "poll_seconds")
-      o.poll_interval = std::chrono::milliseconds(static_cast<long>(value.cast<double>() * 1000));
-    else throw py::type_error("unknown option '" + k + "'");
+    else if (k == "poll_seconds") {
+      const double seconds = value.cast<double>();
+      if (!(seconds > 0 && seconds <= 3600)) throw py::value_error("poll_seconds: not in range (0 - 3600]");
+      o.poll_interval = std::chrono::milliseconds(std::max(1L, static_cast<long>(seconds * 1000)));
+    } else throw py::type_error("unknown option '" + k + "'");
   }
   return o;
+}
+
+/// Runs `script` on `gm` in a worker thread while this one, between waits of 10 ms, lets
+/// Python run its signal handlers: Ctrl-C (KeyboardInterrupt) stops the run at its next budget
+/// check and is raised once it has stopped, the graph as it was. The run touches only graft's
+/// IR, never a Python object, so it runs without the GIL.
+py::tuple run_interruptibly(lua::ScriptHost& h, const std::filesystem::path& script, GraphModule& gm) {
+  lua::PipelineReport report;
+  std::exception_ptr failure;
+  std::atomic<bool> interrupt{false};
+  std::mutex m;
+  std::condition_variable finished;
+  bool done = false;
+  std::optional<py::error_already_set> raised;
+  {
+    py::gil_scoped_release unlocked;
+    std::thread worker([&] {
+      try {
+        report = h.run(script, gm, &interrupt);
+      } catch (...) { failure = std::current_exception(); }
+      std::lock_guard lock(m);
+      done = true;
+      finished.notify_one();
+    });
+    std::unique_lock lock(m);
+    while (!finished.wait_for(lock, std::chrono::milliseconds(10), [&] { return done; })) {
+      if (raised) continue;
+      lock.unlock();
+      {
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) {
+          raised.emplace();  // takes the error: KeyboardInterrupt, or what a handler raised
+          interrupt.store(true, std::memory_order_release);
+        }
+      }
+      lock.lock();
+    }
+    lock.unlock();
+    worker.join();
+  }
+  if (raised) throw std::move(*raised);
+  if (failure) std::rethrow_exception(failure);
+  return py::make_tuple(report.to_json(), diagnostic_or_none(report.error));
 }
 
 }  // namespace
@@ -105,13 +177,7 @@ void bind_script_host(py::module_& m) {
       .def("version", &lua::ScriptHost::version)
       .def("files", &lua::ScriptHost::files)
       .def("run", [](lua::ScriptHost& h, const std::filesystem::path& script, FxGraph& graph) {
-        lua::PipelineReport report;
-        {
-          // The run touches only graft's IR, never a Python object.
-          py::gil_scoped_release unlocked;
-          report = h.run(script, graph.ir());
-        }
-        return py::make_tuple(report.to_json(), diagnostic_or_none(report.error));
+        return run_interruptibly(h, script, graph.ir());
       });
 }
 

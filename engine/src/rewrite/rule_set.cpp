@@ -194,6 +194,7 @@ class Dispatch {
 class Driver {
  public:
   Driver(Graph& g, const std::vector<Rule>& rules, const DriveOptions& o) : g_(g), rules_(rules), o_(o) {
+    report_.rewrite_limit = o.max_rewrites != 0 ? o.max_rewrites : default_rewrite_limit(g.size());
     for (std::size_t i = 0; i < rules.size(); ++i)
       if (rules[i].enabled) order_.push_back(i);
     std::stable_sort(order_.begin(), order_.end(),
@@ -288,7 +289,7 @@ class Driver {
       log(fmt::format("rule {}: {} match{}", r.name, matches.size(), matches.size() == 1 ? "" : "es"));
       ReplacedValues replaced;
       for (const SubgraphMatch& m : matches) {
-        if (report_.rewrites >= o_.max_rewrites) {
+        if (report_.rewrites >= report_.rewrite_limit) {
           report_.stop = StopReason::RewriteLimit;
           return Status::ok();
         }
@@ -377,7 +378,7 @@ class Driver {
             if (Status s = interrupted(); !s) return with_rule(r, n, s);
             continue;
           }
-          if (report_.rewrites >= o_.max_rewrites) {
+          if (report_.rewrites >= report_.rewrite_limit) {
             report_.stop = StopReason::RewriteLimit;
             return Status::ok();
           }
@@ -424,10 +425,12 @@ std::string_view stop_reason_name(StopReason r) {
   return "?";
 }
 
+std::size_t default_rewrite_limit(std::size_t nodes) { return std::max<std::size_t>(1'000'000, 10 * nodes); }
+
 std::string DriveReport::stop_text(const DriveOptions& o) const {
   switch (stop) {
     case StopReason::SweepLimit: return fmt::format("sweep limit ({})", o.max_sweeps);
-    case StopReason::RewriteLimit: return fmt::format("rewrite limit ({})", o.max_rewrites);
+    case StopReason::RewriteLimit: return fmt::format("rewrite limit ({})", rewrite_limit);
     case StopReason::Cycle: {
       std::string chain;
       for (const std::string& r : cycle) chain += r + " -> ";
@@ -473,6 +476,17 @@ Result<DriveReport> apply_rules(Graph& g, const std::vector<Rule>& rules, const 
   Transaction transaction(g);  // inside a pass's transaction too: a failure undoes this run only
   Driver driver(g, rules, options);
   if (Status s = driver.run(); !s) return s;
+  const DriveReport& r = driver.report();
+  if (!options.partial && (r.stop == StopReason::RewriteLimit || r.stop == StopReason::SweepLimit)) {
+    std::string by;
+    for (const RuleStats& st : r.rules)
+      if (st.rewrites > 0) by += (by.empty() ? "" : ", ") + st.name;
+    return Status::error(
+        fmt::format("stopped at the {} after {} rewrites (by {}), before the rules converged; raise "
+                    "max_rewrites / max_sweeps, or pass partial = true to keep what a limited run "
+                    "does",
+                    r.stop_text(options), r.rewrites, by));
+  }
   transaction.commit();
   return std::move(driver.report());
 }

@@ -16,7 +16,7 @@ from torch.fx import Graph, GraphModule
 from torch.fx.subgraph_rewriter import Match, ReplacedPatterns
 
 from .. import _native
-from ..convert import attach_attributes, try_get_attr
+from ..convert import attach_attributes, exclusive, signals_deferred, try_get_attr
 from .passes.utils.matcher_utils import InternalMatch, SubgraphMatcher
 
 __all__ = ["Match", "ReplacedPatterns", "replace_pattern", "replace_pattern_with_filters"]
@@ -48,21 +48,50 @@ def _replace_attributes(gm, replacement):
     gm.graph.lint()
 
 
+def _snapshot(graph):
+    """What a filter could change in a graph, held by reference (compared with `is`)."""
+    return [(n, n.op, n.target, n.name, n._args, n._kwargs) for n in graph.nodes]
+
+
+def _changed(before, graph):
+    """The first node whose place, target or arguments differ from the snapshot, or None."""
+    after = _snapshot(graph)
+    for (node, op, target, name, args, kwargs), new in zip(before, after):
+        if (node is not new[0] or args is not new[4] or kwargs is not new[5] or op != new[1] or name != new[3]
+                or target is not new[2] and target != new[2]):
+            return new[0]
+    if len(before) != len(after):
+        return (after if len(after) > len(before) else before)[min(len(before), len(after))][0]
+    return None
+
+
 def _replace(gm, pattern, replacement, match_filters, ignore_literals):
+    with exclusive(gm, "replace_pattern"):
+        return _replace_alone(gm, pattern, replacement, match_filters, ignore_literals)
+
+
+def _replace_alone(gm, pattern, replacement, match_filters, ignore_literals):
     pattern_graph, replacement_graph = _graph(pattern), _graph(replacement)
     matcher = SubgraphMatcher(pattern_graph, ignore_literals=ignore_literals)
     graph = _native.Graph(gm.graph, matcher._codec)
     found = matcher._native.match(graph)
     selected, internal = [], []
+    before = _snapshot(gm.graph) if match_filters else None
     for i in range(len(found)):
         m = matcher._internal(found[i])
         if all(f(m, gm.graph, pattern_graph) for f in match_filters):
             selected.append(i)
             internal.append(m)
-    done = _native.replace(found, selected, _native.Graph(replacement_graph, matcher._codec))
-    gm.recompile()
-    if isinstance(replacement, torch.nn.Module):
-        _replace_attributes(gm, replacement)
+    if match_filters:
+        edited = _changed(before, gm.graph)
+        if edited is not None:
+            raise _native.GraftError(f"replace_pattern_with_filters: a match filter edited the graph (node "
+                                     f"{edited.name!r}); filters may only look at it, so nothing was replaced")
+    with signals_deferred():  # Ctrl-C waits until the edit is made
+        done = _native.replace(found, selected, _native.Graph(replacement_graph, matcher._codec))
+        gm.recompile()
+        if isinstance(replacement, torch.nn.Module):
+            _replace_attributes(gm, replacement)
     out = []
     for (anchor, bindings, fresh), m in zip(done, internal):
         bound = dict(bindings)

@@ -52,7 +52,11 @@ enum class DriveMode { Once, Fixpoint };
 struct DriveOptions {
   DriveMode mode = DriveMode::Fixpoint;
   std::size_t max_sweeps = 10;  ///< sweeps over the whole graph (fixpoint)
-  std::size_t max_rewrites = 1000000;  ///< rewrites in the whole run
+  /// Rewrites in the whole run; 0: default_rewrite_limit of the graph's size at the start.
+  std::size_t max_rewrites = 0;
+  /// A run a limit cuts short (SweepLimit, RewriteLimit) keeps its rewrites and reports why it
+  /// stopped; false: it is an error, and undone (Lua's g:apply unless `partial = true`).
+  bool partial = true;
   const ModuleTable* modules = nullptr;  ///< the graph's, for rules that match modules by class
   /// Polled after every match and rewrite; an error stops the run and undoes it (a script
   /// callback that failed, a budget overrun).
@@ -81,6 +85,7 @@ struct DriveReport {
   StopReason stop = StopReason::Converged;
   std::size_t sweeps = 0;  ///< fixpoint: sweeps run, the last included; once: 1
   std::size_t rewrites = 0;
+  std::size_t rewrite_limit = 0;  ///< the limit the run had (max_rewrites, or its default)
   std::vector<RuleStats> rules;  ///< one per rule, in the order given
   std::vector<std::string> cycle{};  ///< StopReason::Cycle: the rules that fired in the cycle, each once, in order
   std::string cycle_node{};  ///< StopReason::Cycle: where the cycle was seen (a graph node)
@@ -88,6 +93,10 @@ struct DriveReport {
   /// `cycle: a -> b -> a (the rules undo each other) at add_3`.
   std::string stop_text(const DriveOptions& o) const;
 };
+
+/// The rewrite limit of a run on a graph of `nodes` nodes when none is given: 10 per node (a
+/// cascade of rules rewrites each node a few times), and at least 1,000,000.
+std::size_t default_rewrite_limit(std::size_t nodes);
 
 /// Checks a rule set: names present and unique, a matcher, a replacement or a builder.
 Status check_rules(const std::vector<Rule>& rules);

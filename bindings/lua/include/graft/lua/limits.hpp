@@ -8,6 +8,11 @@
 
 namespace graft::lua {
 
+/// The ranges every host takes budgets in (the CLI's --max-* options, the Python keywords).
+inline constexpr std::size_t kMaxMemoryMb = std::size_t{1} << 20;
+/// 31 years: a deadline further away overflows the clock's nanoseconds.
+inline constexpr long kMaxTimeMs = 1'000'000'000'000;
+
 struct Limits {
   /// Lua VM instructions per call into the script: its top level, each pass, each check.
   std::uint64_t instructions = 500'000'000;

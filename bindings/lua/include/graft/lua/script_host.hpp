@@ -8,6 +8,7 @@
 // it requires form one version: a change to any of them reloads them together.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -70,8 +71,10 @@ class ScriptHost {
 
   /// Runs the current version of `script` on `gm`; the report carries the version number.
   /// With abandon_on_save, a thread looks at the version's files every poll_interval while
-  /// it runs.
-  PipelineReport run(const std::filesystem::path& script, GraphModule& gm);
+  /// it runs. Once `interrupt` (set from any thread, a signal handler's flag) is true, the
+  /// run stops at its next budget check, as a spent budget stops it, leaving `gm` as it was.
+  PipelineReport run(const std::filesystem::path& script, GraphModule& gm,
+                     const std::atomic<bool>* interrupt = nullptr);
 
   /// The version currently served (0 if the script is not loaded).
   std::uint64_t version(const std::filesystem::path& script) const;

@@ -6,7 +6,7 @@ from torch.fx import GraphModule, Node
 from torch.fx.passes.utils.fuser_utils import erase_nodes, fuse_as_graphmodule, insert_subgm, topo_sort  # noqa: F401
 from torch.fx.passes.utils.fuser_utils import validate_partition  # noqa: F401
 
-from ....convert import FxModule
+from ....convert import FxModule, exclusive, signals_deferred
 
 __all__ = ["fuse_by_partitions"]
 
@@ -19,6 +19,8 @@ def fuse_by_partitions(gm: GraphModule, partitions: List[Dict[Node, Optional[int
     for one output. A node in two partitions, an empty partition, a fusion that would make a
     cycle or a name already taken raises GraftError and changes nothing."""
     from .... import _native
-    module = FxModule(gm)
-    _native.fuse_partitions(module.native, [list(p) for p in partitions], prefix, always_return_tuple)
-    return module.to_fx()
+    with exclusive(gm, "fuse_by_partitions"):
+        module = FxModule(gm)
+        _native.fuse_partitions(module.native, [list(p) for p in partitions], prefix, always_return_tuple)
+        with signals_deferred():
+            return module.to_fx()
