@@ -532,5 +532,37 @@ class FiltersThatEdit(unittest.TestCase):
         self.assertEqual((len(found), looked), (1, [3]))
 
 
+CHECKED = """local function no_relu(g)
+  for n in g:nodes("call_function") do
+    if n.target == "torch.relu" then return false, "relu left at " .. n.name end
+  end
+  return true
+end
+
+local function raises(g)
+  error("always")
+end
+
+return graft.pipeline{name = "p", passes = {"dead_code_elimination"}, checks = {%s}}
+"""
+
+
+class ErrorsLocated(unittest.TestCase):
+    """ScriptError.line was 0 for a failed pipeline check whose message names its line."""
+
+    def setUp(self):
+        self.graft = graft_module(self)
+        self.dir = tempfile.mkdtemp(prefix="graft_safety_")
+
+    def test_a_failed_check_names_its_line(self):
+        for check, line in (("no_relu", 1), ("raises", 9)):
+            script = os.path.join(self.dir, f"{check}.lua")
+            with open(script, "w") as f:
+                f.write(CHECKED % check)
+            with self.subTest(check=check), self.assertRaises(self.graft.ScriptError) as raised:
+                self.graft.run(script, relu_module())
+            self.assertEqual((raised.exception.file, raised.exception.line), (script, line), str(raised.exception))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -154,7 +154,8 @@ class Runner {
 
   void run() {
     if (!spec_.checks.empty()) {
-      auto failures = run_checks("before the first pass");
+      int line = 0;
+      auto failures = run_checks("before the first pass", &line);
       if (!failures.empty()) {
         PassReport entry;
         entry.name = "(before the first pass)";
@@ -164,7 +165,7 @@ class Runner {
           entry.ok = false;
           entry.error = failures.front();
           report_.passes.push_back(entry);
-          stop(StopReason::CheckFailed, Diagnostic{.file = report_.script, .message = failures.front()});
+          stop(StopReason::CheckFailed, Diagnostic{.file = report_.script, .line = line, .message = failures.front()});
           return;
         }
         report_.passes.push_back(entry);
@@ -316,7 +317,8 @@ class Runner {
     entry.nodes_changed = diff.changed;
     modified = !diff.empty();
     if (spec_.run_checks_after_each_pass && !spec_.checks.empty()) {
-      auto failures = run_checks(fmt::format("after pass '{}'", step.name));
+      int line = 0;
+      auto failures = run_checks(fmt::format("after pass '{}'", step.name), &line);
       if (!failures.empty()) {
         entry.check_failures = failures;
         if (!spec_.suppress_check_failures) {
@@ -328,7 +330,8 @@ class Runner {
           entry.nodes_added = entry.nodes_removed = entry.nodes_changed = 0;  // undone
           entry.transaction_seconds = seconds_since(t0) - entry.seconds;
           report_.passes.push_back(entry);
-          stop(StopReason::CheckFailed, Diagnostic{.file = s_.script_name(), .message = failures.front()});
+          stop(StopReason::CheckFailed,
+               Diagnostic{.file = s_.script_name(), .line = line, .message = failures.front()});
           return false;
         }
       }
@@ -376,8 +379,12 @@ class Runner {
   }
 
   /// Runs every check on the current graph (read-only); returns the failures' messages.
-  std::vector<std::string> run_checks(const std::string& when) {
+  /// `first_line`: the line of the first failure (the error's, else where the check is defined).
+  std::vector<std::string> run_checks(const std::string& when, int* first_line = nullptr) {
     std::vector<std::string> failures;
+    auto located = [&](int line) {
+      if (first_line != nullptr && failures.size() == 1) *first_line = line;
+    };
     for (const Check& check : spec_.checks) {
       if (check.ref == LUA_NOREF) {
         Status st = lint(gm_);
@@ -396,9 +403,13 @@ class Runner {
             }
           },
           false);
-      if (!st) failures.push_back(fmt::format("check '{}' failed {}: {}", check.name, when, st.message()));
-      else if (!complaint.empty())
+      if (!st) {
+        failures.push_back(fmt::format("check '{}' failed {}: {}", check.name, when, st.message()));
+        located(st.diagnostic().line != 0 ? st.diagnostic().line : check.line);
+      } else if (!complaint.empty()) {
         failures.push_back(fmt::format("check '{}' failed {}: {}", check.name, when, complaint));
+        located(check.line);
+      }
     }
     return failures;
   }
@@ -433,6 +444,9 @@ Status read_pipeline(SandboxState& s, PipelineSpec& spec) {
             const int t = lua_rawgeti(L, -1, i);
             if (t == LUA_TFUNCTION) {
               c.name = location_of(L, -1);
+              lua_Debug ar;
+              lua_pushvalue(L, -1);
+              if (lua_getinfo(L, ">S", &ar) != 0) c.line = ar.linedefined;
               c.ref = luaL_ref(L, LUA_REGISTRYINDEX);
             } else if (t == LUA_TSTRING && std::string_view(lua_tostring(L, -1)) == "lint") {
               c.name = "lint";

@@ -30,6 +30,7 @@ struct Step {
 struct Check {
   std::string name;
   int ref = LUA_NOREF;  ///< LUA_NOREF: the built-in lint
+  int line = 0;  ///< where the check function is defined (0: lint)
 };
 
 struct PipelineSpec {
