@@ -564,5 +564,67 @@ class ErrorsLocated(unittest.TestCase):
             self.assertEqual((raised.exception.file, raised.exception.line), (script, line), str(raised.exception))
 
 
+def relu_plus_one():
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x) + 1
+
+    return torch.fx.symbolic_trace(M())
+
+
+def dead_code(x):
+    torch.relu(x)
+    return torch.sigmoid(x)
+
+
+class ErrorsAsTorchRaisesThem(unittest.TestCase):
+    """Where torch.fx raises AssertionError, KeyError or ValueError, the drop-in raises a
+    GraftError that is an instance of the same class: each case runs through both."""
+
+    def setUp(self):
+        self.graft = graft_module(self)
+
+    def cases(self):
+        import torch.fx.passes.utils.fuser_utils as fx_fuser
+        import torch.fx.passes.utils.matcher_utils as fx_matcher
+        from graft.fx import SubgraphMatcher, replace_pattern
+        from graft.fx.passes.utils.fuser_utils import fuse_by_partitions
+
+        def calls(gm):
+            return [n for n in gm.graph.nodes if n.op == "call_function"]
+
+        def twice(fuse):
+            gm = relu_plus_one()
+            fuse(gm, [{calls(gm)[0]: None}, {calls(gm)[0]: None}])
+
+        def foreign(fuse):
+            fuse(relu_plus_one(), [{calls(relu_plus_one())[0]: None}])
+
+        return [
+            ("dead code in the pattern", lambda m: m(torch.fx.symbolic_trace(dead_code).graph),
+             fx_matcher.SubgraphMatcher, SubgraphMatcher),
+            ("an empty pattern", lambda m: m(torch.fx.Graph()), fx_matcher.SubgraphMatcher, SubgraphMatcher),
+            ("a placeholder count mismatch",
+             lambda rp: rp(relu_plus_one(), lambda x: torch.relu(x), lambda x, y: torch.sigmoid(x)),
+             torch.fx.replace_pattern, replace_pattern),
+            ("a returning count mismatch",
+             lambda rp: rp(relu_plus_one(), lambda x: torch.relu(x), lambda x: (torch.sigmoid(x), x)),
+             torch.fx.replace_pattern, replace_pattern),
+            ("a node in two partitions", twice, fx_fuser.fuse_by_partitions, fuse_by_partitions),
+            ("another graph's node", foreign, fx_fuser.fuse_by_partitions, fuse_by_partitions),
+        ]
+
+    def test_each_error_is_an_instance_of_torchs_class(self):
+        for what, call, theirs, mine in self.cases():
+            with self.subTest(what):
+                with self.assertRaises(Exception) as torch_raised:
+                    call(theirs)
+                kind = type(torch_raised.exception)
+                self.assertIn(kind, (AssertionError, KeyError, ValueError, RuntimeError))
+                with self.assertRaises(kind) as graft_raised:
+                    call(mine)
+                self.assertIsInstance(graft_raised.exception, self.graft.GraftError)
+
+
 if __name__ == "__main__":
     unittest.main()

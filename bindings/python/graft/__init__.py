@@ -18,9 +18,10 @@ from graft_fx.compat import check_torch
 check_torch()
 
 from ._native import GraftError  # noqa: E402  (after the torch check)
+from .errors import GraftAssertionError, GraftKeyError, GraftValueError  # noqa: E402
 from .convert import FxModule, from_fx  # noqa: E402
 from .scripts import ScriptError, ScriptHost, run  # noqa: E402
 from .verify import RuleVerdict, verify  # noqa: E402
 from graft_fx.trust import trust_module  # noqa: E402
 
-__all__ = ["FxModule", "GraftError", "RuleVerdict", "ScriptError", "ScriptHost", "from_fx", "run", "trust_module", "verify"]
+__all__ = ["FxModule", "GraftAssertionError", "GraftError", "GraftKeyError", "GraftValueError", "RuleVerdict", "ScriptError", "ScriptHost", "from_fx", "run", "trust_module", "verify"]

@@ -108,7 +108,13 @@ py::object FxGraph::fx_node(NodeId n) const {
 
 NodeId FxGraph::node_id(PyObject* fx_node) const {
   auto found = ids_.find(fx_node);
-  if (found == ids_.end()) throw py::key_error("the node is not in this graph");
+  if (found == ids_.end()) {
+    PyObject* name = PyObject_GetAttrString(fx_node, "name");
+    std::string text = name != nullptr && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : "?";
+    Py_XDECREF(name);
+    PyErr_Clear();
+    throw py::key_error(fmt::format("node '{}' is not in this graph (it is another graph's, or erased)", text));
+  }
   return found->second;
 }
 

@@ -16,6 +16,7 @@ from torch.fx import Graph, GraphModule
 from torch.fx.subgraph_rewriter import Match, ReplacedPatterns
 
 from .. import _native
+from ..errors import GraftAssertionError, raised_as
 from ..convert import attach_attributes, exclusive, signals_deferred, try_get_attr
 from .passes.utils.matcher_utils import InternalMatch, SubgraphMatcher
 
@@ -88,7 +89,9 @@ def _replace_alone(gm, pattern, replacement, match_filters, ignore_literals):
             raise _native.GraftError(f"replace_pattern_with_filters: a match filter edited the graph (node "
                                      f"{edited.name!r}); filters may only look at it, so nothing was replaced")
     with signals_deferred():  # Ctrl-C waits until the edit is made
-        done = _native.replace(found, selected, _native.Graph(replacement_graph, matcher._codec))
+        with raised_as(GraftAssertionError, only="placeholder count mismatch"), \
+                raised_as(GraftAssertionError, only="returning nodes count mismatch"):
+            done = _native.replace(found, selected, _native.Graph(replacement_graph, matcher._codec))
         gm.recompile()
         if isinstance(replacement, torch.nn.Module):
             _replace_attributes(gm, replacement)

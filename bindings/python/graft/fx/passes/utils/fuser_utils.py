@@ -7,6 +7,7 @@ from torch.fx.passes.utils.fuser_utils import erase_nodes, fuse_as_graphmodule, 
 from torch.fx.passes.utils.fuser_utils import validate_partition  # noqa: F401
 
 from ....convert import FxModule, exclusive, signals_deferred
+from ....errors import GraftAssertionError, raised_as
 
 __all__ = ["fuse_by_partitions"]
 
@@ -21,6 +22,7 @@ def fuse_by_partitions(gm: GraphModule, partitions: List[Dict[Node, Optional[int
     from .... import _native
     with exclusive(gm, "fuse_by_partitions"):
         module = FxModule(gm)
-        _native.fuse_partitions(module.native, [list(p) for p in partitions], prefix, always_return_tuple)
+        with raised_as(GraftAssertionError):  # torch.fx asserts on a partition it cannot fuse
+            _native.fuse_partitions(module.native, [list(p) for p in partitions], prefix, always_return_tuple)
         with signals_deferred():
             return module.to_fx()

@@ -11,6 +11,7 @@ from torch.fx.passes.utils.matcher_utils import InternalMatch
 from ...._native import Codec as _Codec
 from ...._native import Graph as _NativeGraph
 from ...._native import Matcher as _NativeMatcher
+from ....errors import GraftAssertionError, GraftValueError, raised_as
 
 __all__ = ["InternalMatch", "SubgraphMatcher"]
 
@@ -55,8 +56,11 @@ class SubgraphMatcher:
         self.remove_overlapping_matches = remove_overlapping_matches
         self.ignore_literals = ignore_literals
         self._codec = _Codec()  # the pattern's and every matched graph's functions, compared as torch.fx does
-        self._native = _NativeMatcher(_NativeGraph(pattern, self._codec), match_output, match_placeholder,
-                                       remove_overlapping_matches, ignore_literals)
+        if len(pattern.nodes) == 0:
+            raise GraftValueError("SubgraphMatcher cannot be initialized with an empty pattern")
+        with raised_as(GraftAssertionError):  # where torch.fx asserts on a pattern (dead code)
+            self._native = _NativeMatcher(_NativeGraph(pattern, self._codec), match_output, match_placeholder,
+                                           remove_overlapping_matches, ignore_literals)
         self.pattern_placeholder_nodes = [n for n in pattern.nodes if n.op == "placeholder"]
         output = [n for n in pattern.nodes if n.op == "output"][0]
         self.pattern_returning_nodes = output.all_input_nodes
