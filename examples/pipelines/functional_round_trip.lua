@@ -11,7 +11,8 @@
 --                  is an op of our own, so it gets a meta function here
 --
 -- Each step prints what it did. The result computes exactly what the model computes
--- (tests/python/test_functional_round_trip.py runs it in PyTorch).
+-- (tests/python/test_functional_round_trip.py runs it in PyTorch), and every node's meta is
+-- what PyTorch computes, on ViT-B/16 and Swin-T too (tests/python/test_functional_meta.py).
 --
 --   graft run examples/pipelines/functional_round_trip.lua examples/graphs/mobilenet_v3_small.aten.json -o out.json
 local fuse = require("rules.linear_act_aten")

@@ -36,6 +36,9 @@ local function pointwise(dtype, common, ...)
 end
 F.pointwise = pointwise
 
+--- Only tensors: Scalar arguments decide the dtype but are not operands of the iteration.
+local function tensor_or_nil(v) return is_tensor(v) and v or nil end
+
 -- Binary ops computing in the promoted type of their operands.
 local function binary(a)
   local t = D.result_type(a.self, a.other)
@@ -63,13 +66,15 @@ F["aten::div"] = function(a)
 end
 F["aten::true_divide"] = binary_float
 
+-- A number base or exponent is no operand of pow's iteration (pow.Tensor_Scalar is a unary op):
+-- [1, 5, 6] strides [6, 6, 1] ** 2 is row-major, [30, 6, 1], where + 2 keeps [6, 6, 1].
 F["aten::pow"] = function(a)
   local t = D.result_type(a.self, a.exponent)
-  return pointwise(t, t, a.self, a.exponent)
+  return pointwise(t, t, tensor_or_nil(a.self), tensor_or_nil(a.exponent))
 end
 F["aten::float_power"] = function(a)
   local t = D.is_complex(D.result_type(a.self, a.exponent)) and "complex128" or "float64"
-  return pointwise(t, t, a.self, a.exponent)
+  return pointwise(t, t, tensor_or_nil(a.self), tensor_or_nil(a.exponent))
 end
 
 -- Comparisons and logical ops: bool.
@@ -81,13 +86,26 @@ end
 
 -- Unary ops that keep the dtype.
 local function unary(a) return pointwise(a.self.dtype, nil, a.self) end
-for _, name in ipairs({ "relu", "relu6", "neg", "positive", "gelu", "silu", "mish", "elu", "selu", "celu",
-  "leaky_relu", "hardtanh", "hardswish", "hardsigmoid", "hardshrink", "softshrink", "softplus", "threshold",
+for _, name in ipairs({ "relu", "neg", "positive", "gelu", "silu", "mish", "elu", "selu", "celu",
+  "leaky_relu", "hardswish", "hardsigmoid", "hardshrink", "softshrink", "softplus", "threshold",
   "sign", "sgn", "floor", "ceil", "round", "trunc", "frac",
-  "bitwise_not", "square", "prelu", "glu_jvp", "nan_to_num", "fill", "logit",
+  "bitwise_not", "square", "prelu", "glu_jvp", "logit",
   "sigmoid_backward", "threshold_backward", "hardtanh_backward" }) do
   F["aten::" .. name] = unary
 end
+
+-- Unary ops torch writes into empty_like(self), not into what TensorIterator allocates: a dense
+-- input's strides are kept as they are, size-1 dims included ([1, 5, 6] strides [6, 6, 1] stays
+-- so; relu makes it [30, 6, 1]).
+local function like_self(float)
+  return function(a)
+    local t = a.self
+    local dtype = float and D.to_float(t.dtype) or t.dtype
+    return shape.tensor(shape.copy(t.shape), dtype, layout.for_format(t.shape, "preserve_format", t))
+  end
+end
+for _, name in ipairs({ "fill", "hardtanh", "relu6", "nan_to_num" }) do F["aten::" .. name] = like_self(false) end
+for _, name in ipairs({ "deg2rad", "rad2deg" }) do F["aten::" .. name] = like_self(true) end
 
 -- The lower or upper triangle: a new row-major tensor whatever the input's layout.
 F["aten::tril"] = function(a) return shape.tensor(shape.copy(a.self.shape), a.self.dtype) end
@@ -100,12 +118,9 @@ local function unary_float(a)
 end
 for _, name in ipairs({ "sigmoid", "tanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
   "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv",
-  "reciprocal", "lgamma", "digamma", "i0", "sinc", "deg2rad", "rad2deg" }) do
+  "reciprocal", "lgamma", "digamma", "i0", "sinc" }) do
   F["aten::" .. name] = unary_float
 end
-
---- Only tensors: Scalar arguments decide the dtype but are not operands of the iteration.
-local function tensor_or_nil(v) return is_tensor(v) and v or nil end
 
 -- clamp promotes with its bounds (an int tensor clamped at 0.5 is float)
 local function clamp(low, high)

@@ -153,6 +153,86 @@ TEST_CASE("functionalize: a view read after its base is written is made again") 
   CHECK(f.report.views_replayed == 1);
 }
 
+/// Gives node `name` float32 tensor meta of `shape` and `stride`.
+void set_meta(Graph& g, std::string_view name, Dims shape, Dims stride) {
+  ValueMeta& m = g.edit_meta(g.find(name)).tensor_meta;
+  m.kind = ValueMeta::Kind::Tensor;
+  m.tensor.dtype = "float32";
+  m.tensor.device = "cpu";
+  m.tensor.shape = std::move(shape);
+  m.tensor.stride = std::move(stride);
+}
+
+Dims strides_of(const Graph& g, std::string_view name) {
+  const NodeId n = g.find(name);
+  REQUIRE_MESSAGE(n != kNoNode, name);
+  return g.meta(n).tensor_meta.tensor.stride;
+}
+
+TEST_CASE("functionalize: the functional call is laid out as torch lays out its own result") {
+  // Swin-T's attention mask: `img_mask[:, h, w, :] = cnt` writes fill_ into a slice with gaps.
+  // torch's fill (empty_like, then fill_) is dense, not laid out as the slice; the scatter
+  // keeps its base's strides; a later read of the slice is the slice made again.
+  GraphModule gm = test::module_of_text(R"(
+    x = placeholder
+    c = call_function torch.ops.aten.clone.default(x)
+    s = call_function torch.ops.aten.slice.Tensor(c, 1, 0, 49)
+    w = call_function torch.ops.aten.fill_.Scalar(s, 1.0)
+    r = call_function torch.ops.aten.mul.Tensor(s, 2)
+    return (c, r)
+  )");
+  set_meta(gm.graph, "x", {49, 56}, {56, 1});
+  set_meta(gm.graph, "c", {49, 56}, {56, 1});
+  set_meta(gm.graph, "s", {49, 49}, {56, 1});
+  set_meta(gm.graph, "w", {49, 49}, {56, 1});  // an in-place call returns what it wrote
+  set_meta(gm.graph, "r", {49, 49}, {49, 1});
+  REQUIRE(functionalize(gm.graph).is_ok());
+  CHECK(to_graph_text(gm.graph) ==
+        "x = placeholder\n"
+        "c = call_function torch.ops.aten.clone.default(x)\n"
+        "s = call_function torch.ops.aten.slice.Tensor(c, 1, 0, 49)\n"
+        "fill = call_function torch.ops.aten.fill.Scalar(s, 1.0)\n"
+        "slice_scatter = call_function torch.ops.aten.slice_scatter.default(c, fill, 1, 0, 49, 1)\n"
+        "s_1 = call_function torch.ops.aten.slice.Tensor(slice_scatter, 1, 0, 49)\n"
+        "r = call_function torch.ops.aten.mul.Tensor(s_1, 2)\n"
+        "return (slice_scatter, r)\n");
+  CHECK(strides_of(gm.graph, "fill") == Dims{49, 1});
+  CHECK(strides_of(gm.graph, "slice_scatter") == Dims{56, 1});
+  CHECK(strides_of(gm.graph, "s_1") == Dims{56, 1});
+}
+
+TEST_CASE("functionalize: an elementwise functional call follows TensorIterator, size-1 dims too") {
+  // add_ returns `a` ([768, 768, 1]); aten.add of two tensors torch takes as contiguous is
+  // row-major, [151296, 768, 1]; relu_ -> relu alike; hardtanh_ -> hardtanh keeps them
+  // (empty_like); add_(t, 2) -> add with a number keeps them too (TensorIterator's dim order).
+  GraphModule gm = test::module_of_text(R"(
+    x = placeholder
+    y = placeholder
+    c1 = call_function torch.ops.aten.clone.default(x)
+    a = call_function torch.ops.aten.transpose.int(c1, 1, 0)
+    w = call_function torch.ops.aten.add_.Tensor(a, y)
+    c2 = call_function torch.ops.aten.clone.default(x)
+    b = call_function torch.ops.aten.transpose.int(c2, 1, 0)
+    r = call_function torch.ops.aten.relu_.default(b)
+    c3 = call_function torch.ops.aten.clone.default(x)
+    d = call_function torch.ops.aten.transpose.int(c3, 1, 0)
+    h = call_function torch.ops.aten.hardtanh_.default(d)
+    c4 = call_function torch.ops.aten.clone.default(x)
+    e = call_function torch.ops.aten.transpose.int(c4, 1, 0)
+    n = call_function torch.ops.aten.add_.Tensor(e, 2)
+    return (c1, c2, c3, c4)
+  )");
+  set_meta(gm.graph, "y", {1, 197, 768}, {151296, 768, 1});
+  for (const char* base : {"x", "c1", "c2", "c3", "c4"}) set_meta(gm.graph, base, {197, 1, 768}, {768, 768, 1});
+  for (const char* view : {"a", "w", "b", "r", "d", "h", "e", "n"})
+    set_meta(gm.graph, view, {1, 197, 768}, {768, 768, 1});
+  REQUIRE(functionalize(gm.graph).is_ok());
+  CHECK(strides_of(gm.graph, "add") == Dims{151296, 768, 1});
+  CHECK(strides_of(gm.graph, "relu") == Dims{151296, 768, 1});
+  CHECK(strides_of(gm.graph, "hardtanh") == Dims{768, 768, 1});
+  CHECK(strides_of(gm.graph, "add_1") == Dims{768, 768, 1});
+}
+
 TEST_CASE("functionalize: out=, methods, inplace=True, permute and split items") {
   const Functionalized f = functionalized(R"(
     x = placeholder

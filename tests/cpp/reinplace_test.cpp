@@ -126,5 +126,62 @@ TEST_CASE("reinplace after functionalize: the writes come back where their input
         "return mul\n");
 }
 
+/// Gives node `name` float32 tensor meta of `shape` and `stride`.
+void set_meta(Graph& g, std::string_view name, Dims shape, Dims stride) {
+  ValueMeta& m = g.edit_meta(g.find(name)).tensor_meta;
+  m.kind = ValueMeta::Kind::Tensor;
+  m.tensor.dtype = "float32";
+  m.tensor.device = "cpu";
+  m.tensor.shape = std::move(shape);
+  m.tensor.stride = std::move(stride);
+}
+
+TEST_CASE("reinplace: the in-place call returns its input, with its input's strides") {
+  // ViT-B/16's residual add: `a` is a transpose of shape [1, 197, 768] and strides [768, 768, 1];
+  // aten.add gives a new row-major tensor, [151296, 768, 1], and add_ returns `a` itself.
+  GraphModule gm = test::module_of_text(R"(
+    x = placeholder
+    y = placeholder
+    v = call_function torch.ops.aten.clone.default(x)
+    a = call_function torch.ops.aten.transpose.int(v, 1, 0)
+    b = call_function torch.ops.aten.add.Tensor(a, y)
+    return b
+  )");
+  set_meta(gm.graph, "x", {197, 1, 768}, {768, 768, 1});
+  set_meta(gm.graph, "v", {197, 1, 768}, {768, 768, 1});
+  set_meta(gm.graph, "a", {1, 197, 768}, {768, 768, 1});
+  set_meta(gm.graph, "y", {1, 197, 768}, {151296, 768, 1});
+  set_meta(gm.graph, "b", {1, 197, 768}, {151296, 768, 1});
+  const ReinplaceReport r = reinplace(gm.graph);
+  CHECK(decisions(gm.graph, r) == std::vector<std::string>{"b: done"});
+  const NodeId b = gm.graph.find("b");
+  CHECK(gm.graph.target(b) == "torch.ops.aten.add_.Tensor");
+  CHECK(gm.graph.meta(b).tensor_meta.tensor.stride == Dims{768, 768, 1});
+  CHECK(gm.graph.meta(b).tensor_meta == gm.graph.meta(gm.graph.find("a")).tensor_meta);
+}
+
+TEST_CASE("reinplace: a result laid out otherwise than its input on a dim of size above 1 refuses") {
+  // fill of a slice with gaps makes a dense tensor; fill_ would return the slice, and the readers
+  // of the result were recorded reading a dense one.
+  GraphModule gm = test::module_of_text(R"(
+    x = placeholder
+    c = call_function torch.ops.aten.clone.default(x)
+    s = call_function torch.ops.aten.slice.Tensor(c, 1, 0, 49)
+    f = call_function torch.ops.aten.fill.Scalar(s, 1.0)
+    v = call_function torch.ops.aten.view.default(f, [-1])
+    return v
+  )");
+  set_meta(gm.graph, "x", {49, 56}, {56, 1});
+  set_meta(gm.graph, "c", {49, 56}, {56, 1});
+  set_meta(gm.graph, "s", {49, 49}, {56, 1});
+  set_meta(gm.graph, "f", {49, 49}, {49, 1});
+  set_meta(gm.graph, "v", {2401}, {1});
+  const ReinplaceReport r = reinplace(gm.graph);
+  CHECK(decisions(gm.graph, r) ==
+        std::vector<std::string>{"f: the result is laid out otherwise than 's' (strides [49, 1] and [56, 1]): its "
+                                 "readers were recorded reading the result's layout"});
+  CHECK(gm.graph.target(gm.graph.find("f")) == "torch.ops.aten.fill.Scalar");
+}
+
 }  // namespace
 }  // namespace graft

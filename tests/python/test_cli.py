@@ -115,6 +115,47 @@ class Cli(unittest.TestCase):
         self.assertIn("outputs identical", proc.stdout)
         self.assertTrue(os.path.getsize(self.path("resnet18.pt")) > 0)
 
+    def test_import_check_runs_the_input_shapes_the_file_records(self):
+        # Exported at batch 3 and 64x64 images. --check used to run 1x3x224x224 whatever the file
+        # said: the ATen graph (sizes baked in) then failed to run ("shape '[3, 512]' is invalid for
+        # input of size 512", exit 2), and the symbolic one passed at a shape it was not exported at.
+        aten, symbolic = self.path("r18_b3.aten.json"), self.path("r18_b3.fx.json")
+        for out, mode in ((aten, "aten"), (symbolic, "symbolic")):
+            self.assertOk(run_cli("export", "torchvision.models.resnet18", "-o", out, "--mode", mode,
+                                  "--input-shape", "3,3,64,64"))
+            proc = run_cli("import", out, "--model", "torchvision.models.resnet18", "--check")
+            self.assertOk(proc)
+            self.assertIn("check: inputs 3x3x64x64 float32 (shapes: the shapes the file records, meta.input_shapes; "
+                          "dtypes: float32; seed 0)", proc.stdout)
+            self.assertIn("check: outputs identical", proc.stdout)
+        # --input-shape still chooses, and says what the file records
+        proc = run_cli("import", symbolic, "--model", "torchvision.models.resnet18", "--check", "--input-shape",
+                       "1,3,32,32")
+        self.assertOk(proc)
+        self.assertIn("check: inputs 1x3x32x32 float32 (shapes: --input-shape; the file records 3x3x64x64;", proc.stdout)
+        # A file without meta.input_shapes: the placeholders' tensor_meta
+        doc = fmt.read(aten)
+        del doc["meta"]["input_shapes"]
+        fmt.write(doc, self.path("r18_no_shapes.json"))
+        proc = run_cli("import", self.path("r18_no_shapes.json"), "--model", "torchvision.models.resnet18", "--check")
+        self.assertOk(proc)
+        self.assertIn("check: inputs 3x3x64x64 float32 (shapes: the placeholders' tensor_meta; the file records no "
+                      "meta.input_shapes;", proc.stdout)
+        # Recorded shapes the placeholders contradict: no input is known to be right
+        for shapes, fragment in (([[1, 3, 224, 224]], "(arg0_1 is [3, 3, 64, 64], the file records [1, 3, 224, 224])"),
+                                 ([[3, 3, 64, 64], [2]], "(2 shapes for 1 placeholder)"),
+                                 ([None], "$.meta.input_shapes[0]: the graph's input 0 was not a tensor"),
+                                 ("3,3,64,64", "$.meta.input_shapes: expected a list with one shape")):
+            with self.subTest(shapes=shapes):
+                doc = fmt.read(aten)
+                doc["meta"]["input_shapes"] = shapes
+                bad = self.path("r18_bad_shapes.json")
+                fmt.write(doc, bad)
+                proc = run_cli("import", bad, "--model", "torchvision.models.resnet18", "--check")
+                self.assertOneLineError(proc, fragment)
+                self.assertEqual(proc.returncode, 2)
+                self.assertNotIn("outputs", proc.stdout)
+
     def test_model_file_aten_and_a_different_model_fails_the_check(self):
         with open(self.path("tiny.py"), "w") as f:
             f.write(MODEL_FILE)
@@ -177,6 +218,12 @@ class Cli(unittest.TestCase):
         proc = run_cli("import", out, "--model", spec + ":tokens", "--check", "--input-shape", "2,5",
                        "--input-dtype", "int64", "--int-high", "10")
         self.assertOk(proc)
+        self.assertIn("outputs identical", proc.stdout)
+        # without them: the shape the file records and the placeholder's dtype
+        proc = run_cli("import", out, "--model", spec + ":tokens", "--check", "--int-high", "10")
+        self.assertOk(proc)
+        self.assertIn("check: inputs 2x5 int64 (shapes: the shapes the file records, meta.input_shapes; dtypes: the "
+                      "placeholders' dtypes; seed 0)", proc.stdout)
         self.assertIn("outputs identical", proc.stdout)
         # Data-dependent control flow: one sentence naming the line and what to try, no traceback.
         proc = run_cli("export", spec + ":branchy", "-o", self.path("branchy.json"), "--input-shape", "2,5")

@@ -492,7 +492,8 @@ class GuideExamples:
         error_line = line_of(script, 'error("Target should be div!")')
         message = (f"check '{script}:{check_line}' failed after pass 'replace_div_with_mul': "
                    f"{script}:{error_line}: Target should be div!")
-        self.assertEqual(proc.stderr.splitlines()[-1], f"graft: error: {script}: {message}")
+        # The error's place is the line that raised inside the check.
+        self.assertEqual(proc.stderr.splitlines()[-1], f"graft: error: {script}:{error_line}: {message}")
         self.assertEqual(proc.stdout, "")
 
         self.assertFalse(report["ok"])

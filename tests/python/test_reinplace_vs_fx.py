@@ -31,6 +31,11 @@ Decided categories (verdict in docs/FX_DIFFERENCES.md):
   RESHAPED      the result has `a`'s numel but another shape (`add(a[6], b[1, 6])`): torch
                 reinplaces (it compares numel) and its result raises; graft refuses ("shape or
                 dtype differs").
+  LAYOUT        the result is laid out otherwise than `a` on a dim of size above 1 (`fill` of a
+                slice with gaps is dense): torch reinplaces (the in-place result is the slice, and
+                readers traced reading a dense tensor may raise); graft refuses ("the result is
+                laid out otherwise than ..."), since an in-place call returns its input, strides
+                included.
   COPY_SRC      graft takes the functional `aten.copy(self, src)` to be possibly `src` itself
                 (engine/src/passes/purity.cpp), so `src`'s inputs and later reads count against a
                 call on the copy (and the reverse); torch's storages show a new tensor. Conservative.
@@ -414,6 +419,11 @@ class Comparison:
             a, b = n.args[0].meta.get("val"), n.meta.get("val")
             if a is not None and b is not None and a.numel() == b.numel() and a.dtype == b.dtype:
                 return "RESHAPED"
+        if reason.startswith("the result is laid out otherwise than"):
+            a, b = n.args[0].meta.get("val"), n.meta.get("val")
+            if a is not None and b is not None and any(
+                    size != 1 and x != y for size, x, y in zip(a.shape, a.stride(), b.stride())):
+                return "LAYOUT"
         if "is read later by '" in reason and reason.split("is read later by '")[1].rstrip("'") in self.fx_erased:
             return "SCATTER"
         return None
@@ -513,6 +523,9 @@ class ReinplaceAgainstTorchFx(unittest.TestCase):
              ["s2"], {"RESHAPED": 1}, True, set()),
             ("COPY_SRC", [("s0", "relu", ["x0"], ()), ("s1", "copy_", ["s0", "x1"], ()), ("s2", "mul_s", ["s0"], ())],
              ["s2"], {"COPY_SRC": 1}, False, {"copy"}),
+            # neg of a slice with gaps ([4, 2] of a [4, 4]) is dense: neg_ would return the slice
+            ("LAYOUT", [("s0", "relu", ["x0"], ()), ("s1", "slice", ["s0"], (1, 0, 2)), ("s2", "neg", ["s1"], ())],
+             ["s2"], {"LAYOUT": 1}, False, set()),
         ]
         for name, steps, outputs, categories, fx_wrong, graft_done in cases:
             with self.subTest(case=name):

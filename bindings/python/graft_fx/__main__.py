@@ -77,7 +77,8 @@ def _parser():
     i.add_argument("graph", metavar="GRAPH.json")
     i.add_argument("--model", required=True, metavar="MODEL", help="the model the graph came from")
     i.add_argument("--check", action="store_true",
-                   help="run model and imported graph on one seeded input; exit 1 if they differ")
+                   help="run model and imported graph on one seeded input of the shapes the file records "
+                        "(meta.input_shapes; --input-shape overrides them); exit 1 if the outputs differ")
     i.add_argument("-o", "--output", metavar="OUT.pt", help="torch.save the GraphModule here")
     _common(i)
     return parser
@@ -175,6 +176,91 @@ def _same(a, b):
     return a == b
 
 
+def _describe_shapes(shapes):
+    return ", ".join("x".join(str(d) for d in shape) if shape else "a 0-dim tensor" for shape in shapes)
+
+
+def _placeholders(doc):
+    """(name, tensor_meta or None) of each placeholder of the root graph, in order."""
+    out = []
+    for n in doc["nodes"]:
+        if n.get("op") == "placeholder":
+            tm = (n.get("meta") or {}).get("tensor_meta")
+            out.append((n["name"], tm if isinstance(tm, dict) else None))
+    return out
+
+
+def _recorded_input_shapes(doc, path):
+    """The input shapes the file records (meta.input_shapes), checked against the graph's
+    placeholders; None when the file records none."""
+    recorded = doc["meta"].get("input_shapes")
+    if recorded is None:
+        return None
+    where = f"{path}: $.meta.input_shapes"
+    if not isinstance(recorded, list):
+        raise GraftImportError(f"{where}: expected a list with one shape (a list of sizes) per graph input")
+    for i, shape in enumerate(recorded):
+        if shape is None:
+            raise GraftImportError(f"{where}[{i}]: the graph's input {i} was not a tensor when it was exported, "
+                                   "so --check cannot make it; give --input-shape for a graph whose inputs are all "
+                                   "tensors")
+        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                                  for d in shape):
+            raise GraftImportError(f"{where}[{i}]: expected a list of sizes (non-negative integers), got {shape!r}")
+    placeholders = _placeholders(doc)
+    disagree = []
+    if len(recorded) > len(placeholders):
+        disagree.append(f"{len(recorded)} shapes for {len(placeholders)} placeholder"
+                        f"{'' if len(placeholders) == 1 else 's'}")
+    for i, (name, tm) in enumerate(placeholders):
+        shape = tm.get("shape") if tm is not None else None
+        if not isinstance(shape, list):
+            continue  # nothing recorded for this input (meta stripped, or a parameter with a default)
+        if i >= len(recorded):
+            disagree.append(f"{name} is {shape}, the file records no shape for it")
+        elif len(shape) != len(recorded[i]) or any(isinstance(d, int) and d != r for d, r in zip(shape, recorded[i])):
+            disagree.append(f"{name} is {shape}, the file records {recorded[i]}")  # a symbol ("s0") fits any size
+    if disagree:
+        raise GraftImportError(f"{where} {recorded} disagrees with the graph's placeholders ({'; '.join(disagree)}): "
+                               "one of them was edited or comes from another export, so no input is known to be "
+                               "the one the graph was exported with")
+    return recorded
+
+
+def _check_inputs(args, doc):
+    """The seeded inputs `import --check` runs both sides on, and a sentence saying where their
+    shapes and dtypes come from: --input-shape and --input-dtype when given, else the shapes the file
+    records (meta.input_shapes, which must agree with the placeholders' tensor_meta) and the
+    placeholders' dtypes."""
+    recorded = _recorded_input_shapes(doc, args.graph)
+    dtypes, dtype_source = args.input_dtype, "--input-dtype"
+    if args.input_shape:
+        shapes = args.input_shape
+        source = "--input-shape"
+        if recorded is not None and [list(s) for s in shapes] != recorded:
+            source += f"; the file records {_describe_shapes(recorded)}"
+    elif recorded is not None:
+        shapes, source = recorded, "the shapes the file records, meta.input_shapes"
+    else:
+        placed = [(tm or {}).get("shape") for _, tm in _placeholders(doc)]
+        if placed and all(isinstance(p, list) and all(isinstance(d, int) and not isinstance(d, bool) for d in p)
+                          for p in placed):
+            shapes, source = placed, "the placeholders' tensor_meta; the file records no meta.input_shapes"
+        else:
+            shapes, source = [DEFAULT_SHAPE], "the default; the file records no input shapes"
+    if dtypes is None:
+        dtype_source = "float32"
+        placeholders = _placeholders(doc)
+        if not args.input_shape and len(placeholders) >= len(shapes):
+            names = [(tm or {}).get("dtype") for _, tm in placeholders[:len(shapes)]]
+            found = [getattr(torch, d, None) if isinstance(d, str) else None for d in names]
+            if all(isinstance(d, torch.dtype) for d in found) and any(d != torch.float32 for d in found):
+                dtypes, dtype_source = found, "the placeholders' dtypes"
+    inputs = example_inputs(shapes, args.seed, dtypes, args.int_high)
+    kinds = ", ".join(f"{'x'.join(str(d) for d in x.shape) or '0-dim'} {str(x.dtype)[len('torch.'):]}" for x in inputs)
+    return inputs, f"check: inputs {kinds} (shapes: {source}; dtypes: {dtype_source}; seed {args.seed})"
+
+
 def _import(args):
     if args.output:
         check_output_path(args.output)
@@ -185,7 +271,8 @@ def _import(args):
     print(f"imported {args.graph}: {len(gm.graph.nodes)} nodes", file=log)
     status = 0
     if args.check:
-        inputs = example_inputs(args.input_shape or [DEFAULT_SHAPE], args.seed, args.input_dtype, args.int_high)
+        inputs, said = _check_inputs(args, doc)
+        print(said, file=log)
         with run_as_traced():
             try:
                 actual = gm(*inputs)

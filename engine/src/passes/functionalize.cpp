@@ -10,6 +10,7 @@
 #include "graft/ir/target_name.hpp"
 #include "graft/ir/transaction.hpp"
 #include "graft/passes/purity.hpp"
+#include "passes/tensor_layout.hpp"
 
 namespace graft {
 
@@ -184,6 +185,144 @@ class Functionalizer {
     g_.edit_meta(to).tensor_meta = g_.meta(from).tensor_meta;
   }
 
+  /// The recorded tensor meta of `n` in concrete sizes, or nothing (no tensor, symbolic sizes).
+  std::optional<layout::Operand> concrete_meta(NodeId n) const {
+    const ValueMeta& m = g_.meta(n).tensor_meta;
+    if (m.kind != ValueMeta::Kind::Tensor) return std::nullopt;
+    return layout::concrete(m.tensor);
+  }
+
+  /// `to` gets `from`'s tensor meta (shape, dtype, device) with the strides `stride`.
+  void copy_tensor_meta(NodeId from, NodeId to, const layout::Sizes& stride) {
+    ValueMeta m = g_.meta(from).tensor_meta;
+    m.tensor.stride = layout::to_dims(stride);
+    g_.edit_meta(to).tensor_meta = std::move(m);
+  }
+
+  /// Whether `a` and `b` have the same recorded tensor meta, strides included: a reader of one
+  /// may then read the other and still compute the meta it recorded.
+  bool same_meta(NodeId a, NodeId b) const {
+    const ValueMeta& x = g_.meta(a).tensor_meta;
+    return x.kind == ValueMeta::Kind::Tensor && x == g_.meta(b).tensor_meta;
+  }
+
+  /// The meta of `f`, the functional call made for the write `n`: the shape, dtype and device the
+  /// write recorded (the written value's), laid out as torch lays out `f`'s own result. That is
+  /// not the written value's layout: `fill_` into a slice with gaps writes there, `fill` makes a
+  /// dense tensor; `add_` on [1, 197, 768] strides [768, 768, 1] keeps them, `add` gives
+  /// [151296, 768, 1] (tensor_layout.hpp).
+  void set_functional_meta(NodeId n, NodeId f) {
+    copy_tensor_meta(n, f);
+    if (g_.meta(n).tensor_meta.kind != ValueMeta::Kind::Tensor) return;
+    // An in-place view (transpose_, squeeze_) recorded what its functional form, a view, gives.
+    if (g_.op(n) == OpKind::CallFunction && ops_.has_tag(g_.target(n), "inplace_view")) return;
+    const std::vector<Argument>& args = g_.args(f);
+    const Kwargs& kwargs = g_.kwargs(f);
+    NodeId self = kNoNode;
+    if (!args.empty() && args.front().is_node()) self = args.front().node_id();
+    for (const auto& [key, value] : kwargs)
+      if (self == kNoNode && (key == "self" || key == "input") && value.is_node()) self = value.node_id();
+    const std::optional<layout::Operand> written = self != kNoNode ? concrete_meta(self) : std::nullopt;
+    const std::optional<layout::Operand> result = concrete_meta(n);
+    if (!written || !result || written->shape != result->shape) return;  // the write's own meta stays
+    const std::vector<BoundCall> calls = bind_call(ops_, g_, f);
+    const OpSchema* schema = calls.empty() ? nullptr : calls.front().schema;
+    const layout::FunctionalLayout rule = schema != nullptr ? layout::functional_layout(schema->name, schema->overload)
+                                                            : layout::FunctionalLayout::Elementwise;
+    switch (rule) {
+      case layout::FunctionalLayout::SameAsSelf: copy_tensor_meta(n, f, written->stride); return;
+      case layout::FunctionalLayout::LikeSelf:
+        copy_tensor_meta(n, f, layout::like(written->shape, written->stride));
+        return;
+      case layout::FunctionalLayout::RowMajor: copy_tensor_meta(n, f, layout::contiguous(written->shape)); return;
+      case layout::FunctionalLayout::Elementwise: break;
+    }
+    // TensorIterator's operands: self, every tensor argument (a number passed for a Tensor is a
+    // wrapped 0-dim tensor) and a Scalar `other` (add.Scalar); other Scalars (alpha, clamp's
+    // bounds, pow's exponent) are not operands.
+    std::vector<layout::Operand> operands{*written};
+    auto add_operand = [&](const Argument& value, bool tensor_parameter) -> bool {
+      if (value.is_node()) {
+        if (value.node_id() == self) {
+          operands.push_back(*written);
+          return true;
+        }
+        const ValueMeta& m = g_.meta(value.node_id()).tensor_meta;
+        if (m.kind != ValueMeta::Kind::Tensor) return !tensor_parameter;  // a number node: no operand
+        const std::optional<layout::Operand> o = layout::concrete(m.tensor);
+        if (!o) return false;
+        operands.push_back(*o);
+        return true;
+      }
+      if (value.holds<std::int64_t>() || value.holds<double>() || value.holds<bool>()) operands.push_back({});
+      return true;
+    };
+    if (schema != nullptr) {
+      const BoundCall& call = calls.front();
+      for (std::size_t i = 1; i < schema->arguments.size(); ++i) {
+        const SchemaArgument& a = schema->arguments[i];
+        if (!call.values[i] || call.values[i]->is_none()) continue;
+        const std::string type = without_alias(a.type);
+        const bool tensor = type == "Tensor" || type == "Tensor?";
+        const bool scalar_other = (type == "Scalar" || type == "number") && a.name == "other";
+        if ((tensor || scalar_other) && !add_operand(*call.values[i], tensor)) return;
+      }
+    } else {
+      for (std::size_t i = 1; i < args.size(); ++i)
+        if (!add_operand(args[i], false)) return;
+    }
+    copy_tensor_meta(n, f, layout::elementwise(operands, written->shape));
+  }
+
+  /// The meta of `up`, made by `write_back` for `parent` (view `v` of it now `value`): a scatter
+  /// has its base's strides, gaps included (torch allocates it with them); an inverse view
+  /// (transpose, permute, reshape_as) is a view of `value`, its strides made from `value`'s.
+  void set_scatter_meta(NodeId up, NodeId parent, NodeId v, NodeId value) {
+    copy_tensor_meta(parent, up);
+    const std::optional<layout::Operand> p = concrete_meta(parent);
+    const std::optional<layout::Operand> val = concrete_meta(value);
+    if (!p) return;
+    const std::vector<Argument>& args = g_.args(up);
+    const std::string& target = g_.target(up);
+    if (target.ends_with("_scatter.default")) {
+      const std::optional<layout::Operand> base =
+          !args.empty() && args.front().is_node() ? concrete_meta(args.front().node_id()) : std::nullopt;
+      if (base && base->shape == p->shape) copy_tensor_meta(parent, up, base->stride);
+      return;
+    }
+    if (!val) return;
+    const std::optional<layout::Operand> written = concrete_meta(v);
+    if (written && written->stride == val->stride) return;  // laid out as `v` was: `parent`'s strides
+    layout::Sizes stride;
+    if (target == "torch.ops.aten.transpose.int" || target == "torch.ops.aten.t.default") {
+      stride = val->stride;
+      std::int64_t d0 = 0, d1 = 1;
+      if (target == "torch.ops.aten.transpose.int") {
+        if (args.size() < 3 || !args[1].holds<std::int64_t>() || !args[2].holds<std::int64_t>()) return;
+        d0 = args[1].get<std::int64_t>();
+        d1 = args[2].get<std::int64_t>();
+      }
+      const auto rank = static_cast<std::int64_t>(stride.size());
+      if (rank >= 2) {  // t() of a 0-d or 1-d tensor is the tensor
+        d0 = (d0 % rank + rank) % rank;
+        d1 = (d1 % rank + rank) % rank;
+        std::swap(stride[static_cast<std::size_t>(d0)], stride[static_cast<std::size_t>(d1)]);
+      }
+    } else if (target == "torch.ops.aten.permute.default") {
+      const std::vector<Argument>* dims = args.size() > 1 ? args[1].items() : nullptr;
+      if (dims == nullptr || dims->size() != val->stride.size()) return;
+      for (const Argument& d : *dims) {
+        if (!d.holds<std::int64_t>()) return;
+        stride.push_back(val->stride[static_cast<std::size_t>(d.get<std::int64_t>())]);
+      }
+    } else if (target == "torch.ops.aten.reshape_as.default") {
+      stride = layout::view_strides(val->shape, val->stride, p->shape).value_or(layout::contiguous(p->shape));
+    } else {
+      return;
+    }
+    if (stride.size() == p->shape.size()) copy_tensor_meta(parent, up, stride);
+  }
+
   static void replace_self(std::vector<Argument>& args, Kwargs& kwargs, NodeId self) {
     if (!args.empty()) {
       args.front() = Argument::node(self);
@@ -248,8 +387,7 @@ class Functionalizer {
       return Status::node_error(g_.name(n), "writes to " + std::to_string(written.size()) + " inputs at once");
     Result<NodeId> f = functional_call(n);
     if (!f) return f.status();
-    // The new value has the written input's shape, dtype and strides: what the write recorded.
-    copy_tensor_meta(n, *f);
+    set_functional_meta(n, *f);
     Status st = write_back(n, written.front(), *f);
     if (!st) return st;
     // The call's own result is the input it wrote to: its readers read that input from now on.
@@ -288,7 +426,10 @@ class Functionalizer {
     if (r == kNoNode) return Status::node_error(g_.name(writer), "writes to a value graft cannot follow");
     std::vector<std::pair<NodeId, NodeId>> written_views;  // (view, its new value), for the cache
     while (m != r) {
-      written_views.emplace_back(m, value);
+      // Later reads of `m` read `value` itself only when it is laid out as `m` was (a `fill` of a
+      // slice with gaps is dense); else they read `m` made again from the new base, as torch's
+      // functionalisation does, so every reader sees the strides it recorded.
+      if (same_meta(m, value)) written_views.emplace_back(m, value);
       NodeId parent = parent_[m];
       Result<NodeId> up = kNoNode;
       if (g_.op(parent) == OpKind::CallFunction && parent != r && is_item_of_split(m)) {
@@ -298,15 +439,32 @@ class Functionalizer {
         up = scatter(writer, m, value);
       }
       if (!up) return up.status();
-      if (*up != value) copy_tensor_meta(parent, *up);  // a scatter's result has its base's shape
+      if (*up != value) set_scatter_meta(*up, parent, m, value);  // a scatter's result has its base's shape
       m = parent;
       value = *up;
       ++report_.scatters;
     }
-    value_[r] = value;
+    // An in-place view (as_strided_, transpose_) changes the layout on purpose: readers see it.
+    const bool inplace_view = g_.op(writer) == OpKind::CallFunction && ops_.has_tag(g_.target(writer), "inplace_view");
+    value_[r] = inplace_view ? value : laid_out_as(value_[r], value);
     ++version_[r];
     for (const auto& [view, now] : written_views) cache_[view] = {version_[r], now};
     return Status::ok();
+  }
+
+  /// `value`, the new value of a base whose current value is `current`, laid out as `current`:
+  /// `value` itself when it is, else `copy(current, value)` (torch's aten.copy keeps its self's
+  /// strides). A write through a permute or transpose comes back permuted, and a functional
+  /// call may lay out its result otherwise than the input it replaces (masked_fill is row-major,
+  /// relu drops odd strides of size-1 dims): every later reader of the base, and the graph's
+  /// outputs, then see the layout they had, the one their recorded meta was computed from.
+  NodeId laid_out_as(NodeId current, NodeId value) {
+    const std::optional<layout::Operand> was = concrete_meta(current);
+    const std::optional<layout::Operand> now = concrete_meta(value);
+    if (!was || !now || was->shape != now->shape || was->stride == now->stride) return value;
+    const NodeId copy = make("torch.ops.aten.copy.default", {Argument::node(current), Argument::node(value)});
+    copy_tensor_meta(current, copy);
+    return copy;
   }
 
   bool is_item_of_split(NodeId m) const { return g_.op(m) == OpKind::CallFunction && g_.target(m) == kGetitem; }

@@ -5,6 +5,7 @@
 
 #include "graft/ir/schema_binding.hpp"
 #include "graft/passes/purity.hpp"
+#include "passes/tensor_layout.hpp"
 
 namespace graft {
 
@@ -56,6 +57,28 @@ int repeating_dim(const ValueMeta& t) {
       return static_cast<int>(i);
   }
   return -1;
+}
+
+/// Where the result `r` (of the functional call) and `a` are laid out differently: the first dim
+/// of size above 1 whose strides differ, or -1 (also when either has no concrete strides). On
+/// size-1 dims they may differ: no element moves, and torch's layout checks ignore them.
+int layout_difference(const ValueMeta& r, const ValueMeta& a) {
+  if (r.kind != ValueMeta::Kind::Tensor || a.kind != ValueMeta::Kind::Tensor) return -1;
+  const std::optional<layout::Operand> x = layout::concrete(r.tensor);
+  const std::optional<layout::Operand> y = layout::concrete(a.tensor);
+  if (!x || !y || x->shape != y->shape) return -1;
+  for (std::size_t i = 0; i < x->shape.size(); ++i)
+    if (x->shape[i] != 1 && x->stride[i] != y->stride[i]) return static_cast<int>(i);
+  return -1;
+}
+
+std::string dims_text(const Dims& d) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += d[i].is_symbolic() ? d[i].symbol_name() : std::to_string(d[i].value());
+  }
+  return s + "]";
 }
 
 }  // namespace
@@ -117,8 +140,15 @@ ReinplaceReport reinplace(Graph& g, const OpSchemaRegistry& ops) {
     } else if (const int dim = repeating_dim(g.meta(a).tensor_meta); dim >= 0) {
       d.reason = "'" + g.name(a) + "' repeats its elements (stride 0 in dimension " + std::to_string(dim) +
           "): writing it would write one element twice";
+    } else if (layout_difference(g.meta(n).tensor_meta, g.meta(a).tensor_meta) >= 0) {
+      d.reason = "the result is laid out otherwise than '" + g.name(a) + "' (strides " +
+          dims_text(g.meta(n).tensor_meta.tensor.stride) + " and " + dims_text(g.meta(a).tensor_meta.tensor.stride) +
+          "): its readers were recorded reading the result's layout";
     } else {
       g.set_target(n, d.inplace_target);
+      // The in-place call returns `a` itself: `a`'s strides, not those the functional call
+      // would have given its new tensor (they may differ on size-1 dims).
+      g.edit_meta(n).tensor_meta = g.meta(a).tensor_meta;
       d.done = true;
       ++report.done;
       // From here `n` is `a`, written: one class, read as late as either was.

@@ -34,6 +34,12 @@ struct FunctionalizeReport {
 /// `select_scatter`, `diagonal_scatter`, `as_strided_scatter`, transpose and permute by their
 /// inverse, reshaping views by `reshape_as`, `split`/`unbind` items by slice/select scatter), and
 /// every later read of the base or of a view of it reads the new value (views are made again).
+/// What it makes gets tensor meta by torch's layout rules (engine/src/passes/tensor_layout.hpp): a
+/// functional call the shape and dtype the write recorded, laid out as torch lays out that op's
+/// result (not as the written value: `fill` of a slice with gaps is dense); a scatter its base's
+/// strides. A written view whose new value is laid out otherwise is made again for later reads,
+/// and a base whose new value would be laid out otherwise gets it through `copy(base, value)`,
+/// so the graph's readers and outputs keep the strides their recorded meta was computed with.
 /// A written graph input or module tensor becomes an extra output, first in a tuple before the
 /// graph's own outputs; the output node's meta `mutated_inputs` records them,
 /// `{"copy_back": [{"input": "x", "output": 0}, {"attribute": "bn.running_mean", "output": 1}],

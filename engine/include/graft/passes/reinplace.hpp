@@ -30,8 +30,11 @@ struct ReinplaceReport {
 /// input or module tensor nor may alias one; neither `a` nor anything that may alias it is read
 /// after the call; no other argument of the call is `a` or may alias it; and the recorded tensor
 /// meta shows the result has `a`'s shape and dtype (a call without meta is refused: the result
-/// might need a resize), and no stride of `a` is 0 on a dimension of size above 1 (an expand).
-/// Readers of `b` keep reading it (it is `a` now). Calls without a schema count as aliasing all
+/// might need a resize), no stride of `a` is 0 on a dimension of size above 1 (an expand), and
+/// `a`'s strides are the result's on every dimension of size above 1 (its readers were recorded
+/// reading the result's layout). Readers of `b` keep reading it (it is `a` now), and its tensor
+/// meta becomes `a`'s: an in-place call returns its input, strides included (they may differ
+/// from the functional result's on size-1 dimensions). Calls without a schema count as aliasing all
 /// their inputs. Every candidate is reported with its reason.
 ReinplaceReport reinplace(Graph& g, const OpSchemaRegistry& ops = OpSchemaRegistry::builtin());
 
