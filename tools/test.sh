@@ -3,7 +3,8 @@
 # with torch 2.14.1: tools/python-env.sh, reused while tools/requirements.txt is unchanged), check the
 # C++ format, lint the shipped Lua, build, run clang-tidy, run ctest (doctest, the graft command, the
 # Python bridge and module against torch 2.14), then the
-# C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests under
+# C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer, the Python suites that run the
+# extension in process against an ASan+UBSan build of it, the threaded tests under
 # ThreadSanitizer, then each libFuzzer target (built in the ASan tree) for 15 s. Prints how long each stage took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,8 @@ tools/configure-asan.sh  # clang; the same tree builds the fuzz targets
 /usr/bin/cmake --build build-asan -j2
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 /usr/bin/ctest --test-dir build-asan -j2 --output-on-failure -E '^python_'
 stage asan
+tools/test-python-asan.sh  # the in-process Python suites against an ASan+UBSan build of the extension
+stage pyasan
 tests/tsan/run.sh
 stage tsan
 tests/fuzz/run.sh 15

@@ -626,5 +626,45 @@ class ErrorsAsTorchRaisesThem(unittest.TestCase):
                 self.assertIsInstance(graft_raised.exception, self.graft.GraftError)
 
 
+class FuzzFindings(unittest.TestCase):
+    """Cases the Python surface's fuzzer found (fuzz_python_surface.py), shrunk."""
+
+    def setUp(self):
+        self.graft = graft_module(self)
+
+    def test_a_users_value_under_graft_meta_key_is_not_a_description(self):
+        # ('meta', 'graft_tensor_meta', object()): TypeError 'object' object is not subscriptable
+        from graft.fx import replace_pattern
+        gm = relu_module()
+        relu = [n for n in gm.graph.nodes if n.op == "call_function"][0]
+        relu.meta["graft_tensor_meta"] = object()
+        self.assertEqual(len(replace_pattern(gm, lambda a: torch.relu(a), lambda a: torch.sigmoid(a))), 1)
+
+    def test_a_users_values_under_fx_meta_keys_describe_nothing(self):
+        # ('meta', 'tensor_meta', a tensor): TypeError 'builtin_function_or_method' object is not iterable
+        from graft.fx import replace_pattern
+        for key, value in (("tensor_meta", torch.zeros(3)), ("val", object()), ("example_value", [[[]]]),
+                           ("tensor_meta", "x"), ("val", nested(5_000))):
+            gm = relu_module()
+            relu = [n for n in gm.graph.nodes if n.op == "call_function"][0]
+            relu.meta[key] = value
+            with self.subTest(key=key, value=type(value).__name__):
+                self.assertEqual(len(replace_pattern(gm, lambda a: torch.relu(a), lambda a: torch.sigmoid(a))), 1)
+
+    def test_a_keyword_torch_fx_cannot_write_is_refused_before_anything_changes(self):
+        # ('kwarg', 'x\ny', None) and a rule set: the module was rewritten, then recompile failed
+        script = os.path.join(tempfile.mkdtemp(prefix="graft_safety_"), "rules.lua")
+        with open(script, "w") as f:
+            f.write(RELU_RULE)
+        for key in ("x\ny", "class"):
+            gm = relu_module()
+            relu = [n for n in gm.graph.nodes if n.op == "call_function"][0]
+            relu._kwargs = {key: None}
+            before = [(n, n.op, n.target) for n in gm.graph.nodes]
+            with self.subTest(key=key), self.assertRaisesRegex(ValueError, "is not a Python identifier"):
+                self.graft.run(script, gm)
+            self.assertEqual([(n, n.op, n.target) for n in gm.graph.nodes], before)
+
+
 if __name__ == "__main__":
     unittest.main()

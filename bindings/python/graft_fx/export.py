@@ -80,13 +80,41 @@ def node_meta(node, described=None):
         desc = described.get(node.name)
     else:
         desc = node.meta.get(GRAFT_TENSOR_META)
+        if not _is_description(desc):
+            desc = None  # not one graft wrote (a user's value under graft's key): as if absent
         if desc is None and ("val" in node.meta or "example_value" in node.meta or "tensor_meta" in node.meta):
-            desc = tensor_meta.from_fx_meta(node.meta)
+            desc = _recorded(tensor_meta.from_fx_meta, node.meta)
     free = fmt.free_object({k: v for k, v in node.meta.items() if k not in _FX_VALUE_META})
-    sym = tensor_meta.describe_sym(tensor_meta.fx_value(node.meta))
+    sym = _recorded(lambda meta: tensor_meta.describe_sym(tensor_meta.fx_value(meta)), node.meta)
     if sym is not None:
         free["sym"] = sym
     return desc, free
+
+
+def _recorded(read, meta):
+    """What `read` makes of the values FX's passes record under `val`, `example_value` and
+    `tensor_meta`; None when a node holds something else there (a user's own value under those
+    keys describes nothing graft can read, and the user's node keeps it)."""
+    try:
+        return read(meta)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError):
+        return None
+
+
+def _is_description(desc, depth=0):
+    """Whether `desc` has the form graft writes under GRAFT_TENSOR_META: None, a tensor's
+    {shape, dtype, stride, device} (dims ints or symbol names), or a list of those."""
+    if desc is None:
+        return True
+    if isinstance(desc, (list, tuple)):
+        return depth < 64 and all(_is_description(d, depth + 1) for d in desc)
+    if not isinstance(desc, dict):
+        return False
+    dims_ok = all(isinstance(desc.get(k), (list, tuple)) and
+                  all(isinstance(d, (int, str)) and not isinstance(d, bool) and
+                      (not isinstance(d, int) or -2**63 <= d < 2**63) for d in desc[k])
+                  for k in ("shape", "stride"))
+    return dims_ok and isinstance(desc.get("dtype"), str) and isinstance(desc.get("device"), str)
 
 
 def _resolve(module, path):

@@ -31,6 +31,19 @@ const Names& names() {
   return *n;
 }
 
+/// Whether torch.fx can write `key` as a keyword of a call: an identifier, not a Python keyword
+/// (`f(x, class = 1)` and a name with a newline make code that does not compile).
+bool writable_keyword(const py::str& key) {
+  static const py::object* iskeyword = new py::object(py::module_::import("keyword").attr("iskeyword"));
+  return PyUnicode_IsIdentifier(key.ptr()) == 1 && !(*iskeyword)(key).cast<bool>();
+}
+
+void check_keyword(const std::string& where, const py::str& key) {
+  if (!writable_keyword(key))
+    throw py::value_error(fmt::format("{}: keyword {} is not a Python identifier, so torch.fx cannot write the call",
+                                      where, py::repr(key).cast<std::string>()));
+}
+
 py::object get(PyObject* o, const py::str& name) {
   PyObject* r = PyObject_GetAttr(o, name.ptr());
   if (r == nullptr) throw py::error_already_set();
@@ -80,6 +93,8 @@ FxGraph::FxGraph(std::shared_ptr<Codec> codec, py::object graph, const std::stri
     PyObject *key = nullptr, *value = nullptr;
     Py_ssize_t pos = 0;
     while (PyDict_Next(fx_kwargs.ptr(), &pos, &key, &value)) {
+      if (!PyUnicode_Check(key)) throw py::value_error(fmt::format("{}: a keyword that is not a string", where));
+      check_keyword(where, py::reinterpret_borrow<py::str>(key));
       std::string key_text = py::reinterpret_borrow<py::str>(key).cast<std::string>();
       kwargs.emplace_back(key_text, codec_->to_argument(value, id_of, fmt::format("{}.kwargs['{}']", where, key_text)));
     }
@@ -202,6 +217,8 @@ void FxGraph::set_fx_meta(const py::object& node, NodeId n) {
 
 void FxGraph::check_convertible(NodeId n) {
   const FxOf nothing = [](NodeId) { return py::object(py::none()); };
+  for (const auto& [key, value] : ir_.graph.kwargs(n))
+    check_keyword(fmt::format("node '{}'", ir_.graph.name(n)), py::str(key));
   fx_target(n);
   fx_args(n, nothing);
   fx_kwargs(n, nothing);

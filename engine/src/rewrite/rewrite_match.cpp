@@ -115,11 +115,15 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
   const auto free_meta = inherit ? g.meta(returning.front()).extra : decltype(NodeMeta::extra){};
   // A replacement get_attr naming a tensor the pattern also reads is the tensor that pattern
   // node matched (`l0.weight` of the match at `blocks.3`), never a copy of the replacement's.
+  // Where the graph's node has that very target, a new get_attr reads the same tensor: made as
+  // torch.fx makes it (same names, same places).
   std::vector<NodeId> bound_attributes;
   auto matched_attribute = [&](const std::string& target) {
-    for (NodeId pn : pattern.nodes())
-      if (pattern.op(pn) == OpKind::GetAttr && pattern.target(pn) == target && m.graph_node(pn) != kNoNode)
-        return m.graph_node(pn);
+    for (NodeId pn : pattern.nodes()) {
+      if (pattern.op(pn) != OpKind::GetAttr || pattern.target(pn) != target) continue;
+      const NodeId gn = m.graph_node(pn);
+      if (gn != kNoNode && g.target(gn) != target) return gn;
+    }
     return kNoNode;
   };
   for (NodeId n : replacement.nodes()) {
