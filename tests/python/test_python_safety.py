@@ -220,6 +220,23 @@ class NoCodeFromData(unittest.TestCase):
         finally:
             sys.path.remove(self.dir)
 
+    def test_graft_fx_import_resolves_other_modules_only_on_the_callers_word(self):
+        with open(os.path.join(self.dir, "mymod.py"), "w") as f:
+            f.write("import torch\ndef f(x):\n    return torch.relu(x)\n")
+        doc = fmt.loads(fmt.dumps(export_graph_module(relu_module())))
+        doc["nodes"][1]["target"] = "mymod.f"
+        graph = os.path.join(self.dir, "g.json")
+        with open(graph, "w") as f:
+            f.write(fmt.dumps(doc))
+        command = [sys.executable, "-m", "graft_fx", "import", graph, "--model", "graft_fx.example_models.activations"]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([self.dir, os.environ.get("PYTHONPATH", "")]))
+        refused = subprocess.run(command, capture_output=True, text=True, env=env)
+        self.assertEqual(refused.returncode, 2, refused.stderr)
+        self.assertIn("'mymod.f' is not under a module graft trusts", refused.stderr)
+        trusted = subprocess.run(command + ["--trust-module", "mymod"], capture_output=True, text=True, env=env)
+        self.assertEqual(trusted.returncode, 0, trusted.stderr)
+        self.assertIn("imported", trusted.stdout)
+
     def test_a_script_cannot_plant_a_call_the_sandbox_forbids(self):
         # A replacement naming os.system would run it when the user calls the module.
         script = os.path.join(self.dir, "escape.lua")

@@ -10,6 +10,7 @@ from .export import export_graph_module, export_hierarchy, trace_aten, trace_sym
 from .hierarchy import ExtractionError
 from .trace import check_leaves, decomposition_table
 from .importer import GraftImportError, import_graph
+from .trust import trust_module
 from .models import ModelSpecError, build_model, example_inputs, run_as_traced
 from .output import OutputError, check_output_path, write_output
 
@@ -80,6 +81,9 @@ def _parser():
                    help="run model and imported graph on one seeded input of the shapes the file records "
                         "(meta.input_shapes; --input-shape overrides them); exit 1 if the outputs differ")
     i.add_argument("-o", "--output", metavar="OUT.pt", help="torch.save the GraphModule here")
+    i.add_argument("--trust-module", action="append", default=[], metavar="MODULE",
+                   help="let the file name functions and module classes of MODULE (graft resolves only torch's, "
+                        "torchvision's, graft_fx's, operator's and math's on a file's word; repeatable)")
     _common(i)
     return parser
 
@@ -305,7 +309,13 @@ def _import(args):
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    for module in getattr(args, "trust_module", []):
+        try:
+            trust_module(module)
+        except ValueError as e:
+            parser.error(f"--trust-module: {e}")
     try:
         return _export(args) if args.command == "export" else _import(args)
     except (fmt.GraphFormatError, GraftImportError, GraftTraceError, ModelSpecError, OutputError, OSError) as e:
