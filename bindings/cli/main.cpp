@@ -3,6 +3,12 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <limits>
+#include <new>
+
+#include <sys/mman.h>
 
 #include "graft/io/atomic_file.hpp"
 #include "graft/io/dot.hpp"
@@ -14,24 +20,25 @@
 #include "graft/ir/lint.hpp"
 #include "graphviz.hpp"
 #include "match_command.hpp"
+#include "output_paths.hpp"
 #include "partition_command.hpp"
 #include "plan_command.hpp"
+#include "print_error.hpp"
 #include "rewrite_command.hpp"
 #include "rules_command.hpp"
 #include "run_command.hpp"
 #include "verify_command.hpp"
+#include "whole_number.hpp"
 
 namespace {
 
 using namespace graft;
 
-constexpr int kExitError = 1;
+using cli::kExitError;
+using cli::print_error;
 constexpr int kExitUsage = 2;
 
-int report(const Status& s) {
-  fmt::print(stderr, "graft: error: {}\n", s.message());
-  return kExitError;
-}
+int report(const Status& s) { return print_error(s.message()); }
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -152,7 +159,8 @@ static int run_command_line(int argc, char** argv) {
       "that has its own graph (python3 -m graft_fx export --hierarchy), that graph's nodes");
   tree->add_option("GRAPH", graph, "graph file")->required();
   ModuleTreeOptions tree_opts;
-  tree->add_option("--depth", tree_opts.max_depth, "submodule levels to open (0: the root graph only; default: all)");
+  tree->add_option("--depth", tree_opts.max_depth, "submodule levels to open (0: the root graph only; default: all)")
+      ->check(cli::whole_number());
   bool tree_no_shapes = false;
   tree->add_flag("--no-shapes", tree_no_shapes, "names only, without the recorded shapes");
   tree->add_option("--at", tree_opts.at,
@@ -195,9 +203,11 @@ static int run_command_line(int argc, char** argv) {
   watch->add_option("-o,--output", run_opts.output, "output graph file, rewritten after each good run")->required();
   watch->add_option("--report", run_opts.report, "also write each run's report as JSON to this file");
   watch->add_option("--poll", run_opts.poll_seconds, "polling interval in seconds when inotify is unavailable")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
   watch->add_option("--max-runs", run_opts.max_runs, "stop after this many runs (0: run until interrupted)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(cli::whole_number(0, std::numeric_limits<int>::max()));
   cli::add_limit_options(*watch, run_opts);
 
   // match / explain: `RULES.lua GRAPH` (a rule script) or `--pattern P.json GRAPH` (a pattern graph file).
@@ -314,7 +324,8 @@ static int run_command_line(int argc, char** argv) {
       names += (names.empty() ? "" : ", ") + sub->get_name();
     }
     if (!known) {
-      fmt::print(stderr, "graft: unknown command '{}' (commands: {}; graft --help describes them)\n", argv[1], names);
+      fmt::print(stderr, "graft: unknown command {} (commands: {}; graft --help describes them)\n",
+                 quoted_text(argv[1]), names);
       return kExitUsage;
     }
   }
@@ -327,24 +338,50 @@ static int run_command_line(int argc, char** argv) {
   }
 
   // Every file the command will write, checked before any work: a folder, a missing folder or
-  // an unwritable place fails now, not after a long run.
-  std::vector<std::string> outputs;
-  if (*dot || *save) outputs.push_back(out);
-  if (*run || *watch) outputs.push_back(run_opts.output);
-  if ((*run || *watch) && !run_opts.report.empty()) outputs.push_back(run_opts.report);
-  if (*rewrite) outputs.push_back(rewrite_opts.output);
-  if (*partition && !partition_opts.output.empty()) outputs.push_back(partition_opts.output);
-  if (*partition && !partition_opts.dot.empty()) outputs.push_back(partition_opts.dot);
-  if (*plan && !plan_opts.output.empty()) outputs.push_back(plan_opts.output);
-  if (*plan && !plan_opts.svg.empty()) outputs.push_back(plan_opts.svg);
-  if (*plan && !plan_opts.graph_output.empty()) outputs.push_back(plan_opts.graph_output);
+  // an unwritable place fails now, not after a long run; so do two outputs that are one file
+  // (the later would replace the earlier) and an output over an input (cli/output_paths.hpp).
+  std::vector<cli::PathUse> outputs, inputs;
+  if (*dot) outputs.push_back({"-o", out});
+  if (*save) outputs.push_back({"-o", out, true});
+  if (*dot || *save) inputs.push_back({"GRAPH", graph, save->parsed()});
+  if (*dot && !dot_support.empty()) inputs.push_back({"--partition", dot_support});
+  if (*run || *watch) {
+    outputs.push_back({"-o", run_opts.output, true});
+    if (!run_opts.report.empty()) outputs.push_back({"--report", run_opts.report});
+    inputs.push_back({"PIPELINE", run_opts.pipeline});
+    // watch runs the pipeline again on GRAPH after each save: its own output would pile up
+    inputs.push_back({"GRAPH", run_opts.graph, run->parsed()});
+  }
+  if (*rewrite) {
+    outputs.push_back({"-o", rewrite_opts.output, true});
+    inputs.insert(inputs.end(),
+                  {{"--pattern", rewrite_opts.pattern},
+                   {"--replacement", rewrite_opts.replacement},
+                   {"GRAPH", rewrite_opts.graph, true}});
+  }
+  if (*partition) {
+    if (!partition_opts.output.empty()) outputs.push_back({"-o", partition_opts.output, true});
+    if (!partition_opts.dot.empty()) outputs.push_back({"--dot", partition_opts.dot});
+    inputs.insert(inputs.end(),
+                  {{"SUPPORT", partition_opts.script.pipeline}, {"GRAPH", partition_opts.script.graph, true}});
+  }
+  if (*plan) {
+    if (!plan_opts.output.empty()) outputs.push_back({"-o", plan_opts.output});
+    if (!plan_opts.svg.empty()) outputs.push_back({"--svg", plan_opts.svg});
+    if (!plan_opts.graph_output.empty()) outputs.push_back({"--schedule-output", plan_opts.graph_output, true});
+    inputs.push_back({"GRAPH", plan_opts.graph, true});
+  }
   const bool json_to_stdout = (*run && run_opts.json) || (*rewrite && rewrite_opts.json) || (*plan && plan_opts.json);
-  if (std::count(outputs.begin(), outputs.end(), "-") + (json_to_stdout ? 1 : 0) > 1) {
-    fmt::print(stderr, "graft: error: only one output can go to stdout ('-')\n");
+  if (std::count_if(outputs.begin(), outputs.end(), [](const cli::PathUse& o) { return o.path == "-"; }) +
+          (json_to_stdout ? 1 : 0) >
+      1) {
+    print_error("only one output can go to stdout ('-')");
     return kExitUsage;
   }
-  for (const std::string& o : outputs)
-    if (Result<OutputPath> checked = check_output_path(o); !checked) return report(checked.status());
+  if (Status s = cli::check_output_paths(outputs, inputs); !s) {
+    report(s);
+    return s.diagnostic().file.empty() ? kExitUsage : kExitError;  // a clash of options, or a bad place
+  }
 
   if (*print) return cmd_print(graph, print_values, print_text);
   if (*stats) return cmd_stats(graph, json);
@@ -402,13 +439,56 @@ static int run_command_line(int argc, char** argv) {
   return kExitUsage;
 }
 
+namespace {
+
+constexpr char kOutOfMemory[] = "graft: error: out of memory\n";
+
+/// Address space held back for the way out. When an allocation fails, the new-handler gives it
+/// back and throws std::bad_alloc: the destructors that run while the error unwinds to main
+/// (some allocate: nlohmann::json's destroys nested values through a stack) then find memory
+/// under an address-space limit (`ulimit -v`), where their failure would end the process in
+/// std::terminate (exit 134). Mapped without access, so it costs no memory.
+void* g_reserve = nullptr;
+constexpr std::size_t kReserveBytes = std::size_t{64} << 20;
+
+void release_reserve() {
+  if (g_reserve != nullptr) munmap(g_reserve, kReserveBytes);
+  g_reserve = nullptr;
+  throw std::bad_alloc();
+}
+
+/// The last resort, for a std::bad_alloc thrown where no handler can catch it (a destructor, a
+/// worker thread): the same message and exit status as main's.
+[[noreturn]] void on_terminate() {
+  if (const std::exception_ptr e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::bad_alloc&) {
+      std::fputs(kOutOfMemory, stderr);
+      std::_Exit(kExitError);
+    } catch (const std::exception& other) {
+      std::fprintf(stderr, "graft: internal error: uncaught exception: %s\n", other.what());
+    } catch (...) { std::fputs("graft: internal error: uncaught exception\n", stderr); }
+  }
+  std::abort();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // Whatever is thrown past the commands (out of memory, a file system error) ends as an error
   // message and exit 1, never as an abort.
+  std::set_terminate(on_terminate);
+  g_reserve = mmap(nullptr, kReserveBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (g_reserve == MAP_FAILED) g_reserve = nullptr;
+  std::set_new_handler(release_reserve);
   try {
     return run_command_line(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fputs(kOutOfMemory, stderr);
+    return kExitError;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "graft: error: {}\n", e.what());
+    print_error(e.what());
     return kExitError;
   }
 }

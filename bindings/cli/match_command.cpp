@@ -12,6 +12,7 @@
 #include "graft/match/close_targets.hpp"
 #include "graft/match/describe_failure.hpp"
 #include "node_lookup.hpp"
+#include "print_error.hpp"
 
 namespace graft::cli {
 namespace {
@@ -133,7 +134,7 @@ void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, c
 int cmd_match(const MatchCommandOptions& o) {
   Result<MatchInputs> in = load_inputs(o);
   if (!in) {
-    fmt::print(stderr, "graft: error: {}\n", in.status().message());
+    print_error(in.status().message());
     return 1;
   }
   const SubgraphMatcher& matcher = in->matcher;
@@ -163,7 +164,7 @@ int cmd_match(const MatchCommandOptions& o) {
 int cmd_explain(const MatchCommandOptions& o, const std::string& node) {
   Result<MatchInputs> in = load_inputs(o);
   if (!in) {
-    fmt::print(stderr, "graft: error: {}\n", in.status().message());
+    print_error(in.status().message());
     return 1;
   }
   const SubgraphMatcher& matcher = in->matcher;
@@ -172,7 +173,7 @@ int cmd_explain(const MatchCommandOptions& o, const std::string& node) {
   if (!node.empty()) {
     Result<NodeId> found = find_root_node(gm, node, o.graph);
     if (!found) {
-      fmt::print(stderr, "graft: error: {}\n", found.status().message());
+      print_error(found.status().message());
       return 1;
     }
     only = found.value();

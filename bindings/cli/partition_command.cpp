@@ -15,16 +15,13 @@
 #include "graft/passes/fuse_partitions.hpp"
 #include "graphviz.hpp"
 #include "node_lookup.hpp"
+#include "print_error.hpp"
+#include "whole_number.hpp"
 
 namespace graft::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-int fail(const std::string& message) {
-  fmt::print(stderr, "graft: error: {}\n", message);
-  return 1;
-}
 
 std::string reason_text(const Graph& g, const LeftOutNode& l) {
   std::string why;
@@ -138,8 +135,10 @@ void add_partition_options(CLI::App& cmd, PartitionCommandOptions& o) {
   cmd.add_option("--allowed-single-node-op", o.options.allowed_single_node_partition_ops,
                  "a target that may form a partition alone (repeatable)");
   cmd.add_option("--min-size", o.options.min_partition_size,
-                 "partitions with fewer compute nodes fall back (Torch-TensorRT's min_block_size)");
-  cmd.add_option("--max-size", o.options.max_partition_size, "cut larger partitions into pieces of this many nodes");
+                 "partitions with fewer compute nodes fall back (Torch-TensorRT's min_block_size)")
+      ->check(whole_number());
+  cmd.add_option("--max-size", o.options.max_partition_size, "cut larger partitions into pieces of this many nodes")
+      ->check(whole_number());
   cmd.add_option("--exclude", o.options.exclude_nodes,
                  "never partition this node (by name, or by node path in the root graph; repeatable)");
   add_limit_options(cmd, o.script);
@@ -147,15 +146,15 @@ void add_partition_options(CLI::App& cmd, PartitionCommandOptions& o) {
 
 int cmd_partition(const PartitionCommandOptions& o) {
   Result<GraphModule> loaded = load_graph_file(o.script.graph);
-  if (!loaded) return fail(loaded.status().message());
+  if (!loaded) return print_error(loaded.status().message());
   GraphModule& gm = loaded.value();
   if (Status s = lint(gm); !s) {
     s.diagnostic().file = o.script.graph;
-    return fail(s.message() + " (graft lint rejects the graph)");
+    return print_error(s.message() + " (graft lint rejects the graph)");
   }
   auto sandbox = lua::Sandbox::create(sandbox_options(o.script));
-  if (!sandbox) return fail(sandbox.status().message());
-  if (Status s = sandbox.value()->load_file(o.script.pipeline); !s) return fail(s.message());
+  if (!sandbox) return print_error(sandbox.status().message());
+  if (Status s = sandbox.value()->load_file(o.script.pipeline); !s) return print_error(s.message());
   Partitioning result;
   Status s =
       lua::with_support(*sandbox.value(), gm, [&](const OperatorSupport& support, const PartitionOptions& from_script) {
@@ -179,20 +178,20 @@ int cmd_partition(const PartitionCommandOptions& o) {
         result = std::move(p).value();
         return Status::ok();
       });
-  if (!s) return fail(s.message());
+  if (!s) return print_error(s.message());
 
   // Everything is worked out before anything is written: a refused fusion writes no picture.
   std::string printed = o.json ? result_json(o, gm.graph, result).dump(2) + "\n" : result_text(o, gm.graph, result);
   const std::string picture = o.dot.empty() ? std::string() : dot_text(o, gm.graph, result);
   if (!o.output.empty()) {
     Result<std::vector<FusedPartition>> fused = fuse_by_partitions(gm, result.partitions, o.prefix);
-    if (!fused) return fail(fmt::format("{}: {}", o.script.graph, fused.status().message()));
-    if (Status l = lint(gm); !l) return fail("the fused graph is not valid: " + l.message());
+    if (!fused) return print_error(fmt::format("{}: {}", o.script.graph, fused.status().message()));
+    if (Status l = lint(gm); !l) return print_error("the fused graph is not valid: " + l.message());
   }
   if (!o.dot.empty())
-    if (Status d = write_picture(o.dot, picture); !d) return fail(d.message());
+    if (Status d = write_picture(o.dot, picture); !d) return print_error(d.message());
   if (!o.output.empty())
-    if (Status w = save_graph_file(gm, o.output); !w) return fail(w.message());
+    if (Status w = save_graph_file(gm, o.output); !w) return print_error(w.message());
   if (o.quiet) return 0;
   if (o.output != "-") fmt::print("{}", printed);
   else fmt::print(stderr, "{}", printed);

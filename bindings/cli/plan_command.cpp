@@ -3,7 +3,9 @@
 
 #include <fmt/core.h>
 
-#include <charconv>
+#include <algorithm>
+#include <cctype>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "graft/io/atomic_file.hpp"
@@ -11,15 +13,19 @@
 #include "graft/ir/lint.hpp"
 #include "graft/passes/memory_schedule.hpp"
 #include "plan_svg.hpp"
+#include "print_error.hpp"
+#include "whole_number.hpp"
 
 namespace graft::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-int fail(const std::string& message) {
-  fmt::print(stderr, "graft: error: {}\n", message);
-  return 1;
+/// A symbol as sizes name it: a letter or '_', then letters, digits and '_' (`s0`, `u1`).
+bool is_symbol_name(std::string_view name) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  return !name.empty() && std::isdigit(static_cast<unsigned char>(name.front())) == 0 &&
+      std::all_of(name.begin(), name.end(), word);
 }
 
 std::string mib(std::uint64_t bytes) { return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / 1048576.0); }
@@ -83,8 +89,9 @@ Json plan_json(const PlanCommandOptions& o, const Graph& g, const StorageMap& st
   // node -> the buffers its value refers to (its storage), by name: a std::map keeps this linear
   // where an ordered_json object would search its keys once per node
   nlohmann::json values = nlohmann::json::object();
+  BufferSetWalker walker(storage);
   for (NodeId n : l.steps)
-    if (!storage.refers[n].empty()) values[g.name(n)] = storage.refers[n];
+    if (storage.value[n] != 0) values[g.name(n)] = walker.sorted_buffers(storage.value[n]);
   j["values"] = values;  // an nlohmann::json into an ordered_json: converted, not moved
   Json unknown = Json::array();
   for (NodeId n : storage.unknown_aliasing) unknown.push_back(g.name(n));
@@ -97,7 +104,7 @@ void print_summary(const PlanCommandOptions& o, const Graph& g, const Liveness& 
   std::size_t planned = 0, shared = 0;
   for (const Buffer& b : l.buffers) planned += b.planned && b.bytes > 0 ? 1 : 0;
   for (NodeId n : l.steps)
-    if (s.creates[n].first == s.creates[n].second && !s.refers[n].empty()) ++shared;
+    if (s.creates[n].first == s.creates[n].second && s.value[n] != 0) ++shared;
   fmt::print("{}: {} nodes, {} tensors planned, {} values share another's storage (views, in-place)\n", o.graph,
              l.steps.size(), planned, shared);
   if (schedule)
@@ -154,12 +161,15 @@ void add_plan_options(CLI::App& cmd, PlanCommandOptions& o) {
                  "size, breadth, lifetime, refine, exact or best (all of them, smallest arena wins)")
       ->capture_default_str();
   cmd.add_option("--alignment", o.plan.alignment, "bytes every offset is a multiple of (a power of two)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole_number());
   cmd.add_option("--exact-max", o.plan.exact_max_buffers, "best also runs the exact search up to this many tensors")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole_number());
   cmd.add_option("--exact-steps", o.plan.exact_max_steps,
                  "search nodes the exact search may visit (a budget in steps: the same graph, the same plan)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole_number());
   cmd.add_option("--time-limit", o.plan.exact_time_limit_ms, "a cap on the exact search's milliseconds")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600000.0));
@@ -169,51 +179,62 @@ void add_plan_options(CLI::App& cmd, PlanCommandOptions& o) {
   cmd.add_flag("--no-outputs", o.no_outputs, "leave the graph's outputs out of the arena (their caller owns them)");
   cmd.add_flag("--schedule", o.schedule, "first reorder nodes to lower the peak (kept only if it is lower)");
   cmd.add_option("--schedule-output", o.graph_output, "with --schedule: write the reordered graph here");
-  cmd.add_option("--top", o.top, "tensors listed at the peak")->capture_default_str();
+  cmd.add_option("--top", o.top, "tensors listed at the peak")->capture_default_str()->check(whole_number());
 }
 
 int cmd_plan(PlanCommandOptions o) {
   for (const std::string& s : o.symbols) {
     const std::size_t eq = s.find('=');
-    std::int64_t value = 0;
-    const char* end = s.data() + s.size();
-    if (eq == std::string::npos || eq == 0 || std::from_chars(s.data() + eq + 1, end, value).ptr != end ||
-        eq + 1 == s.size())
-      return fail(fmt::format("--symbol '{}': expected NAME=INTEGER, e.g. s0=32", s));
-    o.liveness.symbols.emplace_back(s.substr(0, eq), value);
+    if (eq == std::string::npos || !is_symbol_name(std::string_view(s).substr(0, eq)) || eq + 1 == s.size())
+      return print_error(fmt::format("--symbol '{}': expected NAME=INTEGER, e.g. s0=32", s));
+    const std::string name = s.substr(0, eq), text = s.substr(eq + 1);
+    // A size: negative, past 64 bits or not a number, it would size every tensor that uses it
+    // as empty (or as a wrapped-around number), and the plan would say nothing of it.
+    constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    std::uint64_t value = 0;
+    if (!parse_whole_number(text, 0, kMax, value))
+      return print_error(
+          fmt::format("--symbol '{}': the value '{}' is not a size (a whole number from 0 to {})", s, text, kMax));
+    for (const auto& [given, v] : o.liveness.symbols)
+      if (given == name)
+        return print_error(fmt::format("--symbol '{}': {} is already given ({}={})", s, name, name, v));
+    o.liveness.symbols.emplace_back(name, static_cast<std::int64_t>(value));
   }
   o.liveness.plan_outputs = !o.no_outputs;
   Result<Planner> planner = parse_planner(o.planner);
-  if (!planner) return fail("--planner: " + planner.status().message());
+  if (!planner) return print_error("--planner: " + planner.status().message());
   o.plan.planner = *planner;
-  if (!o.graph_output.empty() && !o.schedule) return fail("--schedule-output needs --schedule");
-  if (Status s = check_alignment(o.plan.alignment); !s) return fail("--alignment: " + s.message());
+  if (!o.graph_output.empty() && !o.schedule) return print_error("--schedule-output needs --schedule");
+  if (Status s = check_alignment(o.plan.alignment); !s) return print_error("--alignment: " + s.message());
   Result<GraphModule> gm = load_graph_file(o.graph);
-  if (!gm) return fail(gm.status().message());
-  if (Status s = lint(*gm); !s) return fail(fmt::format("{}: {}", o.graph, s.message()));
+  if (!gm) return print_error(gm.status().message());
+  if (Status s = lint(*gm); !s) return print_error(fmt::format("{}: {}", o.graph, s.message()));
   Graph& g = gm->graph;
   const OpSchemaRegistry& ops = OpSchemaRegistry::builtin();
   o.liveness.modules = &gm->modules;
   std::optional<ScheduleReport> schedule;
   if (o.schedule) {
     Result<ScheduleReport> r = schedule_for_memory(g, ops, o.liveness, o.plan.alignment);
-    if (!r) return fail(fmt::format("{}: {}", o.graph, r.status().message()));
+    if (!r) return print_error(fmt::format("{}: {}", o.graph, r.status().message()));
     schedule = *r;
   }
   Result<StorageMap> storage = map_storage(g, ops, o.liveness);
-  if (!storage) return fail(fmt::format("{}: {}", o.graph, storage.status().message()));
+  if (!storage) return print_error(fmt::format("{}: {}", o.graph, storage.status().message()));
   const Liveness l = live_ranges(*storage, g.node_list(), g.num_slots());
   Result<MemoryPlan> plan = plan_memory(l, o.plan);
-  if (!plan) return fail(fmt::format("{}: {}", o.graph, plan.status().message()));
+  if (!plan) return print_error(fmt::format("{}: {}", o.graph, plan.status().message()));
   if (Status s = check_plan(g, l, *plan); !s)  // a planner bug must never reach a user as a plan
-    return fail(fmt::format("{}: the plan is invalid (please report it): {}", o.graph, s.message()));
+    return print_error(fmt::format("{}: the plan is invalid (please report it): {}", o.graph, s.message()));
   if (!o.graph_output.empty())
-    if (Status s = save_graph_file(*gm, o.graph_output); !s) return fail(s.message());
-  const Json j = plan_json(o, g, *storage, l, *plan, schedule);
+    if (Status s = save_graph_file(*gm, o.graph_output); !s) return print_error(s.message());
+  // The JSON only when asked for: it lists every buffer each value may use, which for a long chain
+  // of calls of unknown aliasing (each may be a view of all before it) is far more than the plan.
+  Json j;
+  if (o.json || !o.output.empty()) j = plan_json(o, g, *storage, l, *plan, schedule);
   if (!o.output.empty())
-    if (Status s = write_output_file(o.output, j.dump(1) + "\n"); !s) return fail(s.message());
+    if (Status s = write_output_file(o.output, j.dump(1) + "\n"); !s) return print_error(s.message());
   if (!o.svg.empty())
-    if (Status s = write_output_file(o.svg, plan_svg(g, l, *plan, o.graph)); !s) return fail(s.message());
+    if (Status s = write_output_file(o.svg, plan_svg(g, l, *plan, o.graph)); !s) return print_error(s.message());
   if (o.json) fmt::print("{}\n", j.dump(1));
   else if (o.output != "-" && o.svg != "-") print_summary(o, g, l, *storage, *plan, schedule);
   return 0;

@@ -10,6 +10,7 @@
 #include "graft/ir/python_repr.hpp"
 #include "graft/rewrite/replacement_attributes.hpp"
 #include "match_command.hpp"
+#include "print_error.hpp"
 
 namespace graft::cli {
 
@@ -72,7 +73,7 @@ Json replacements_json(const RewriteCommandOptions& o, const Graph& pattern, con
 
 int cmd_rewrite(const RewriteCommandOptions& o) {
   auto fail = [](const Status& s) {
-    fmt::print(stderr, "graft: error: {}\n", s.message());
+    print_error(s.message());
     return 1;
   };
   Result<GraphModule> replacement = load_graph_file(o.replacement);

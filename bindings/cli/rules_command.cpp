@@ -9,14 +9,10 @@
 #include "graft/lua/rules.hpp"
 #include "match_command.hpp"
 #include "node_lookup.hpp"
+#include "print_error.hpp"
 
 namespace graft::cli {
 namespace {
-
-int fail(const std::string& message) {
-  fmt::print(stderr, "graft: error: {}\n", message);
-  return 1;
-}
 
 /// The rules `o.rule` selects: that one, or (when empty) every enabled one; an unknown name
 /// is an error listing the names there are.
@@ -47,17 +43,17 @@ int with_script(
   std::optional<GraphModule> gm;
   if (needs_graph) {
     Result<GraphModule> loaded = load_graph_file(o.script.graph);
-    if (!loaded) return fail(loaded.status().message());
+    if (!loaded) return print_error(loaded.status().message());
     gm = std::move(loaded).value();
   }
   auto sandbox = lua::Sandbox::create(sandbox_options(o.script));
-  if (!sandbox) return fail(sandbox.status().message());
-  if (Status s = sandbox.value()->load_file(o.script.pipeline); !s) return fail(s.message());
+  if (!sandbox) return print_error(sandbox.status().message());
+  if (Status s = sandbox.value()->load_file(o.script.pipeline); !s) return print_error(s.message());
   std::string out;
   Status s = lua::with_rules(*sandbox.value(), gm ? &*gm : nullptr, [&](const std::vector<lua::RuleView>& rules) {
     return body(rules, gm ? &*gm : nullptr, out);
   });
-  if (!s) return fail(s.message());
+  if (!s) return print_error(s.message());
   fmt::print("{}", out);
   return 0;
 }

@@ -11,6 +11,8 @@
 #include "graft/io/atomic_file.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/lua/script_host.hpp"
+#include "print_error.hpp"
+#include "whole_number.hpp"
 
 namespace graft::cli {
 namespace {
@@ -37,30 +39,25 @@ lua::ScriptHostOptions host_options(const RunOptions& o) {
   return h;
 }
 
-int fail(const std::string& message) {
-  fmt::print(stderr, "graft: error: {}\n", message);
-  return 1;
-}
-
 /// Runs once: the graph is loaded fresh, so a failed run never touches OUTPUT.
 /// Returns the exit code; prints the report.
 int run_once(lua::ScriptHost& host, const RunOptions& o, bool watching) {
   Result<GraphModule> gm = load_graph_file(o.graph);
-  if (!gm) return fail(gm.status().message());
+  if (!gm) return print_error(gm.status().message());
   lua::PipelineReport report = host.run(o.pipeline, gm.value());
   if (!o.report.empty()) {
-    if (Status s = write_output_file(o.report, report.to_json()); !s) return fail(s.message());
+    if (Status s = write_output_file(o.report, report.to_json()); !s) return print_error(s.message());
   }
   if (!report.ok()) {
     if (watching) {
       fmt::print("v{} error: {}\n", report.script_version, report.error->to_string());
     } else {
       if (!o.quiet) fmt::print(stderr, "{}", report.to_text());
-      fmt::print(stderr, "graft: error: {}\n", report.error->to_string());
+      print_error(report.error->to_string());
     }
     return 1;
   }
-  if (Status s = save_graph_file(gm.value(), o.output); !s) return fail(s.message());
+  if (Status s = save_graph_file(gm.value(), o.output); !s) return print_error(s.message());
   std::FILE* summary = o.output == "-" ? stderr : stdout;  // the graph itself went to stdout
   if (watching) {
     fmt::print(summary, "v{} ok: {:.1f} ms, {} -> {} nodes (+{} -{} ~{}), wrote {}\n", report.script_version,
@@ -96,7 +93,8 @@ void add_limit_options(CLI::App& cmd, RunOptions& o) {
                  "directory `require` may load modules from (repeatable; "
                  "default: the pipeline's directory)");
   cmd.add_option("--max-instructions", o.limits.instructions, "Lua instructions per pass or check")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole_number());
   cmd.add_option_function<std::size_t>(
          "--max-memory-mb", [&o](std::size_t mb) { o.limits.memory_bytes = mb << 20; },
          "memory budget of the script, in MiB")
@@ -117,19 +115,19 @@ void add_limit_options(CLI::App& cmd, RunOptions& o) {
          "wall time for the whole pipeline run (0: none)")
       ->check(CLI::Range(0L, lua::kMaxTimeMs))
       ->default_str(std::to_string(o.limits.pipeline_time.count()));
-  cmd.add_option("--seed", o.seed, "seed of the scripts' math.random")->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed of the scripts' math.random")->capture_default_str()->check(whole_number());
 }
 
 int cmd_run(const RunOptions& o) {
   lua::ScriptHost host(host_options(o));
-  if (Status s = host.load(o.pipeline); !s) return fail(s.message());
+  if (Status s = host.load(o.pipeline); !s) return print_error(s.message());
   return run_once(host, o, false);
 }
 
 int cmd_watch(const RunOptions& o) {
   lua::ScriptHostOptions options = host_options(o);
   lua::ScriptHost host(options);
-  if (Status s = host.load(o.pipeline); !s) return fail(s.message());
+  if (Status s = host.load(o.pipeline); !s) return print_error(s.message());
   fmt::print("watching {} ({}); Ctrl-C stops\n", o.pipeline, host.using_inotify() ? "inotify" : "polling");
   int runs = 1;
   run_once(host, o, true);

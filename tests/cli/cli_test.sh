@@ -202,4 +202,111 @@ check "plan: exact refuses a large graph, naming the limit" grep -qE "the exact 
 run "$GRAFT" plan "$TMP/missing.json"
 check "plan: a missing file fails" test "$rc" -ne 0
 
+# A chain of 20,000 calls no schema describes: each may return a view of its input, so each value
+# may use every buffer before it, and all stay live to the end. Listing each value's buffers took
+# 1 + 2 + ... + n entries (8,000 calls: 1.7 GB; 16,000: std::bad_alloc and an abort); shared sets
+# take one per call. Planned under a 1 GiB address-space cap, which the lists would exceed tenfold.
+{
+  printf '{"format":"graft-graph","version":1,"meta":{},"modules":[],"nodes":[\n'
+  meta='"meta":{"tensor_meta":{"shape":[4],"dtype":"float32","stride":[1],"device":"cpu"}}'
+  printf '{"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},%s},\n' "$meta"
+  prev=x
+  for ((i = 0; i < 20000; i++)); do
+    printf '{"name":"n%d","op":"call_function","target":"my.unknown_op","args":[{"node":"%s"}],"kwargs":{},%s},\n' \
+      "$i" "$prev" "$meta"
+    prev=n$i
+  done
+  printf '{"name":"output","op":"output","target":"output","args":[{"node":"%s"}],"kwargs":{},"meta":{}}]}\n' "$prev"
+} >"$TMP/chain.json"
+capped() { (ulimit -v "$1" && shift && exec "$@"); }
+run capped 1048576 "$GRAFT" plan "$TMP/chain.json"
+check "plan: a 20,000-call chain of unknown aliasing plans under 1 GiB" test "$rc" -eq 0
+check "plan: every tensor of the chain is live at its end" \
+  grep -qx "lower bound: 1.22 MiB (1280000 bytes) at step 20000 (n19999)" "$TMP/out"
+check "plan: the chain's calls are named as of unknown aliasing" \
+  grep -q "^20000 calls no schema describes (first: 'n0')" "$TMP/out"
+# Its JSON lists every buffer each value may use (200 million entries): out of memory under the
+# cap, said as such, exit 1 (an allocation failing while the error unwinds used to abort: 134).
+run capped 1048576 "$GRAFT" plan --json "$TMP/chain.json"
+check "plan --json past the memory cap: exit 1" test "$rc" -eq 1
+check "plan --json past the memory cap: says so" test "$err" = "graft: error: out of memory"
+# Whatever the cap, graft ends with its answer or an error, never by a signal.
+signalled=0
+for ((cap = 65536; cap <= 327680; cap += 8192)); do
+  for args in "" --json; do
+    capped "$cap" "$GRAFT" plan $args "$TMP/chain.json" >/dev/null 2>&1
+    code=$?
+    if [ "$code" -gt 1 ]; then signalled=$((signalled + 1)); echo "cap $cap KiB, plan $args: exit $code"; fi
+  done
+done
+check "plan under address-space caps: exit 0 or 1 each time" test "$signalled" -eq 0
+
+# Numbers on the command line: a negative value, one past the option's range or not a number is
+# refused naming the option and the value (CLI11 alone read -1 into an unsigned option as its
+# largest value, and a number past 64 bits as the largest; --symbol s0=-5 planned every tensor
+# of size s0 at 0 bytes).
+for bad in -5 9223372036854775808 abc ""; do
+  run "$GRAFT" plan "$EX/resnet18.aten.json" --symbol "s0=$bad"
+  if [ -n "$bad" ]; then
+    check "plan --symbol s0=$bad: refused" test "$rc" -eq 1 -a "$err" = \
+      "graft: error: --symbol 's0=$bad': the value '$bad' is not a size (a whole number from 0 to 9223372036854775807)"
+  else
+    check "plan --symbol s0=: refused" test "$rc" -eq 1
+  fi
+done
+run "$GRAFT" plan "$EX/resnet18.aten.json" --symbol s0=2 --symbol s0=3
+check "plan --symbol twice for one symbol: refused" grep -qxF "graft: error: --symbol 's0=3': s0 is already given (s0=2)" "$TMP/err"
+printf 'return graft.support.targets{ "torch.ops.aten.relu.default" }\n' >"$TMP/relu_support.lua"
+printf 'return graft.pipeline{}\n' >"$TMP/nothing.lua"
+while read -r option value sub; do
+  case $sub in
+    plan) cmd=("$GRAFT" plan "$EX/resnet18.aten.json") ;;
+    tree) cmd=("$GRAFT" tree "$EX/resnet18.fx.json") ;;
+    run) cmd=("$GRAFT" run "$TMP/nothing.lua" "$EX/resnet18.fx.json" -o "$TMP/never_run.json") ;;
+    watch) cmd=("$GRAFT" watch "$TMP/nothing.lua" "$EX/resnet18.fx.json" -o "$TMP/never_run.json") ;;
+    partition) cmd=("$GRAFT" partition "$TMP/relu_support.lua" "$EX/resnet18.aten.json") ;;
+  esac
+  run "${cmd[@]}" "$option" "$value"
+  check "$sub $option $value: a usage error" test "$rc" -eq 2
+  check "$sub $option $value: names the option and the value" grep -qF -e "$option: '$value' is not a whole number" "$TMP/err"
+done <<'CASES'
+--top -1 plan
+--alignment -64 plan
+--exact-max 18446744073709551616 plan
+--exact-steps -1 plan
+--depth -1 tree
+--seed -1 run
+--max-instructions 18446744073709551616 run
+--max-runs -1 watch
+--min-size -2 partition
+--max-size 1e9 partition
+CASES
+check "refused options write nothing" test ! -e "$TMP/never_run.json"
+run "$GRAFT" watch "$TMP/nothing.lua" "$EX/resnet18.fx.json" -o "$TMP/never_run.json" --poll -1
+check "watch --poll -1: refused" test "$rc" -eq 2 -a -n "$(grep -e '--poll: Value -1 not in range' "$TMP/err")"
+
+# What a diagnostic quotes from a file is escaped: a node name holding a line break and a
+# right-to-left override can neither start a line of its own in a log nor reorder the line.
+python3 - "$TMP" <<'PY'
+import json, sys
+bad = "x\n ok: verified\u202e"
+def graph(nodes):
+    return json.dumps({"format": "graft-graph", "version": 1, "meta": {}, "modules": [], "nodes": nodes})
+x = {"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}, "meta": {}}
+def node(name, arg):
+    return {"name": name, "op": "call_function", "target": "torch.relu", "args": [{"node": arg}], "kwargs": {}, "meta": {}}
+out = {"name": "output", "op": "output", "target": "output", "args": [{"node": bad}], "kwargs": {}, "meta": {}}
+open(sys.argv[1] + "/forged_name.json", "w").write(graph([x, node(bad, "x"), out]))
+open(sys.argv[1] + "/forged_ref.json", "w").write(graph([x, node("y", bad)]))
+PY
+run "$GRAFT" lint "$TMP/forged_name.json"
+check "forged name: lint fails" test "$rc" -eq 1
+check "forged name: one line" test "$(wc -l <"$TMP/err")" -eq 1
+check "forged name: the escapes are visible" test "$err" = \
+  "graft: error: $TMP/forged_name.json: node 'x\n ok: verified\u202e': name is not a valid identifier"
+run "$GRAFT" plan "$TMP/forged_ref.json"
+check "forged reference: one line" test "$rc" -eq 1 -a "$(wc -l <"$TMP/err")" -eq 1
+check "forged reference: the escapes are visible" test "$err" = \
+  "graft: error: $TMP/forged_ref.json: \$.nodes[1].args[0].node: unknown node 'x\n ok: verified\u202e' (a node may only use nodes listed before it)"
+
 finish "cli_test"

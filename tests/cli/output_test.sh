@@ -90,4 +90,51 @@ check "rewrite: checked too" grep -qF "$TMP/folder: is a folder, not a file" "$T
 run "$GRAFT" dot "$G" -o "$TMP/folder"
 check "dot: checked too" grep -qF "$TMP/folder: is a folder, not a file" "$TMP/err"
 
+# Two outputs that are one file: the later write would replace the earlier. Refused before any
+# work (exit 2), naming both options, however the file is spelt; nothing is written.
+A=$ROOT/examples/graphs/resnet18.aten.json
+printf 'return graft.support.targets{ "torch.ops.aten.relu.default" }\n' >"$TMP/support.lua"
+mkdir "$TMP/same"
+cd "$TMP/same" || exit 1
+run "$GRAFT" partition "$TMP/support.lua" "$A" -o X --dot X
+check "partition -o X --dot X: refused" test "$rc" -eq 2
+check "partition -o X --dot X: why" test "$err" = "graft: error: -o and --dot name the same file ('X' and 'X'): one would replace the other"
+run "$GRAFT" partition "$TMP/support.lua" "$A" -o X --dot ./X
+check "partition -o X --dot ./X: refused" grep -qF "graft: error: -o and --dot name the same file ('X' and './X')" "$TMP/err"
+run "$GRAFT" plan "$A" -o X --schedule --schedule-output ../same/X
+check "plan -o X --schedule-output ../same/X: refused" \
+  grep -qF "graft: error: -o and --schedule-output name the same file ('X' and '../same/X')" "$TMP/err"
+run "$GRAFT" plan "$A" --svg "$TMP/same/X" --schedule --schedule-output X
+check "plan --svg /abs/X --schedule-output X: refused" test "$rc" -eq 2
+check "nothing written for any of them" test -z "$(ls "$TMP/same")"
+ln -s X link
+run "$GRAFT" plan "$A" -o link --svg X
+check "plan -o LINK --svg its target: refused" grep -qF -e "-o and --svg name the same file ('link' and 'X')" "$TMP/err"
+echo old >Y
+ln Y hard
+run "$GRAFT" run "$P" "$G" -o Y --report hard
+check "run -o Y --report (a hard link to Y): refused" grep -qF -e "-o and --report name the same file ('Y' and 'hard')" "$TMP/err"
+check "run: the existing file is left as it was" test "$(cat Y)" = old
+run "$GRAFT" plan "$A" -o "$DEV" --svg "$DEV"
+check "a device twice is fine (written into, never replaced)" test "$rc" -eq 0
+run "$GRAFT" plan "$A" -o X --svg Z --schedule --schedule-output W
+check "three different outputs: all written" test "$rc" -eq 0 -a -s X -a -s Z -a -s W
+# An output over an input: refused, except a graph written over the graph it edits (it is read
+# whole first, and the output replaces it atomically: `graft save g.json -o g.json`).
+cp "$A" g.json
+cp "$TMP/support.lua" s.lua
+run "$GRAFT" plan g.json -o ./g.json
+check "plan -o INPUT: refused" test "$rc" -eq 2
+check "plan -o INPUT: why" grep -qF "graft: error: -o './g.json' is the GRAPH file 'g.json': writing it would destroy the input" "$TMP/err"
+run "$GRAFT" partition s.lua g.json --dot s.lua
+check "partition --dot SUPPORT: refused" grep -qF "graft: error: --dot 's.lua' is the SUPPORT file 's.lua'" "$TMP/err"
+run "$GRAFT" dot g.json -o g.json
+check "dot -o INPUT: refused" test "$rc" -eq 2
+check "refused outputs leave the inputs as they were" cmp -s g.json "$A"
+run "$GRAFT" save g.json -o ./g.json
+check "save -o INPUT: rewrites it in place" test "$rc" -eq 0
+run "$GRAFT" plan g.json --schedule --schedule-output g.json
+check "plan --schedule-output INPUT: the reordered graph replaces it" test "$rc" -eq 0
+cd "$TMP" || exit 1
+
 finish output_test

@@ -399,6 +399,33 @@ const char* kModuleA =
 
 }  // namespace
 
+TEST_CASE("json: what an error quotes from the file is escaped: it cannot forge a line or reorder one") {
+  // A name with a line break, a right-to-left override, NUL and a byte that is not UTF-8 (the
+  // reader refuses such a file, so only escape_text sees the last two).
+  CHECK(escape_text("a\n ok: verified\u202e\x01\x7f") == "a\\n ok: verified\\u202e\\x01\\x7f");
+  CHECK(escape_text(std::string("\0\r\t\xff|\xc3\xa9|\u2066\u2069\u2028\u200f\xc2\x85", 22)) ==
+        "\\x00\\r\\t\\xff|\xc3\xa9|\\u2066\\u2069\\u2028\\u200f\\u0085");
+  CHECK(escape_message("two\nlines\tand \u202e") == "two\nlines\tand \\u202e");  // graft's own line breaks stay
+  CHECK(quoted_text("relu") == "'relu'");
+  Diagnostic d{.file = "g\n.json", .path = "$.nodes[0].kwargs.a\nb", .node = "x\ny", .message = "m\u202e\nn"};
+  CHECK(d.to_string() == "g\\n.json: $.nodes[0].kwargs.a\\nb: node 'x\\ny': m\\u202e\nn");
+  auto error_of = [](std::string_view text) { return parse_graph_json(text, "g.json").status().message(); };
+  const std::string head = R"({"format":"graft-graph","version":1,"meta":{},"modules":[],"nodes":[)"
+                           R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},)";
+  CHECK(error_of(head +
+                 R"({"name":"y","op":"call_function","target":"t","args":[{"node":"z\n ok: verified\u202e"}],)"
+                 R"("kwargs":{},"meta":{}}]})") ==
+        "g.json: $.nodes[1].args[0].node: unknown node 'z\\n ok: verified\\u202e' (a node may only use nodes listed "
+        "before it)");
+  CHECK(error_of(head + R"({"name":"x","op":"call_f\nunction","target":"t","args":[],"kwargs":{},"meta":{}}]})") ==
+        "g.json: $.nodes[1].op: unknown op 'call_f\\nunction' (expected placeholder, get_attr, call_function, "
+        "call_method, call_module or output)");
+  Result<GraphModule> named = parse_graph_json(
+      head + R"({"name":"a\u202e\n b","op":"call_function","target":"t","args":[],"kwargs":{},"meta":{}}]})", "g.json");
+  REQUIRE(named);
+  CHECK(lint(*named).message() == "node 'a\\u202e\\n b': name is not a valid identifier");
+}
+
 TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
   SUBCASE("a real model, modules one per line") {
     std::string text = read(std::string(GRAFT_TEST_DATA) + "/../../examples/graphs/vit_b_16.aten.json");

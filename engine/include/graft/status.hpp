@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace graft {
@@ -16,9 +17,21 @@ struct Diagnostic {
   std::string node{};  ///< graph node the problem is about
   std::string message{};  ///< what went wrong, one sentence, no trailing period
 
-  /// `file:line:col: $.path: node 'x': message`
+  /// `file:line:col: $.path: node 'x': message`, the file, path and node escaped with
+  /// escape_text and the message with escape_message.
   std::string to_string() const;
 };
+
+/// `text` as a diagnostic quotes it: control characters (line breaks too), bidirectional-text
+/// controls, line and paragraph separators and bytes that are not UTF-8 are written as escapes
+/// (`\n`, `\x00`, `\u202e`), so that what a file holds can neither start a line of its own in
+/// a log nor reorder what a terminal shows. Other text is kept as it is.
+std::string escape_text(std::string_view text);
+/// escape_text keeping line breaks and tabs: for a whole message, whose line breaks are graft's
+/// own once what it quotes went through escape_text (or quoted_text()).
+std::string escape_message(std::string_view text);
+/// `'text'`, escaped with escape_text: how a diagnostic quotes a name, a key or a target it read.
+std::string quoted_text(std::string_view text);
 
 /// Success, or a Diagnostic.
 class [[nodiscard]] Status {

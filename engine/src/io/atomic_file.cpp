@@ -126,7 +126,8 @@ Result<OutputPath> check_output_path(const std::string& given) {
   }
   const bool exists = ::lstat(path.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode))
-    return refuse(path == given ? "is a folder, not a file" : "leads to a folder ('" + path + "'), not a file");
+    return refuse(path == given ? "is a folder, not a file"
+                                : "leads to a folder (" + quoted_text(path) + "), not a file");
   if (exists && !S_ISREG(st.st_mode)) {
     if (::access(path.c_str(), W_OK) != 0) return refuse(std::string("cannot write: ") + std::strerror(errno));
     return OutputPath{OutputPath::Kind::WriteInPlace, path};
@@ -134,9 +135,9 @@ Result<OutputPath> check_output_path(const std::string& given) {
   const std::string folder = parent_folder(path);
   struct stat dir {};
   if (::stat(folder.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode))
-    return refuse("the folder '" + folder + "' does not exist");
+    return refuse("the folder " + quoted_text(folder) + " does not exist");
   if (::access(folder.c_str(), W_OK | X_OK) != 0)
-    return refuse("cannot create files in '" + folder + "': " + std::strerror(errno));
+    return refuse("cannot create files in " + quoted_text(folder) + ": " + std::strerror(errno));
   if (exists && ::access(path.c_str(), W_OK) != 0) return refuse("the file is not writable");
   return OutputPath{OutputPath::Kind::ReplaceFile, path};
 }

@@ -2,6 +2,7 @@
 #include "io/file_buffer.hpp"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,7 +59,7 @@ Status FileBuffer::read(const std::string& path, std::size_t padding) {
   if (p == MAP_FAILED) {
     ::close(fd);
     mapped_ = 0;
-    return fail("cannot allocate memory for");
+    return Status::error(Diagnostic{.file = path, .message = fmt::format("out of memory for its {} bytes", size)});
   }
   data_ = static_cast<char*>(p);
   advise_huge_pages(data_, mapped_);

@@ -119,7 +119,7 @@ class LineParser {
         for (const auto& kv : kwargs)
           if (kv.first == key) {
             pos_ = start;
-            return error(fmt::format("keyword '{}' given twice", key));
+            return error(fmt::format("keyword {} given twice", quoted_text(key)));
           }
         Result<Argument> v = value();
         if (!v) return v.status();
@@ -151,7 +151,7 @@ class LineParser {
     if (c == '-' || c == '+' || std::isdigit(static_cast<unsigned char>(c)) != 0) return number();
     const std::size_t start = pos_;
     const std::string_view w = word();
-    if (w.empty()) return error(fmt::format("unexpected '{}'", c));
+    if (w.empty()) return error(fmt::format("unexpected {}", quoted_text(std::string_view(&c, 1))));
     if (w == "None") return Argument(NoneValue{});
     if (w == "True") return Argument(true);
     if (w == "False") return Argument(false);
@@ -186,7 +186,7 @@ class LineParser {
     const NodeId n = g_.find(w);
     if (n == kNoNode) {
       pos_ = start;
-      return error(fmt::format("no node named '{}' before this line", w));
+      return error(fmt::format("no node named {} before this line", quoted_text(w)));
     }
     return Argument::node(n);
   }
@@ -250,7 +250,7 @@ class LineParser {
       }
     }
     pos_ = start;
-    return error(fmt::format("'{}' is not a number", text));
+    return error(fmt::format("{} is not a number", quoted_text(text)));
   }
 
   Result<Argument> string_value() {
@@ -374,7 +374,7 @@ Status parse_line(std::string_view line, int line_no, std::string_view source, G
   const std::string name(first);
   if (is_value_word(name)) {
     p.set_pos(start);
-    return p.error(fmt::format("'{}' is a value in this notation, not a node name", name));
+    return p.error(fmt::format("{} is a value in this notation, not a node name", quoted_text(name)));
   }
   if (Status s = p.expect('=', "after the node name"); !s) return s;
   const std::size_t op_at = p.pos();
@@ -395,9 +395,9 @@ Status parse_line(std::string_view line, int line_no, std::string_view source, G
   }
   if (!p.at_end()) return p.error("unexpected text after the node");
   p.set_pos(start);
-  if (g.find(name) != kNoNode) return p.error(fmt::format("a node named '{}' already exists", name));
+  if (g.find(name) != kNoNode) return p.error(fmt::format("a node named {} already exists", quoted_text(name)));
   Result<NodeId> n = g.create_node_named(op, target, std::move(args), std::move(kwargs), name);
-  if (!n) return p.error(fmt::format("node '{}': {}", name, n.status().diagnostic().message));
+  if (!n) return p.error(fmt::format("node {}: {}", quoted_text(name), n.status().diagnostic().message));
   return Status::ok();
 }
 

@@ -108,7 +108,7 @@ class KeySet {
     }
     std::string expected;
     for (std::string_view k : keys_) expected += (expected.empty() ? "" : ", ") + std::string(k);
-    fail(obj, "unknown key '" + std::string(key) + "' (expected: " + expected + ")");
+    fail(obj, "unknown key " + quoted_text(key) + " (expected: " + expected + ")");
   }
   void require(std::size_t i, const Path& obj) const {
     if (!seen_[i]) fail(obj, "missing key '" + std::string(keys_[i]) + "'");
@@ -189,7 +189,7 @@ class DomWalk {
     if (doc["format"].get(format)) fail(top, "missing key 'format' (is this a graft graph file?)");
     if (as_string(format, top.at("format")) != "graft-graph")
       fail(top.at("format"),
-           "expected \"graft-graph\", found \"" + std::string(format.get_string().value_unsafe()) + "\"");
+           "expected \"graft-graph\", found \"" + escape_text(format.get_string().value_unsafe()) + "\"");
     if (doc["version"].get(version)) fail(top, "missing key 'version'");
     std::int64_t v = as_int(version, top.at("version"));
     if (v != kGraphFormatVersion)
@@ -214,7 +214,7 @@ class DomWalk {
             Path mp = at.at(i++);
             ModuleInfo info = module(m, mp);
             std::string path = info.path;
-            if (!gm.modules.add(std::move(info))) fail(mp.at("path"), "duplicate module path '" + path + "'");
+            if (!gm.modules.add(std::move(info))) fail(mp.at("path"), "duplicate module path " + quoted_text(path));
           }
           break;
         }
@@ -240,7 +240,7 @@ class DomWalk {
     Path mp = modules_path.at(index);
     ModuleInfo info = module(e, mp);
     std::string path = info.path;
-    if (!modules.add(std::move(info))) fail(mp.at("path"), "duplicate module path '" + path + "'");
+    if (!modules.add(std::move(info))) fail(mp.at("path"), "duplicate module path " + quoted_text(path));
   }
 
  private:
@@ -267,8 +267,8 @@ class DomWalk {
         case 1:
           if (!parse_op_kind(as_string(kv.value, p), op))
             fail(p,
-                 "unknown op '" + std::string(kv.value.get_string().value_unsafe()) +
-                     "' (expected placeholder, get_attr, call_function, call_method, call_module or output)");
+                 "unknown op " + quoted_text(kv.value.get_string().value_unsafe()) +
+                     " (expected placeholder, get_attr, call_function, call_method, call_module or output)");
           break;
         case 2: target = as_string(kv.value, p); break;
         case 3: {
@@ -294,7 +294,7 @@ class DomWalk {
     if (name.empty()) fail(at.at("name"), "node name is empty");
     if (target.empty() && op != OpKind::Output) fail(at.at("target"), "target is empty");
     if (!g.add(op, target, std::move(args), std::move(kwargs), name, std::move(meta)))
-      fail(at.at("name"), "duplicate node name '" + std::string(name) + "'");
+      fail(at.at("name"), "duplicate node name " + quoted_text(name));
   }
 
   Argument argument(dom::element e, const Path& at, NodeScope& g) {
@@ -331,8 +331,7 @@ class DomWalk {
     if (tag == "node") {
       std::string_view name = as_string(kv.value, p);
       NodeId id = g.find(name);
-      if (id == kNoNode)
-        fail(p, "unknown node '" + std::string(name) + "' (a node may only use nodes listed before it)");
+      if (id == kNoNode) fail(p, "unknown node " + quoted_text(name) + " (a node may only use nodes listed before it)");
       return Argument::node(id);
     }
     if (tag == "tuple") return Tuple{items(kv.value, p, g)};
@@ -357,15 +356,15 @@ class DomWalk {
       if (v == "inf") return std::numeric_limits<double>::infinity();
       if (v == "-inf") return -std::numeric_limits<double>::infinity();
       if (v == "nan") return std::numeric_limits<double>::quiet_NaN();
-      fail(p, "expected \"inf\", \"-inf\" or \"nan\", found \"" + std::string(v) + "\"");
+      fail(p, "expected \"inf\", \"-inf\" or \"nan\", found \"" + escape_text(v) + "\"");
     }
     if (tag == "dtype") return DType{std::string(as_string(kv.value, p))};
     if (tag == "device") return Device{std::string(as_string(kv.value, p))};
     if (tag == "layout") return Layout{std::string(as_string(kv.value, p))};
     if (tag == "memory_format") return MemoryFormat{std::string(as_string(kv.value, p))};
     fail(at,
-         "unknown argument tag '" + std::string(tag) +
-             "' (expected node, tuple, dict, slice, float, dtype, device, layout or memory_format)");
+         "unknown argument tag " + quoted_text(tag) +
+             " (expected node, tuple, dict, slice, float, dtype, device, layout or memory_format)");
   }
 
   NodeMeta node_meta(dom::element e, const Path& at) {
@@ -602,7 +601,14 @@ thread_local std::unique_ptr<dom::parser> t_parser;
 dom::parser& parser_for(std::size_t size) {
   if (!t_parser) t_parser = std::make_unique<dom::parser>();
   dom::parser& parser = *t_parser;
-  if (parser.capacity() < size && parser.allocate(size) == simdjson::SUCCESS) {
+  if (parser.capacity() < size) {
+    if (parser.allocate(size) != simdjson::SUCCESS) {
+      // Out of memory: simdjson may keep the buffers it got and not the ones it did not (its
+      // parse then checks the capacity, not the depth stacks, and reads through a null
+      // pointer). A new parser allocates all in parse, or fails there with MEMALLOC.
+      t_parser = std::make_unique<dom::parser>();
+      return *t_parser;
+    }
     // Ask for huge pages before the buffers are first touched. `implementation` and `doc`
     // are public members simdjson documents as internal; they have been stable for years.
     detail::advise_huge_pages(parser.implementation->structural_indexes.get(), size * sizeof(std::uint32_t));
@@ -624,8 +630,13 @@ Result<GraphModule> parse_with_padding(const char* text, std::size_t size, std::
   dom::parser& parser = parser_for(size);
   dom::element root;
   if (simdjson::error_code code = parser.parse(reinterpret_cast<const std::uint8_t*>(text), size, false).get(root);
-      code != simdjson::SUCCESS)
+      code != simdjson::SUCCESS) {
+    if (code == simdjson::MEMALLOC) {  // not the file's fault; and the parser may be half allocated
+      t_parser.reset();
+      return Status::error(Diagnostic{.file = std::string(source), .message = "out of memory while parsing"});
+    }
     return syntax_error(std::string_view(text, size), source, code);
+  }
   try {
     return DomReader{}.read(root);
   } catch (const LoadError& e) {

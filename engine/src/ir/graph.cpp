@@ -311,7 +311,8 @@ void Graph::set_target(NodeId n, std::string_view target) {
 Status Graph::rename(NodeId n, std::string name) {
   if (name == slots_[n].name) return Status::ok();
   if (name.empty()) return Status::node_error(slots_[n].name, "cannot rename to an empty name");
-  if (name_taken(name)) return Status::node_error(slots_[n].name, "cannot rename to '" + name + "': the name is taken");
+  if (name_taken(name))
+    return Status::node_error(slots_[n].name, "cannot rename to " + quoted_text(name) + ": the name is taken");
   changing(n);
   by_name_.erase(slots_[n].name, n);
   slots_[n].name = std::move(name);
@@ -354,7 +355,7 @@ Status Graph::erase_node(NodeId n) {
   NodeData& d = slots_[n];
   if (!d.users.empty())
     return Status::node_error(d.name,
-                              "cannot erase: still used by '" + slots_[d.users.front()].name + "'" +
+                              "cannot erase: still used by " + quoted_text(slots_[d.users.front()].name) +
                                   (d.users.size() > 1 ? " and " + std::to_string(d.users.size() - 1) + " more" : ""));
   if (insert_.anchor == n && insert_.generation == d.generation) {
     // Keep the current insertion point meaningful: after an erased node = after its predecessor.

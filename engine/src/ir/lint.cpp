@@ -44,13 +44,15 @@ Status lint(const Graph& g, const ModuleTable* modules, std::string_view module_
     const NodeData& d = g.node(n);
     if (!is_identifier(d.name)) return Status::node_error(d.name, "name is not a valid identifier");
     if (g.find(d.name) != n) return Status::node_error(d.name, "name is not unique");
-    if (output != kNoNode) return Status::node_error(d.name, "comes after the output node '" + g.name(output) + "'");
+    if (output != kNoNode)
+      return Status::node_error(d.name, "comes after the output node " + quoted_text(g.name(output)));
 
     if (Graph::collect_inputs(d) != d.inputs)
       return Status::node_error(d.name, "input list out of sync with args/kwargs");
     for (NodeId input : d.inputs) {
       if (!g.is_alive(input)) return Status::node_error(d.name, "uses an erased node");
-      if (pos[input] >= pos[n]) return Status::node_error(d.name, "uses '" + g.name(input) + "' before it is defined");
+      if (pos[input] >= pos[n])
+        return Status::node_error(d.name, "uses " + quoted_text(g.name(input)) + " before it is defined");
     }
     NodeIdList distinct = d.inputs;
     std::sort(distinct.begin(), distinct.end());
@@ -60,13 +62,14 @@ Status lint(const Graph& g, const ModuleTable* modules, std::string_view module_
       if (!g.is_alive(user)) return Status::node_error(d.name, "users list holds an erased node");
       const auto& inputs = g.inputs(user);
       if (std::find(inputs.begin(), inputs.end(), n) == inputs.end())
-        return Status::node_error(d.name, "users list holds '" + g.name(user) + "', which does not use it");
+        return Status::node_error(d.name, "users list holds " + quoted_text(g.name(user)) + ", which does not use it");
     }
     if (d.users.size() > 1) {
       NodeIdList sorted(d.users.begin(), d.users.end());
       std::sort(sorted.begin(), sorted.end());
       auto twice = std::adjacent_find(sorted.begin(), sorted.end());
-      if (twice != sorted.end()) return Status::node_error(d.name, "users list holds '" + g.name(*twice) + "' twice");
+      if (twice != sorted.end())
+        return Status::node_error(d.name, "users list holds " + quoted_text(g.name(*twice)) + " twice");
     }
 
     const std::string& target = g.symbols().text(d.target);
@@ -84,13 +87,14 @@ Status lint(const Graph& g, const ModuleTable* modules, std::string_view module_
         break;
       case OpKind::CallModule:
         if (modules && !modules->empty() && !modules->find(qualify(module_prefix, target)))
-          return Status::node_error(d.name, "call_module target '" + target + "' is not in the module table");
+          return Status::node_error(d.name,
+                                    "call_module target " + quoted_text(target) + " is not in the module table");
         break;
       case OpKind::GetAttr:
         if (modules && !modules->empty() && !modules->has_attribute(qualify(module_prefix, target)) &&
             !modules->has_setting(qualify(module_prefix, target)))
-          return Status::node_error(d.name,
-                                    "get_attr target '" + target + "' is not a parameter, buffer, module or setting");
+          return Status::node_error(
+              d.name, "get_attr target " + quoted_text(target) + " is not a parameter, buffer, module or setting");
         break;
       default: break;
     }
@@ -100,7 +104,7 @@ Status lint(const Graph& g, const ModuleTable* modules, std::string_view module_
     for (NodeId n : g.nodes())
       for (NodeId input : g.inputs(n)) {
         if (!g.users(input).contains(n))
-          return Status::node_error(g.name(input), "users list is missing '" + g.name(n) + "'");
+          return Status::node_error(g.name(input), "users list is missing " + quoted_text(g.name(n)));
       }
   }
   if (output == kNoNode) return Status::error("graph has no output node");

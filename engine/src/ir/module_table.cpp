@@ -33,7 +33,7 @@ Status ModuleTable::add(ModuleInfo info) {
   if (!index_.insert_unique(entries_.back().path, i, path_of())) {
     std::string path = std::move(entries_.back().path);
     entries_.pop_back();
-    return Status::error("duplicate module path '" + path + "'");
+    return Status::error("duplicate module path " + quoted_text(path));
   }
   return Status::ok();
 }

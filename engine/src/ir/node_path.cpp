@@ -30,7 +30,7 @@ NodeId node_named(const Graph& g, const std::string& name) {
 Result<NodeLocation> resolve_node_path(const Graph& root, const ModuleTable& modules, std::string_view path) {
   const std::vector<std::string> segments = split(path);
   for (const std::string& s : segments)
-    if (s.empty()) return Status::error("node path '" + std::string(path) + "': an empty segment");
+    if (s.empty()) return Status::error("node path " + quoted_text(path) + ": an empty segment");
   NodeLocation at;
   const Graph* g = &root;
   std::size_t i = 0;
@@ -56,18 +56,18 @@ Result<NodeLocation> resolve_node_path(const Graph& root, const ModuleTable& mod
       }
     }
     if (call == kNoNode || next >= segments.size()) {
-      const std::string where = at.module.empty() ? "the root graph" : "the graph of module '" + at.module + "'";
+      const std::string where = at.module.empty() ? "the root graph" : "the graph of module " + quoted_text(at.module);
       if (named != kNoNode)
-        return Status::error("node path '" + std::string(path) + "': node '" + segments[i] + "' in " + where +
-                             " is not a module call, so the path cannot go on to '" + segments[i + 1] + "'");
-      return Status::error("node path '" + std::string(path) + "': no node '" + segments[i] + "' in " + where);
+        return Status::error("node path " + quoted_text(path) + ": node " + quoted_text(segments[i]) + " in " + where +
+                             " is not a module call, so the path cannot go on to " + quoted_text(segments[i + 1]));
+      return Status::error("node path " + quoted_text(path) + ": no node " + quoted_text(segments[i]) + " in " + where);
     }
     const std::string module = qualify(at.module, g->target(call));
     const ModuleInfo* m = modules.find(module);
     if (m == nullptr || !m->graph)
-      return Status::error("node path '" + std::string(path) + "': module '" + module + "' has no graph of its own" +
-                           (m && !m->opaque.empty() ? " (opaque: " + m->opaque + ")" : "") +
-                           ", so its nodes have no names");
+      return Status::error(
+          "node path " + quoted_text(path) + ": module " + quoted_text(module) + " has no graph of its own" +
+          (m && !m->opaque.empty() ? " (opaque: " + m->opaque + ")" : "") + ", so its nodes have no names");
     at.module = module;
     g = m->graph.get();
     i = next;

@@ -176,9 +176,9 @@ bool bind_arguments(const OpSchema& schema, const std::vector<Argument>& args, c
     auto it = std::find_if(params.begin(), params.end(), [&k = key](const SchemaArgument& a) { return a.name == k; });
     if (it == params.end() && python_names && key == "input")
       it = std::find_if(params.begin(), params.end(), [](const SchemaArgument& a) { return a.name == "self"; });
-    if (it == params.end()) return fail("no argument named '" + key + "'");
+    if (it == params.end()) return fail("no argument named " + quoted_text(key));
     const auto i = static_cast<std::size_t>(it - params.begin());
-    if (out[i]) return fail("argument '" + key + "' given twice");
+    if (out[i]) return fail("argument " + quoted_text(key) + " given twice");
     out[i] = value;
   }
   return true;
@@ -273,10 +273,10 @@ std::vector<BoundCall> bind_call(const OpSchemaRegistry& registry, const Graph& 
       const SchemaArgument& a = schema->arguments[i];
       if (!bound.values[i]) {
         ok = a.default_value.has_value();
-        if (!ok) refuse(to_string(*schema) + ": argument '" + a.name + "' is required");
+        if (!ok) refuse(to_string(*schema) + ": argument " + quoted_text(a.name) + " is required");
       } else if (!argument_fits(*bound.values[i], a.type, &g)) {
         ok = false;
-        refuse(to_string(*schema) + ": argument '" + a.name + "' is not a " + a.type);
+        refuse(to_string(*schema) + ": argument " + quoted_text(a.name) + " is not a " + a.type);
       }
     }
     if (ok) out.push_back(std::move(bound));

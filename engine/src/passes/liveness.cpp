@@ -286,17 +286,10 @@ Result<std::uint64_t> storage_bytes(const TensorMeta& t, const LivenessOptions& 
   return bytes;
 }
 
-void add_sorted(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& from) {
-  std::vector<std::uint32_t> merged;
-  merged.reserve(into.size() + from.size());
-  std::set_union(into.begin(), into.end(), from.begin(), from.end(), std::back_inserter(merged));
-  into = std::move(merged);
-}
-
 class StorageMapper {
  public:
   StorageMapper(const Graph& g, const OpSchemaRegistry& ops, const LivenessOptions& o) : g_(g), ops_(ops), o_(o) {
-    m_.refers.resize(g.num_slots());
+    m_.value.assign(g.num_slots(), 0);
     m_.reads.resize(g.num_slots());
     m_.may_write.assign(g.num_slots(), 0);
     m_.creates.resize(g.num_slots());
@@ -310,7 +303,7 @@ class StorageMapper {
   }
 
  private:
-  using Refs = std::vector<std::uint32_t>;
+  using Sets = std::vector<std::uint32_t>;  ///< set numbers (StorageMap::sets)
 
   Status visit(NodeId n) {
     switch (g_.op(n)) {
@@ -336,44 +329,49 @@ class StorageMapper {
       // a tuple or list result ((h,) + rest) holds its inputs' tensors; setitem writes: unknown
     }
     if (inplace_flag(g_, n)) {  // F.relu(x, inplace=True): the value is x
-      std::vector<Refs> one(1);
-      for (NodeId in : mutated_inputs(g_, n, ops_)) add_sorted(one[0], m_.refers[in]);
+      Sets written;
+      for (NodeId in : mutated_inputs(g_, n, ops_)) written.push_back(m_.value[in]);
       m_.may_write[n] = 1;
-      return finish(n, std::move(one));
+      return finish(n, {join({}, std::move(written))});
     }
     if (std::optional<std::vector<std::vector<NodeId>>> returns = return_aliases(g_, n, ops_))
       return by_schema(n, *returns);
     if (g_.op(n) == OpKind::CallModule) {
       const ModuleStorage kind = module_storage(o_.modules, g_.target(n));
       if (kind == ModuleStorage::Fresh) return allocate(n, BufferKind::Intermediate, true, {});
-      if (kind == ModuleStorage::InPlace && !g_.inputs(n).empty()) {
-        std::vector<Refs> one(1, m_.refers[g_.inputs(n).front()]);
-        m_.may_write[n] = 1;
-        return finish(n, std::move(one));
-      }
+      if (kind == ModuleStorage::InPlace && !g_.inputs(n).empty()) return share_inputs(n, true);
     }
     m_.unknown_aliasing.push_back(n);
     m_.may_write[n] = 1;  // a module or function no schema describes may write its inputs
-    return allocate(n, BufferKind::Intermediate, true, inputs_refers(n));
+    return allocate(n, BufferKind::Intermediate, true, inputs_sets(n));
   }
 
-  /// The buffers `n`'s inputs refer to, sorted, without repeats.
-  Refs inputs_refers(NodeId n) const {
-    Refs out;
-    for (NodeId in : g_.inputs(n)) out.insert(out.end(), m_.refers[in].begin(), m_.refers[in].end());
-    return merged(std::move(out));
+  /// The sets of `n`'s inputs' values.
+  Sets inputs_sets(NodeId n) const {
+    Sets out;
+    for (NodeId in : g_.inputs(n)) out.push_back(m_.value[in]);
+    return out;
+  }
+
+  /// The set of `own` (ascending) and the buffers of `held`: set 0 when both are empty, the one
+  /// held set when nothing else is in it, else a new set.
+  std::uint32_t join(Sets own, Sets held) {
+    std::sort(held.begin(), held.end());
+    held.erase(std::unique(held.begin(), held.end()), held.end());
+    if (!held.empty() && held.front() == 0) held.erase(held.begin());
+    if (own.empty() && held.size() <= 1) return held.empty() ? 0 : held.front();
+    m_.sets.push_back(BufferSet{std::move(own), std::move(held)});
+    return static_cast<std::uint32_t>(m_.sets.size() - 1);
   }
 
   /// `n`'s value is (a view of) its first input; `writes` marks it as writing it.
   Status share_inputs(NodeId n, bool writes) {
-    std::vector<Refs> one(1);
-    if (!g_.inputs(n).empty()) one[0] = m_.refers[g_.inputs(n).front()];
     if (writes) m_.may_write[n] = 1;
-    return finish(n, std::move(one));
+    return finish(n, {g_.inputs(n).empty() ? 0 : m_.value[g_.inputs(n).front()]});
   }
 
   /// A buffer for each tensor of `part` (some or all of `n`'s value), numbered from `begin`.
-  Status add_buffers(NodeId n, const ValueMeta& part, std::uint32_t begin, BufferKind kind, bool planned, Refs& refs) {
+  Status add_buffers(NodeId n, const ValueMeta& part, std::uint32_t begin, BufferKind kind, bool planned, Sets& own) {
     std::vector<const TensorMeta*> tensors;
     flatten(part, tensors);
     if (part.kind == ValueMeta::Kind::None) tensors.push_back(nullptr);  // unsized: an empty buffer
@@ -388,31 +386,29 @@ class StorageMapper {
       b.bytes = *bytes;
       b.kind = kind;
       b.planned = planned;
-      refs.push_back(static_cast<std::uint32_t>(m_.buffers.size()));
+      own.push_back(static_cast<std::uint32_t>(m_.buffers.size()));
       m_.buffers.push_back(b);
     }
     return Status::ok();
   }
 
-  /// Gives each tensor of `n`'s value its own buffer; `held` joins every element's references.
-  Status allocate(NodeId n, BufferKind kind, bool planned, const Refs& held) {
+  /// Gives each tensor of `n`'s value its own buffer; each element also holds the sets `held`.
+  Status allocate(NodeId n, BufferKind kind, bool planned, const Sets& held) {
     const ValueMeta& v = g_.meta(n).tensor_meta;
     if (v.kind == ValueMeta::Kind::None && g_.op(n) != OpKind::GetAttr) m_.unsized.push_back(n);
-    std::vector<Refs> elements;
+    Sets elements;
     const std::uint32_t begin = static_cast<std::uint32_t>(m_.buffers.size());
-    auto add_tensors = [&](const ValueMeta& part, Refs& refs) -> Status {
-      if (Status s = add_buffers(n, part, begin, kind, planned, refs); !s) return s;
-      add_sorted(refs, held);
+    auto add_tensors = [&](const ValueMeta& part) -> Status {
+      Sets own;
+      if (Status s = add_buffers(n, part, begin, kind, planned, own); !s) return s;
+      elements.push_back(join(std::move(own), held));
       return Status::ok();
     };
     if (v.kind == ValueMeta::Kind::Tuple) {
-      for (const ValueMeta& e : v.elements) {
-        elements.emplace_back();
-        if (Status s = add_tensors(e, elements.back()); !s) return s;
-      }
+      for (const ValueMeta& e : v.elements)
+        if (Status s = add_tensors(e); !s) return s;
     } else {
-      elements.emplace_back();
-      if (Status s = add_tensors(v, elements.back()); !s) return s;
+      if (Status s = add_tensors(v); !s) return s;
     }
     m_.creates[n] = {begin, static_cast<std::uint32_t>(m_.buffers.size())};
     return finish(n, std::move(elements));
@@ -421,19 +417,22 @@ class StorageMapper {
   Status by_schema(NodeId n, const std::vector<std::vector<NodeId>>& returns) {
     const ValueMeta& v = g_.meta(n).tensor_meta;
     const std::size_t count = v.kind == ValueMeta::Kind::Tuple ? v.elements.size() : 1;
-    std::vector<Refs> elements(count);
+    Sets elements(count, 0);
     const std::uint32_t begin = static_cast<std::uint32_t>(m_.buffers.size());
     if (v.kind == ValueMeta::Kind::None && !returns.empty() && returns.front().empty()) m_.unsized.push_back(n);
-    std::vector<const TensorMeta*> tensors;
     if (returns.empty()) return finish(n, {});  // returns nothing (`aten::_assert_async`)
     for (std::size_t i = 0; i < count; ++i) {
       const std::vector<NodeId>& aliases = returns[std::min(i, returns.size() - 1)];
       if (!aliases.empty()) {
-        for (NodeId in : aliases) add_sorted(elements[i], m_.refers[in]);
+        Sets held;
+        for (NodeId in : aliases) held.push_back(m_.value[in]);
+        elements[i] = join({}, std::move(held));
         continue;
       }
       const ValueMeta& part = v.kind == ValueMeta::Kind::Tuple ? v.elements[i] : v;
-      if (Status s = add_buffers(n, part, begin, BufferKind::Intermediate, true, elements[i]); !s) return s;
+      Sets own;
+      if (Status s = add_buffers(n, part, begin, BufferKind::Intermediate, true, own); !s) return s;
+      elements[i] = join(std::move(own), {});
     }
     m_.creates[n] = {begin, static_cast<std::uint32_t>(m_.buffers.size())};
     return finish(n, std::move(elements));
@@ -445,7 +444,7 @@ class StorageMapper {
     const auto& args = g_.args(n);
     const NodeId from = !args.empty() && args[0].is_node() ? args[0].node_id() : kNoNode;
     if (from == kNoNode) return allocate(n, BufferKind::Intermediate, true, {});
-    const std::vector<Refs>& parts = elements_[from];
+    const Sets& parts = elements_[from];
     const bool tuple = g_.meta(from).tensor_meta.kind == ValueMeta::Kind::Tuple;
     if (tuple && args.size() > 1 && args[1].holds<std::int64_t>()) {
       std::int64_t i = args[1].get<std::int64_t>();
@@ -455,38 +454,31 @@ class StorageMapper {
     }
     bool tensor_index = false;
     for (std::size_t i = 1; i < args.size(); ++i) for_each_node_ref(args[i], [&](NodeId) { tensor_index = true; });
-    if (!tuple && tensor_index) return allocate(n, BufferKind::Intermediate, true, inputs_refers(n));
-    return finish(n, {inputs_refers(n)});
+    if (!tuple && tensor_index) return allocate(n, BufferKind::Intermediate, true, inputs_sets(n));
+    return finish(n, {join({}, inputs_sets(n))});
   }
 
-  /// Sorted and without repeats (one sort: a node with thousands of inputs stays linear).
-  static Refs merged(Refs r) {
-    std::sort(r.begin(), r.end());
-    r.erase(std::unique(r.begin(), r.end()), r.end());
-    return r;
-  }
-
-  Status finish(NodeId n, std::vector<Refs> elements) {
-    Refs gathered;
-    for (const Refs& e : elements) gathered.insert(gathered.end(), e.begin(), e.end());
-    Refs all = merged(std::move(gathered));
-    Refs reads = all;
-    for (NodeId in : g_.inputs(n)) reads.insert(reads.end(), m_.refers[in].begin(), m_.refers[in].end());
-    reads = merged(std::move(reads));
-    m_.refers[n] = std::move(all);
+  /// `elements`: the set of each top-level element of `n`'s value.
+  Status finish(NodeId n, Sets elements) {
+    m_.value[n] = elements.size() == 1 ? elements.front() : join({}, elements);
+    Sets reads = inputs_sets(n);
+    reads.push_back(m_.value[n]);
+    std::sort(reads.begin(), reads.end());
+    reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
+    if (!reads.empty() && reads.front() == 0) reads.erase(reads.begin());
     m_.reads[n] = std::move(reads);
     elements_[n] = std::move(elements);
     return Status::ok();
   }
 
   void mark_outputs(NodeId n) {
-    for (NodeId in : g_.inputs(n))
-      for (std::uint32_t b : m_.refers[in]) {
-        Buffer& buf = m_.buffers[b];
-        if (buf.kind != BufferKind::Intermediate) continue;
-        buf.kind = BufferKind::Output;
-        buf.planned = o_.plan_outputs;
-      }
+    BufferSetWalker walker(m_);
+    for (std::uint32_t b : walker.buffers(inputs_sets(n))) {
+      Buffer& buf = m_.buffers[b];
+      if (buf.kind != BufferKind::Intermediate) continue;
+      buf.kind = BufferKind::Output;
+      buf.planned = o_.plan_outputs;
+    }
   }
 
   const Graph& g_;
@@ -494,10 +486,37 @@ class StorageMapper {
   const LivenessOptions& o_;
   StorageMap m_;
   std::uint64_t total_ = 0;
-  std::vector<std::vector<Refs>> elements_;  ///< per slot: the buffers of each top-level element
+  std::vector<Sets> elements_;  ///< per slot: the set of each top-level element of its value
 };
 
 }  // namespace
+
+const std::vector<std::uint32_t>& BufferSetWalker::sorted_buffers(std::uint32_t set) {
+  one_.assign(1, set);
+  buffers(one_);
+  std::sort(out_.begin(), out_.end());
+  return out_;
+}
+
+const std::vector<std::uint32_t>& BufferSetWalker::buffers(const std::vector<std::uint32_t>& sets) {
+  if (mark_.size() < s_.sets.size()) mark_.resize(s_.sets.size(), 0);
+  if (++walk_ == 0) {  // the marks wrapped around: none is current
+    std::fill(mark_.begin(), mark_.end(), 0);
+    walk_ = 1;
+  }
+  out_.clear();
+  stack_.assign(sets.begin(), sets.end());
+  while (!stack_.empty()) {
+    const std::uint32_t set = stack_.back();
+    stack_.pop_back();
+    if (mark_[set] == walk_) continue;
+    mark_[set] = walk_;
+    const BufferSet& s = s_.sets[set];
+    out_.insert(out_.end(), s.own.begin(), s.own.end());
+    stack_.insert(stack_.end(), s.holds.begin(), s.holds.end());
+  }
+  return out_;  // a buffer is owned by one set: no repeats
+}
 
 std::string_view buffer_kind_name(BufferKind k) {
   switch (k) {
@@ -527,8 +546,19 @@ Liveness live_ranges(const StorageMap& storage, const std::vector<NodeId>& order
   for (NodeId n : order)
     for (std::uint32_t b = storage.creates[n].first; b < storage.creates[n].second; ++b)
       l.buffers[b].first = l.buffers[b].last = step_of[n];
+  // The last step reading each set, then handed down to the sets it holds (a holder is numbered
+  // after what it holds): linear in the sets, where listing each step's buffers would not be.
+  constexpr std::uint32_t kUnread = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> last_read(storage.sets.size(), kUnread);
   for (std::uint32_t t = 0; t < order.size(); ++t)
-    for (std::uint32_t b : storage.reads[order[t]]) l.buffers[b].last = std::max(l.buffers[b].last, t);
+    for (std::uint32_t s : storage.reads[order[t]]) last_read[s] = t;
+  for (std::size_t s = storage.sets.size(); s-- > 1;) {
+    const std::uint32_t t = last_read[s];
+    if (t == kUnread) continue;
+    for (std::uint32_t h : storage.sets[s].holds)
+      if (last_read[h] == kUnread || last_read[h] < t) last_read[h] = t;
+    for (std::uint32_t b : storage.sets[s].own) l.buffers[b].last = std::max(l.buffers[b].last, t);
+  }
   return l;
 }
 

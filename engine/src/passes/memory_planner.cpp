@@ -6,6 +6,7 @@
 #include <map>
 #include <numeric>
 #include <queue>
+#include <set>
 
 #include "graft/passes/memory_plan.hpp"
 
@@ -70,15 +71,37 @@ Problem make_problem(const Liveness& l, std::uint64_t alignment) {
 
 /// Places buffers one at a time, each in the smallest gap that holds it among the placed
 /// buffers it conflicts with (the lowest such gap on a tie), else on top of them.
+///
+/// Without conflict lists (dense), the placed buffers are kept by offset and scanned, except
+/// when the buffer is live with every placed one (none starts after it ends or ends before it
+/// starts), as each is in a long chain of values kept live to the end: then its gaps are the
+/// gaps between all placed buffers, kept merged and by size, and it is placed in O(log n).
 class BestFit {
  public:
   explicit BestFit(const Problem& p) : p_(p), offset_(p.ids.size(), kNotPlanned) {}
 
   void place(std::uint32_t i) {
+    const std::uint64_t at = p_.dense && max_first_ <= p_.last[i] && min_last_ >= p_.first[i] ? fit_all(i) : fit(i);
+    offset_[i] = at;
+    arena_ = std::max(arena_, at + p_.size[i]);
+    if (!p_.dense) return;
+    placed_.emplace(at, i);
+    cover(at, at + p_.size[i]);
+    max_first_ = std::max(max_first_, p_.first[i]);
+    min_last_ = std::min(min_last_, p_.last[i]);
+  }
+  std::vector<std::uint64_t>& offsets() { return offset_; }
+  std::uint64_t arena() const { return arena_; }
+
+ private:
+  using Covered = std::map<std::uint64_t, std::uint64_t>;  // begin -> end: merged, never touching
+
+  /// The smallest gap among the placed buffers that conflict with `i`, or the top of them.
+  std::uint64_t fit(std::uint32_t i) {
     spans_.clear();
     if (p_.dense) {  // placed_ is kept by offset: the spans come out sorted
-      for (std::uint32_t c : placed_)
-        if (p_.overlap(i, c)) spans_.emplace_back(offset_[c], offset_[c] + p_.size[c]);
+      for (const auto& [at, c] : placed_)
+        if (p_.overlap(i, c)) spans_.emplace_back(at, at + p_.size[c]);
     } else {
       for (std::uint32_t c : p_.conflicts[i])
         if (offset_[c] != kNotPlanned) spans_.emplace_back(offset_[c], offset_[c] + p_.size[c]);
@@ -95,22 +118,48 @@ class BestFit {
       }
       cursor = std::max(cursor, end);
     }
-    offset_[i] = best == kNotPlanned ? cursor : best;
-    arena_ = std::max(arena_, offset_[i] + p_.size[i]);
-    if (p_.dense) {
-      const auto at = std::upper_bound(placed_.begin(), placed_.end(), offset_[i],
-                                       [&](std::uint64_t o, std::uint32_t c) { return o < offset_[c]; });
-      placed_.insert(at, i);
-    }
+    return best == kNotPlanned ? cursor : best;
   }
-  std::vector<std::uint64_t>& offsets() { return offset_; }
-  std::uint64_t arena() const { return arena_; }
 
- private:
+  /// fit(i) when `i` conflicts with every placed buffer: the smallest gap (the lowest on a tie).
+  std::uint64_t fit_all(std::uint32_t i) const {
+    const auto gap = gaps_.lower_bound({p_.size[i], 0});
+    if (gap != gaps_.end()) return gap->second;
+    return covered_.empty() ? 0 : covered_.rbegin()->second;
+  }
+
+  /// The free bytes below the interval at `it` (from the one before it, or from 0).
+  std::pair<std::uint64_t, std::uint64_t> gap_below(Covered::const_iterator it) const {
+    const std::uint64_t from = it == covered_.begin() ? 0 : std::prev(it)->second;
+    return {it->first - from, from};
+  }
+
+  /// Adds [begin, end) to the covered bytes, keeping the gaps between them.
+  void cover(std::uint64_t begin, std::uint64_t end) {
+    auto lo = covered_.upper_bound(begin);
+    if (lo != covered_.begin() && std::prev(lo)->second >= begin) --lo;
+    auto hi = lo;
+    while (hi != covered_.end() && hi->first <= end) ++hi;
+    for (auto it = lo; it != hi; ++it) gaps_.erase(gap_below(it));
+    if (hi != covered_.end()) gaps_.erase(gap_below(hi));
+    if (lo != hi) {
+      begin = std::min(begin, lo->first);
+      end = std::max(end, std::prev(hi)->second);
+    }
+    covered_.erase(lo, hi);
+    const auto merged = covered_.emplace(begin, end).first;
+    for (auto it : {merged, std::next(merged)})
+      if (it != covered_.end())
+        if (const auto gap = gap_below(it); gap.first > 0) gaps_.insert(gap);
+  }
+
   const Problem& p_;
   std::vector<std::uint64_t> offset_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> spans_;
-  std::vector<std::uint32_t> placed_;
+  std::set<std::pair<std::uint64_t, std::uint32_t>> placed_;  ///< dense: (offset, buffer)
+  Covered covered_;  ///< dense: the bytes some placed buffer takes
+  std::set<std::pair<std::uint64_t, std::uint64_t>> gaps_;  ///< dense: (size, offset) of each gap below the top
+  std::uint32_t max_first_ = 0, min_last_ = std::numeric_limits<std::uint32_t>::max();
   std::uint64_t arena_ = 0;
 };
 

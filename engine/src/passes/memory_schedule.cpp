@@ -22,21 +22,29 @@ struct Constraints {
   }
 };
 
+/// The sets of the buffers `w` writes: those of the inputs a schema (or `inplace=True`) says it
+/// writes, and for a call that may write without saying which, those of all its inputs.
+std::vector<std::uint32_t> written_sets(const Graph& g, const OpSchemaRegistry& ops, const StorageMap& s, NodeId w) {
+  std::vector<std::uint32_t> written;
+  for (NodeId m : mutated_inputs(g, w, ops)) written.push_back(s.value[m]);
+  if (s.may_write[w] != 0)  // no schema says which input it writes: any of them
+    for (NodeId m : g.inputs(w)) written.push_back(s.value[m]);
+  return written;
+}
+
 Constraints constraints(const Graph& g, const OpSchemaRegistry& ops, const StorageMap& s,
                         const std::vector<NodeId>& order) {
   Constraints c;
   c.after.resize(g.num_slots());
   c.before_count.assign(g.num_slots(), 0);
-  std::vector<std::vector<NodeId>> readers(s.buffers.size());
   for (NodeId n : order) {
     NodeIdList inputs = g.inputs(n);
     std::sort(inputs.begin(), inputs.end());
     inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
     for (NodeId in : inputs) c.add(in, n);
-    for (std::uint32_t b : s.reads[n]) readers[b].push_back(n);
   }
-  std::vector<std::uint32_t> pos(g.num_slots(), 0);
-  for (std::uint32_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+  // Per node, the sets it writes (empty for a node that writes nothing)
+  std::vector<std::vector<std::uint32_t>> written(g.num_slots());
   NodeId last_effect = kNoNode;
   for (NodeId w : order) {
     const OpKind op = g.op(w);
@@ -47,16 +55,37 @@ Constraints constraints(const Graph& g, const OpSchemaRegistry& ops, const Stora
       if (last_effect != kNoNode) c.add(last_effect, w);
       last_effect = w;
     }
-    std::vector<std::uint32_t> written;
-    for (NodeId m : mutated_inputs(g, w, ops)) written.insert(written.end(), s.refers[m].begin(), s.refers[m].end());
-    if (s.may_write[w] != 0)  // no schema says which input it writes: any of them
-      for (NodeId m : g.inputs(w)) written.insert(written.end(), s.refers[m].begin(), s.refers[m].end());
-    for (std::uint32_t b : written)
-      for (NodeId r : readers[b]) {
-        if (pos[r] < pos[w]) c.add(r, w);
-        else if (pos[r] > pos[w]) c.add(w, r);
-      }
+    written[w] = written_sets(g, ops, s, w);
   }
+  // A write stays in order against every other use of the buffers it writes. One sweep each way
+  // gives every use an edge from the write before it and to the write after it; with the writes
+  // of a buffer chained the same way, that orders every write against every use, with one entry
+  // per buffer instead of a list of its readers.
+  BufferSetWalker reads(s), writes(s);
+  std::vector<NodeId> write_of(s.buffers.size(), kNoNode);
+  std::vector<NodeId> linked(g.num_slots(), kNoNode);  // the node the last edge of this sweep went to/from
+  auto sweep = [&](auto begin, auto end, bool forward) {
+    std::fill(write_of.begin(), write_of.end(), kNoNode);
+    std::fill(linked.begin(), linked.end(), kNoNode);
+    for (auto it = begin; it != end; ++it) {
+      const NodeId n = *it;
+      auto link = [&](std::uint32_t b) {
+        const NodeId w = write_of[b];
+        if (w == kNoNode || w == n || linked[w] == n) return;
+        linked[w] = n;
+        if (forward) c.add(w, n);
+        else c.add(n, w);
+      };
+      for (std::uint32_t b : reads.buffers(s.reads[n])) link(b);
+      if (written[n].empty()) continue;
+      for (std::uint32_t b : writes.buffers(written[n])) {
+        link(b);
+        write_of[b] = n;
+      }
+    }
+  };
+  sweep(order.begin(), order.end(), true);
+  sweep(order.rbegin(), order.rend(), false);
   return c;
 }
 
@@ -66,9 +95,10 @@ std::vector<NodeId> greedy_order(const Graph& g, const StorageMap& s, const std:
                                  std::uint64_t alignment) {
   std::vector<std::uint32_t> pos(g.num_slots(), 0);
   for (std::uint32_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+  BufferSetWalker walker(s);
   std::vector<std::uint32_t> remaining(s.buffers.size(), 0);
   for (NodeId n : order)
-    for (std::uint32_t b : s.reads[n]) ++remaining[b];
+    for (std::uint32_t b : walker.buffers(s.reads[n])) ++remaining[b];
   auto size = [&](std::uint32_t b) {
     return s.buffers[b].planned ? static_cast<std::int64_t>(align_up(s.buffers[b].bytes, alignment)) : 0;
   };
@@ -78,7 +108,7 @@ std::vector<NodeId> greedy_order(const Graph& g, const StorageMap& s, const std:
   NodeId output = kNoNode;
   auto run = [&](NodeId n) {
     out.push_back(n);
-    for (std::uint32_t b : s.reads[n]) --remaining[b];
+    for (std::uint32_t b : walker.buffers(s.reads[n])) --remaining[b];
     for (NodeId next : c.after[n])
       if (--c.before_count[next] == 0) {
         if (g.op(next) == OpKind::Output) output = next;
@@ -101,7 +131,7 @@ std::vector<NodeId> greedy_order(const Graph& g, const StorageMap& s, const std:
       const NodeId n = ready[i];
       std::int64_t alloc = 0, freed = 0;
       for (std::uint32_t b = s.creates[n].first; b < s.creates[n].second; ++b) alloc += size(b);
-      for (std::uint32_t b : s.reads[n])
+      for (std::uint32_t b : walker.buffers(s.reads[n]))
         if (remaining[b] == 1 && s.buffers[b].kind != BufferKind::Output) freed += size(b);
       const std::int64_t net = alloc - freed;
       if (i == 0 || net < best_net ||

@@ -41,13 +41,25 @@ struct Buffer {
   bool planned = false;  ///< placed in the arena (LivenessOptions)
 };
 
+/// A set of buffers a value may use: the buffers it owns and those of the earlier sets it holds.
+/// Values share sets (a view has its base's), and a call whose aliasing is unknown holds its
+/// inputs' sets instead of copying their buffers: a chain of n such calls costs n sets of one
+/// buffer, where copies would list 1 + 2 + ... + n buffers.
+struct BufferSet {
+  std::vector<std::uint32_t> own;  ///< buffers, ascending
+  std::vector<std::uint32_t> holds;  ///< earlier sets (lower numbers), ascending, never set 0
+};
+
 /// The storage of every value of a graph, independent of the order nodes run in.
 struct StorageMap {
   std::vector<Buffer> buffers;  ///< `first` and `last` unset; in graph order, then element
-  /// Per node slot: the buffers its value refers to (its own, the ones it views or writes, and
-  /// for a call whose aliasing is unknown, its inputs' too). Sorted, no repeats.
-  std::vector<std::vector<std::uint32_t>> refers;
-  /// Per node slot: the buffers running it reads or creates (`refers` of it and its inputs).
+  /// Set 0 is empty; every other set reaches at least one buffer.
+  std::vector<BufferSet> sets{1};
+  /// Per node slot: the set of the buffers its value refers to (its own, the ones it views or
+  /// writes, and for a call whose aliasing is unknown, its inputs' too); 0 for none.
+  std::vector<std::uint32_t> value;
+  /// Per node slot: the sets whose buffers running it reads or creates (`value` of it and of its
+  /// inputs), ascending, without set 0.
   std::vector<std::vector<std::uint32_t>> reads;
   /// Per node slot: the buffers it allocates (a range of `buffers`).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> creates;
@@ -61,6 +73,24 @@ struct StorageMap {
   /// Calls no schema describes: their value is given its own buffers and keeps its inputs live
   /// as long as it is (it may be a view of them).
   std::vector<NodeId> unknown_aliasing;
+};
+
+/// Lists the buffers of sets of a StorageMap: a walk of the sets they hold, each set visited
+/// once per call. Keep one for many calls (its marks are reused, not cleared).
+class BufferSetWalker {
+ public:
+  explicit BufferSetWalker(const StorageMap& s) : s_(s), mark_(s.sets.size(), 0) {}
+  /// The buffers of `sets` and of every set they hold, each once, in no particular order. Valid
+  /// until the next call.
+  const std::vector<std::uint32_t>& buffers(const std::vector<std::uint32_t>& sets);
+  /// The buffers of `set` and of every set it holds, ascending, each once.
+  const std::vector<std::uint32_t>& sorted_buffers(std::uint32_t set);
+
+ private:
+  const StorageMap& s_;
+  std::vector<std::uint32_t> mark_;  ///< per set: the walk that last visited it
+  std::uint32_t walk_ = 0;
+  std::vector<std::uint32_t> stack_, out_, one_;
 };
 
 /// Reads storage from tensor meta (shape, stride, dtype) and aliasing from the operator schemas:
