@@ -138,7 +138,7 @@ Sizes elementwise(const std::vector<Operand>& inputs, const Sizes& shape) {
   if (n <= 1) return contiguous(shape);
   // Inputs of the result's shape with row-major strides (and 0-dim scalars) keep the row-major
   // order: the dim ordering below would find nothing to swap.
-  const Sizes canonical = contiguous(shape);
+  Sizes canonical = contiguous(shape);
   if (std::all_of(inputs.begin(), inputs.end(),
                   [&](const Operand& t) { return t.shape.empty() || (t.shape == shape && t.stride == canonical); }))
     return canonical;
