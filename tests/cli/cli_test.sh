@@ -218,7 +218,12 @@ check "plan: a missing file fails" test "$rc" -ne 0
   done
   printf '{"name":"output","op":"output","target":"output","args":[{"node":"%s"}],"kwargs":{},"meta":{}}]}\n' "$prev"
 } >"$TMP/chain.json"
-capped() { (ulimit -v "$1" && shift && exec "$@"); }
+# AddressSanitizer reserves terabytes of address space for its shadow memory, so a sanitized
+# graft cannot start under an address-space cap: there the chain is planned without one, and the
+# checks that need a cap run in the regular build's ctest stage (tools/test.sh runs both).
+sanitized=0
+if grep -qa "__asan_init" "$GRAFT"; then sanitized=1; fi
+capped() { if [ "$sanitized" -eq 1 ]; then shift; "$@"; else (ulimit -v "$1" && shift && exec "$@"); fi; }
 run capped 1048576 "$GRAFT" plan "$TMP/chain.json"
 check "plan: a 20,000-call chain of unknown aliasing plans under 1 GiB" test "$rc" -eq 0
 check "plan: every tensor of the chain is live at its end" \
@@ -227,19 +232,23 @@ check "plan: the chain's calls are named as of unknown aliasing" \
   grep -q "^20000 calls no schema describes (first: 'n0')" "$TMP/out"
 # Its JSON lists every buffer each value may use (200 million entries): out of memory under the
 # cap, said as such, exit 1 (an allocation failing while the error unwinds used to abort: 134).
-run capped 1048576 "$GRAFT" plan --json "$TMP/chain.json"
-check "plan --json past the memory cap: exit 1" test "$rc" -eq 1
-check "plan --json past the memory cap: says so" test "$err" = "graft: error: out of memory"
-# Whatever the cap, graft ends with its answer or an error, never by a signal.
-signalled=0
-for ((cap = 65536; cap <= 327680; cap += 8192)); do
-  for args in "" --json; do
-    capped "$cap" "$GRAFT" plan $args "$TMP/chain.json" >/dev/null 2>&1
-    code=$?
-    if [ "$code" -gt 1 ]; then signalled=$((signalled + 1)); echo "cap $cap KiB, plan $args: exit $code"; fi
+if [ "$sanitized" -eq 0 ]; then
+  run capped 1048576 "$GRAFT" plan --json "$TMP/chain.json"
+  check "plan --json past the memory cap: exit 1" test "$rc" -eq 1
+  check "plan --json past the memory cap: says so" test "$err" = "graft: error: out of memory"
+  # Whatever the cap, graft ends with its answer or an error, never by a signal.
+  signalled=0
+  for ((cap = 65536; cap <= 327680; cap += 8192)); do
+    for args in "" --json; do
+      capped "$cap" "$GRAFT" plan $args "$TMP/chain.json" >/dev/null 2>&1
+      code=$?
+      if [ "$code" -gt 1 ]; then signalled=$((signalled + 1)); echo "cap $cap KiB, plan $args: exit $code"; fi
+    done
   done
-done
-check "plan under address-space caps: exit 0 or 1 each time" test "$signalled" -eq 0
+  check "plan under address-space caps: exit 0 or 1 each time" test "$signalled" -eq 0
+else
+  echo "(the address-space cap checks run in the regular build: AddressSanitizer cannot start under a cap)"
+fi
 
 # Numbers on the command line: a negative value, one past the option's range or not a number is
 # refused naming the option and the value (CLI11 alone read -1 into an unsigned option as its
