@@ -153,15 +153,7 @@ TEST_CASE("functionalize: a view read after its base is written is made again") 
   CHECK(f.report.views_replayed == 1);
 }
 
-/// Gives node `name` float32 tensor meta of `shape` and `stride`.
-void set_meta(Graph& g, std::string_view name, Dims shape, Dims stride) {
-  ValueMeta& m = g.edit_meta(g.find(name)).tensor_meta;
-  m.kind = ValueMeta::Kind::Tensor;
-  m.tensor.dtype = "float32";
-  m.tensor.device = "cpu";
-  m.tensor.shape = std::move(shape);
-  m.tensor.stride = std::move(stride);
-}
+using test::set_meta;
 
 Dims strides_of(const Graph& g, std::string_view name) {
   const NodeId n = g.find(name);

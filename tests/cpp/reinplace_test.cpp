@@ -126,15 +126,7 @@ TEST_CASE("reinplace after functionalize: the writes come back where their input
         "return mul\n");
 }
 
-/// Gives node `name` float32 tensor meta of `shape` and `stride`.
-void set_meta(Graph& g, std::string_view name, Dims shape, Dims stride) {
-  ValueMeta& m = g.edit_meta(g.find(name)).tensor_meta;
-  m.kind = ValueMeta::Kind::Tensor;
-  m.tensor.dtype = "float32";
-  m.tensor.device = "cpu";
-  m.tensor.shape = std::move(shape);
-  m.tensor.stride = std::move(stride);
-}
+using test::set_meta;
 
 TEST_CASE("reinplace: the in-place call returns its input, with its input's strides") {
   // ViT-B/16's residual add: `a` is a transpose of shape [1, 197, 768] and strides [768, 768, 1];

@@ -52,4 +52,14 @@ inline std::string lines(std::initializer_list<std::string> items) {
   return s;
 }
 
+/// Gives node `name` float32 tensor meta of `shape` and `stride`.
+inline void set_meta(Graph& g, std::string_view name, Dims shape, Dims stride) {
+  ValueMeta& m = g.edit_meta(g.find(name)).tensor_meta;
+  m.kind = ValueMeta::Kind::Tensor;
+  m.tensor.dtype = "float32";
+  m.tensor.device = "cpu";
+  m.tensor.shape = std::move(shape);
+  m.tensor.stride = std::move(stride);
+}
+
 }  // namespace graft::test
