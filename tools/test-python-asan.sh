@@ -18,15 +18,23 @@ preload="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
 status=0
 for suite in "${suites[@]}"; do
   echo "== $suite (ASan+UBSan)"
-  # Leaks are judged below, not by the exit status: LSan's exit code would be every run's.
+  # Leaks are judged below, not by the exit status: LSan's exit code would be every run's. With
+  # exitcode=0, an exit-time scan that LSan cannot finish also exits 0, so the suite passes only
+  # when unittest's own summary says OK too.
   if ! (cd tests/python &&
-    LD_PRELOAD="$preload" PYTHONMALLOC=malloc OPENBLAS_NUM_THREADS=1 \
+    LD_PRELOAD="$preload" GRAFT_SANITIZER_PRELOAD="$preload" PYTHONMALLOC=malloc OPENBLAS_NUM_THREADS=1 \
       ASAN_OPTIONS="detect_leaks=1:log_path=$logs/$suite:detect_odr_violation=0:allocator_may_return_null=1" \
       LSAN_OPTIONS="exitcode=0:max_leaks=0" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
       PYTHONPATH="$PWD/../../build-pyasan/python" GRAFT_BIN="${GRAFT_BIN:-$PWD/../../build/bindings/cli/graft}" \
       GRAFT_REQUIRE_BIN=1 GRAFT_FUZZ_CASES="${GRAFT_FUZZ_CASES:-300}" \
-      "$venv/bin/python" -m unittest "$suite"); then
+      "$venv/bin/python" -m unittest "$suite") 2>&1 | tee "$logs/$suite.out"; then
     status=1
+  fi
+  if ! grep -qE '^OK( \(.*\))?$' "$logs/$suite.out"; then
+    echo "graft: $suite did not end with unittest's OK"; status=1
+  fi
+  if grep -ls "LeakSanitizer has encountered a fatal error" "$logs/$suite".[0-9]* 2>/dev/null; then
+    echo "graft: LeakSanitizer could not finish its scan at exit of $suite (leaks unchecked there)"
   fi
 done
 # A sanitizer error report, or a leak one of whose frames is graft's (the extension's symbols).

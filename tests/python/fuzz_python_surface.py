@@ -321,7 +321,8 @@ class Worker:
         self.proc = None
 
     def start(self):
-        env = dict(os.environ, PYTHONFAULTHANDLER="1")
+        from helpers import in_process_env
+        env = in_process_env(PYTHONFAULTHANDLER="1")
         self.proc = subprocess.Popen([sys.executable, __file__, "--worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env)
 

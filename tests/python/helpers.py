@@ -16,6 +16,24 @@ def _say_the_oracle():
 
 _say_the_oracle()
 
+# Under tools/test-python-asan.sh the sanitizer runtimes are preloaded into this interpreter to
+# check graft's extension in process. Commands the tests start (graft, python3 -m graft_fx) are not
+# what that stage checks, and a preloaded LeakSanitizer can replace their exit status with 0 when
+# its exit-time scan fails: they run without it. in_process_env() gives it back to a subprocess
+# that runs the extension itself (the fuzzer's worker).
+_SANITIZER_PRELOAD = os.environ.get("GRAFT_SANITIZER_PRELOAD")
+if _SANITIZER_PRELOAD:
+    os.environ.pop("LD_PRELOAD", None)
+
+
+def in_process_env(**extra):
+    """The environment for a subprocess that loads graft's extension: under the ASan stage, with
+    the sanitizer runtimes preloaded as in this process."""
+    env = dict(os.environ, **extra)
+    if _SANITIZER_PRELOAD:
+        env["LD_PRELOAD"] = _SANITIZER_PRELOAD
+    return env
+
 
 def read_bytes(path):
     with open(path, "rb") as f:
