@@ -10,6 +10,8 @@
 
     from graft.fx import replace_pattern, SubgraphMatcher   # torch.fx's names, graft's engine
 
+    torch.compile(model, backend=graft.backend("rules.lua"))  # every graph dynamo makes, then inductor
+
 Nodes the engine keeps stay the user's torch.fx.Node objects, with their meta; parameters,
 buffers and submodules stay the module's own.
 """
@@ -22,6 +24,20 @@ from .errors import GraftAssertionError, GraftKeyError, GraftValueError  # noqa:
 from .convert import FxModule, from_fx  # noqa: E402
 from .scripts import ScriptError, ScriptHost, run  # noqa: E402
 from .verify import RuleVerdict, verify  # noqa: E402
+from .graph_rewrite import GraftCompileWarning, GraphReport  # noqa: E402
 from graft_fx.trust import trust_module  # noqa: E402
 
-__all__ = ["FxModule", "GraftAssertionError", "GraftError", "GraftKeyError", "GraftValueError", "RuleVerdict", "ScriptError", "ScriptHost", "from_fx", "run", "trust_module", "verify"]
+__all__ = ["Backend", "FxModule", "GraftAssertionError", "GraftCompileWarning", "GraftError", "GraftKeyError",
+           "GraftValueError", "GraphReport", "InductorPass", "RuleVerdict", "ScriptError", "ScriptHost", "backend",
+           "from_fx", "inductor_pass", "run", "trust_module", "verify"]
+
+# torch.compile's pieces load torch._inductor (a second on this machine): only when asked for.
+_LAZY = {"Backend": "torch_compile", "backend": "torch_compile", "InductorPass": "inductor_hooks",
+         "inductor_pass": "inductor_hooks"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'graft' has no attribute {name!r}")
