@@ -235,6 +235,32 @@ function graft.pipeline(spec)
 end
 )lua";
 
+/// `text` without the lines whose schema the host already registered, word for word (a script
+/// run inside PyTorch may register the custom ops torch.library already knows; graft takes
+/// those from torch). Their targets go to `known`; a skipped line stays as a blank one, so
+/// errors keep their line numbers.
+std::string without_host_schemas(std::string_view text, const OpSchemaRegistry* host, std::vector<std::string>& known) {
+  if (host == nullptr) return std::string(text);
+  std::string kept;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    Result<OpSchema> parsed = parse_op_schema(line);
+    const OpSchema* have = parsed ? host->find(parsed.value().qualified_target()) : nullptr;
+    if (have != nullptr && host->base() != nullptr && host->base()->find(have->qualified_target()) == nullptr &&
+        to_string(*have) == to_string(parsed.value())) {
+      known.push_back(have->qualified_target());
+    } else {
+      kept += line;
+    }
+    if (end < text.size()) kept += '\n';
+    pos = end + 1;
+  }
+  return kept;
+}
+
 /// graft.register_schema(text [, {side_effects = true, random = true}]): adds operator schemas in TorchScript's
 /// syntax, one per line (`npu::npu_quant_matmul(Tensor x1, Tensor x2, Tensor scale, *,
 /// Tensor? offset=None, Tensor? bias=None) -> Tensor`), all or none, to this script's registry;
@@ -243,7 +269,7 @@ end
 int graft_register_schema(lua_State* L) {
   std::size_t size = 0;
   const char* data = luaL_checklstring(L, 1, &size);
-  const std::string_view text(data, size);
+  const std::string_view given(data, size);
   bool side_effects = false, random = false;
   if (!lua_isnoneornil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
@@ -259,6 +285,8 @@ int graft_register_schema(lua_State* L) {
   s.charge_host_memory(L, 4 * size);  // parsed arguments and the index, a few times the text
   OpSchemaRegistry& registry = *s.schemas();
   const std::size_t before = registry.size();
+  std::vector<std::string> targets;
+  const std::string text = without_host_schemas(given, s.options().schemas.get(), targets);
   if (Status st = registry.add_text(text, "graft.register_schema"); !st) {
     const Diagnostic& d = st.diagnostic();
     std::string_view line = text;
@@ -273,10 +301,10 @@ int graft_register_schema(lua_State* L) {
     luaL_error(L, "graft.register_schema: %s: %s\n  %s\n  %s^", where.c_str(), message.c_str(),
                std::string(line).c_str(), caret.c_str());
   }
-  lua_createtable(L, static_cast<int>(registry.size() - before), 0);
+  for (std::size_t i = before; i < registry.size(); ++i) targets.push_back(registry.schema(i).qualified_target());
+  lua_createtable(L, static_cast<int>(targets.size()), 0);
   lua_Integer item = 0;
-  for (std::size_t i = before; i < registry.size(); ++i) {
-    const std::string target = registry.schema(i).qualified_target();
+  for (const std::string& target : targets) {
     if (side_effects) registry.add_side_effect(target);
     if (random) registry.add_tag(target, "nondeterministic_seeded");
     lua_pushstring(L, target.c_str());

@@ -185,10 +185,14 @@ class SandboxState {
   /// Stack depth of host-driven calls (nested protected_call from inside a Lua callback).
   int depth = 0;
 
-  /// Operator schemas: torch's, plus those this state's scripts registered
-  /// (graft.register_schema). Matchers made here hold it, so it outlives the state if they do.
+  /// Operator schemas: torch's, the host's (SandboxOptions::schemas), plus those this state's
+  /// scripts registered (graft.register_schema). Matchers made here hold it, so it outlives the
+  /// state if they do.
   const std::shared_ptr<OpSchemaRegistry>& schemas() {
-    if (!schemas_) schemas_ = std::make_shared<OpSchemaRegistry>(&OpSchemaRegistry::builtin());
+    if (!schemas_) {
+      schemas_ = options_.schemas ? std::make_shared<OpSchemaRegistry>(options_.schemas)
+                                  : std::make_shared<OpSchemaRegistry>(&OpSchemaRegistry::builtin());
+    }
     return schemas_;
   }
   /// Match options that read this state's schemas.

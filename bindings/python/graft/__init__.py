@@ -11,6 +11,7 @@
     from graft.fx import replace_pattern, SubgraphMatcher   # torch.fx's names, graft's engine
 
     torch.compile(model, backend=graft.backend("rules.lua"))  # every graph dynamo makes, then inductor
+    ep2, report = graft.export.run("rules.lua", ep)           # a torch.export.ExportedProgram
 
 Nodes the engine keeps stay the user's torch.fx.Node objects, with their meta; parameters,
 buffers and submodules stay the module's own.
@@ -29,15 +30,17 @@ from graft_fx.trust import trust_module  # noqa: E402
 
 __all__ = ["Backend", "FxModule", "GraftAssertionError", "GraftCompileWarning", "GraftError", "GraftKeyError",
            "GraftValueError", "GraphReport", "InductorPass", "RuleVerdict", "ScriptError", "ScriptHost", "backend",
-           "from_fx", "inductor_pass", "run", "trust_module", "verify"]
+           "export", "from_fx", "inductor_pass", "run", "trust_module", "verify"]
 
 # torch.compile's pieces load torch._inductor (a second on this machine): only when asked for.
 _LAZY = {"Backend": "torch_compile", "backend": "torch_compile", "InductorPass": "inductor_hooks",
-         "inductor_pass": "inductor_hooks"}
+         "inductor_pass": "inductor_hooks", "export": None}
 
 
 def __getattr__(name):
     if name in _LAZY:
         import importlib
+        if _LAZY[name] is None:  # a submodule: graft.export
+            return importlib.import_module(f".{name}", __name__)
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'graft' has no attribute {name!r}")

@@ -3,7 +3,7 @@ report per graph: what graft.backend and graft.inductor_pass share.
 
 A graph the script fails on goes on unmodified (graft.run leaves it exactly as it was) and the
 failure is reported and warned about; with `strict`, it is raised instead. Nodes the rewrite
-added get the fake values the compiler's later stages read (graft.fake_values).
+added get the fake values the compiler's later stages read (graft_fx.fake_values).
 """
 import logging
 import os
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ._native import GraftError
-from .fake_values import fill_fake_values, graph_fake_mode
+from graft_fx.fake_values import fill_fake_values, graph_fake_mode
 from .scripts import ScriptError, ScriptHost
 
 __all__ = ["GraftCompileWarning", "GraphReport", "GraphRewriter"]

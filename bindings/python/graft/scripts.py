@@ -13,6 +13,7 @@ import time
 
 from . import _native
 from .convert import FxModule, exclusive, signals_deferred
+from .operator_schemas import registered_schemas
 
 __all__ = ["ScriptError", "ScriptHost", "run"]
 
@@ -59,7 +60,7 @@ def _options(script, budgets, script_roots, poll_seconds=None):
         raise TypeError(f"unknown budget {sorted(unknown)[0]!r} (budgets: {', '.join(BUDGETS)})")
     own = os.path.dirname(os.path.abspath(script))
     roots = [own, *map(str, script_roots), shipped_scripts_dir()]
-    options = dict(budgets, roots=roots)
+    options = dict(budgets, roots=roots, schemas=registered_schemas())
     if poll_seconds is not None:
         options["poll_seconds"] = poll_seconds
     return options

@@ -1,6 +1,7 @@
 """Graph document (or file) -> torch.fx.GraphModule on top of the original model."""
 import base64
 import binascii
+import json
 
 import torch
 import torch.fx
@@ -29,9 +30,11 @@ def _has_path(root, path):
 
 
 def _fx_meta(meta):
-    """The file's free-form meta as torch.fx keeps it: nn_module_stack's entries and
-    source_fn_stack's items are tuples there (JSON has only arrays)."""
+    """The file's free-form meta as torch.fx keeps it: nn_module_stack's entries,
+    source_fn_stack's items and torch_fn are tuples there (JSON has only arrays)."""
     out = dict(meta)
+    if isinstance(out.get("torch_fn"), list):
+        out["torch_fn"] = tuple(out["torch_fn"])
     stack = out.get("nn_module_stack")
     if isinstance(stack, dict):
         out["nn_module_stack"] = {k: tuple(v) if isinstance(v, list) else v for k, v in stack.items()}
@@ -39,6 +42,11 @@ def _fx_meta(meta):
     if isinstance(sources, list):
         out["source_fn_stack"] = [tuple(v) if isinstance(v, list) else v for v in sources]
     return out
+
+
+def meta_value(key, text):
+    """One free-form meta entry of graft's IR (JSON text) as torch.fx keeps it under `key`."""
+    return _fx_meta({key: json.loads(text)})[key]
 
 
 def _fx_value(value, env):

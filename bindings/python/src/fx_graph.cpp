@@ -211,7 +211,7 @@ void FxGraph::set_fx_meta(const py::object& node, NodeId n) {
     if (want.find_extra(key) == nullptr) PyDict_DelItemString(meta.ptr(), key.c_str());
   for (const auto& [key, text] : want.extra) {
     const std::string* old = have.find_extra(key);
-    if (old == nullptr || *old != text) meta[py::str(key)] = codec_->json_value(text);
+    if (old == nullptr || *old != text) meta[py::str(key)] = codec_->meta_value(key, text);
   }
 }
 

@@ -48,7 +48,7 @@ Codec::Codec()
       enum_value_(attr("graft_fx.format", "enum_value")),
       node_meta_(attr("graft_fx.export", "node_meta")),
       dumps_(attr("graft_fx.format", "_mini")),
-      loads_(attr("json", "loads")),
+      meta_value_(attr("graft_fx.importer", "meta_value")),
       tensor_meta_key_(attr("graft_fx.export", "GRAFT_TENSOR_META")) {}
 
 const std::string& Codec::function_name(PyObject* target) {
@@ -247,6 +247,6 @@ py::object Codec::describe(const ValueMeta& meta) {
   return py::none();
 }
 
-py::object Codec::json_value(const std::string& text) { return loads_(text); }
+py::object Codec::meta_value(const std::string& key, const std::string& text) { return meta_value_(key, text); }
 
 }  // namespace graft::python

@@ -45,8 +45,8 @@ class Codec {
   NodeMeta node_meta(PyObject* fx_node);
   /// graft's description of a value, as graft_fx writes it (a dict, a list, or None).
   py::object describe(const ValueMeta& meta);
-  /// A free-form meta value from its JSON text.
-  py::object json_value(const std::string& text);
+  /// A free-form meta value from its JSON text, as torch.fx keeps it under `key` (tuples).
+  py::object meta_value(const std::string& key, const std::string& text);
 
   PyTypeObject* node_type() const { return reinterpret_cast<PyTypeObject*>(node_type_.ptr()); }
   /// graft_fx's key for the tensor description on an FX node.
@@ -59,7 +59,7 @@ class Codec {
   py::object enum_object(const char* tag, const std::string& name);
   ValueMeta value_meta(py::handle desc);
 
-  py::object node_type_, function_name_, resolve_, encode_arg_, enum_value_, node_meta_, dumps_, loads_;
+  py::object node_type_, function_name_, resolve_, encode_arg_, enum_value_, node_meta_, dumps_, meta_value_;
   py::object tensor_meta_key_;
   std::unordered_map<PyObject*, std::string> names_;  ///< function -> name (holds `held_`)
   std::unordered_map<std::string, py::object> functions_;  ///< name -> function

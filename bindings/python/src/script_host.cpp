@@ -10,11 +10,15 @@
 #include <chrono>
 #include <condition_variable>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "fx_graph.hpp"
+#include "graft/ir/op_schema.hpp"
 #include "graft/lua/rules.hpp"
 #include "graft/lua/sandbox.hpp"
 #include "graft/lua/script_host.hpp"
@@ -54,6 +58,16 @@ T integer(const std::string& key, const py::handle& value, T lo, T hi) {
   return value.cast<T>();
 }
 
+/// The schemas of the operators torch.library registered (graft.scripts gathers them), over
+/// torch's built-in ones. One at a time: a schema graft cannot read (a TorchScript class type)
+/// leaves that operator unknown to graft, as it was, and the others known.
+std::shared_ptr<const OpSchemaRegistry> host_schemas(const std::vector<std::string>& texts) {
+  auto registry = std::make_shared<OpSchemaRegistry>(&OpSchemaRegistry::builtin());
+  for (const std::string& text : texts)
+    if (text.find('\n') == std::string::npos) (void)registry->add_text(text, "torch.library");
+  return registry;
+}
+
 /// Budgets from Python keywords; omitted ones keep graft's defaults (graft/lua/limits.hpp).
 lua::ScriptHostOptions options_from(const py::dict& budgets) {
   lua::ScriptHostOptions o;
@@ -70,6 +84,7 @@ lua::ScriptHostOptions options_from(const py::dict& budgets) {
       l.pipeline_time = std::chrono::milliseconds(integer<long>(k, value, 0, lua::kMaxTimeMs));
     else if (k == "seed") o.sandbox.seed = integer<std::uint64_t>(k, value, 0, kMaxU64);
     else if (k == "roots") o.sandbox.roots = value.cast<std::vector<std::filesystem::path>>();
+    else if (k == "schemas") o.sandbox.schemas = host_schemas(value.cast<std::vector<std::string>>());
     else if (k == "poll_seconds") {
       const double seconds = value.cast<double>();
       if (!(seconds > 0 && seconds <= 3600)) throw py::value_error("poll_seconds: not in range (0 - 3600]");

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -77,6 +78,9 @@ class OpSchemaRegistry {
   OpSchemaRegistry() = default;
   /// An empty registry over `base`, which must outlive it.
   explicit OpSchemaRegistry(const OpSchemaRegistry* base) : base_(base) {}
+  /// An empty registry over `base`, which it keeps alive.
+  explicit OpSchemaRegistry(std::shared_ptr<const OpSchemaRegistry> base)
+      : base_(base.get()), owned_base_(std::move(base)) {}
 
   /// torch's aten:: and prims:: schemas (engine/data/aten_schemas.txt, embedded in the
   /// library), parsed on first use; safe to call from several threads.
@@ -123,6 +127,7 @@ class OpSchemaRegistry {
   const OpSchema* find_here(std::string_view target) const;
 
   const OpSchemaRegistry* base_ = nullptr;
+  std::shared_ptr<const OpSchemaRegistry> owned_base_;
   std::set<std::string, std::less<>> side_effects_;
   std::set<std::string, std::less<>> tags_;  // "<torch.fx target> <tag>"
   std::deque<OpSchema> schemas_;  // deque: `find` hands out pointers, which growth keeps valid

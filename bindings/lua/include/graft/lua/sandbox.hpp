@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "graft/ir/op_schema.hpp"
 #include "graft/lua/limits.hpp"
 #include "graft/status.hpp"
 
@@ -35,6 +36,10 @@ struct SandboxOptions {
   LogSink log{};
   /// Seed of `math.random`, so that runs are reproducible.
   std::uint64_t seed = 42;
+  /// The host's operators (a registry over torch's built-in schemas: an embedding PyTorch
+  /// gives those torch.library registered). Each script state's registry extends it; null:
+  /// torch's built-in schemas only.
+  std::shared_ptr<const OpSchemaRegistry> schemas{};
   /// Testing only: make the Nth allocation of the Lua state fail (0 = never).
   std::uint64_t fail_allocation = 0;
 };

@@ -1,0 +1,123 @@
+"""An ExportedProgram around an edited copy of its graph: the signature, state dict, constants
+and module call graph made to agree with what the graph now is.
+
+A rewrite keeps the program's inputs (placeholders, in order) and the number of its outputs;
+an output may now be another node (its name changes in the signature and the module call
+graph). Tensors a replacement reads with get_attr (torch.export allows none at the top level)
+become inputs: a Parameter as a PARAMETER in the state dict, any other tensor as a
+CONSTANT_TENSOR. Nodes without a fake value get one from their op's fake implementation.
+"""
+import copy
+import re
+
+import torch
+from torch.export import graph_signature as gs
+from torch.export.exported_program import ExportedProgram
+
+from .fake_values import fill_fake_values, graph_fake_mode
+
+__all__ = ["ProgramError", "rebuild_program"]
+
+
+class ProgramError(ValueError):
+    """The edited graph cannot be the graph of an ExportedProgram."""
+
+
+def _outputs(gm):
+    [out] = [n for n in gm.graph.nodes if n.op == "output"]
+    values = out.args[0]
+    return list(values) if isinstance(values, (list, tuple)) else [values]
+
+
+def _renamed_argument(arg, new):
+    """The signature argument `arg` for the output value `new` (a node or a constant)."""
+    if isinstance(new, torch.fx.Node):
+        if hasattr(arg, "name") and not isinstance(arg, gs.ConstantArgument):
+            return type(arg)(**{**arg.__dict__, "name": new.name}) if arg.name != new.name else arg
+        return gs.TensorArgument(name=new.name)
+    return gs.ConstantArgument(name=getattr(arg, "name", ""), value=new)
+
+
+def _lift_tensor_attributes(gm, input_specs, state_dict, constants, mode):
+    """Top-level get_attr nodes of tensors become placeholders before the user inputs."""
+    first_user_input = next((n for n in gm.graph.nodes if n.op == "placeholder"
+                             and n.name in {s.arg.name for s in input_specs if s.kind == gs.InputKind.USER_INPUT}),
+                            None)
+    at = len([s for s in input_specs if s.kind != gs.InputKind.USER_INPUT])
+    lifted = {}
+    for node in list(gm.graph.nodes):
+        if node.op != "get_attr":
+            continue
+        owner, _, name = node.target.rpartition(".")
+        value = getattr(gm.get_submodule(owner), name)
+        if not isinstance(value, torch.Tensor):
+            continue
+        if node.target not in lifted:
+            parameter = isinstance(value, torch.nn.Parameter)
+            prefix = "p_" if parameter else "c_"
+            base = prefix + re.sub(r"\W", "_", node.target)
+            if first_user_input is not None:
+                with gm.graph.inserting_before(first_user_input):
+                    placeholder = gm.graph.placeholder(base)
+            else:
+                with gm.graph.inserting_before(next(iter(gm.graph.nodes))):
+                    placeholder = gm.graph.placeholder(base)
+            placeholder.meta["val"] = mode.from_tensor(value, static_shapes=True) if mode is not None else value
+            kind = gs.InputKind.PARAMETER if parameter else gs.InputKind.CONSTANT_TENSOR
+            input_specs.insert(at, gs.InputSpec(kind=kind, arg=gs.TensorArgument(name=placeholder.name),
+                                                target=node.target))
+            at += 1
+            (state_dict if parameter else constants)[node.target] = value
+            lifted[node.target] = placeholder
+        node.replace_all_uses_with(lifted[node.target])
+        gm.graph.erase_node(node)
+    for target in lifted:
+        owner, _, name = target.rpartition(".")
+        delattr(gm.get_submodule(owner), name)
+    return len(lifted)
+
+
+def rebuild_program(ep, gm):
+    """A new ExportedProgram of `ep` whose graph is `gm` (an edited copy of ep.graph_module whose
+    placeholders keep their names and order). Raises ProgramError naming what does not fit; `ep`
+    itself never changes."""
+    before = [n.name for n in ep.graph.nodes if n.op == "placeholder"]
+    now = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    if now != before:
+        raise ProgramError(f"the rewrite changed the program's inputs ({', '.join(before)} -> {', '.join(now)}); "
+                           "an ExportedProgram's placeholders are its signature's inputs: keep them")
+    old_specs = ep.graph_signature.output_specs
+    outputs = _outputs(gm)
+    if len(outputs) != len(old_specs):
+        raise ProgramError(f"the rewrite changed the number of the program's outputs ({len(old_specs)} -> "
+                           f"{len(outputs)}); its signature names each one")
+    input_specs = list(copy.deepcopy(ep.graph_signature.input_specs))
+    state_dict, constants = dict(ep.state_dict), dict(ep.constants)
+    mode = graph_fake_mode(gm, "val")
+    _lift_tensor_attributes(gm, input_specs, state_dict, constants, mode)
+    renamed = {}
+    output_specs = []
+    for spec, new in zip(old_specs, outputs):
+        arg = _renamed_argument(spec.arg, new)
+        if getattr(spec.arg, "name", None) != getattr(arg, "name", None):
+            renamed[spec.arg.name] = arg.name
+        output_specs.append(gs.OutputSpec(kind=spec.kind, arg=arg, target=spec.target))
+    module_call_graph = copy.deepcopy(ep.module_call_graph)
+    for entry in module_call_graph:
+        if entry.signature is not None:
+            for arg in (*entry.signature.inputs, *entry.signature.outputs):
+                if getattr(arg, "name", None) in renamed:
+                    arg.name = renamed[arg.name]
+    if mode is not None:
+        fill_fake_values(gm, "val", mode)
+    gm.graph.lint()
+    gm.recompile()
+    try:
+        return ExportedProgram(root=gm, graph=gm.graph,
+                               graph_signature=gs.ExportGraphSignature(input_specs=input_specs,
+                                                                       output_specs=output_specs),
+                               state_dict=state_dict, range_constraints=copy.copy(ep.range_constraints),
+                               module_call_graph=module_call_graph, example_inputs=ep.example_inputs,
+                               constants=constants, verifiers=ep.verifiers)
+    except Exception as e:  # noqa: BLE001 - torch's verifier raises several kinds
+        raise ProgramError(f"the rewritten graph is not a valid ExportedProgram: {type(e).__name__}: {e}") from e

@@ -1,0 +1,277 @@
+"""graft.export.run on torch.export's ExportedPrograms, and custom ops from torch.library in
+graft's rules (seed 003's npu::npu_quant_matmul), checked against the models' eager output."""
+import io
+import os
+import tempfile
+import textwrap
+import unittest
+
+import torch
+from torch import Tensor
+from torch.export import graph_signature as gs
+
+import helpers  # noqa: F401  (names the torch under test)
+import graft
+
+
+@torch.library.custom_op("npu::npu_quant_matmul", mutates_args=())
+def npu_quant_matmul(x1: Tensor, x2: Tensor, scale: Tensor, offset: Tensor | None = None,
+                     pertoken_scale: Tensor | None = None, bias: Tensor | None = None) -> Tensor:
+    out = (x1 @ x2) * scale
+    return out + bias if bias is not None else out
+
+
+@npu_quant_matmul.register_fake
+def _(x1, x2, scale, offset=None, pertoken_scale=None, bias=None):
+    return x1.new_empty(x1.shape[0], x2.shape[1])
+
+
+@torch.library.custom_op("npu::npu_quant_matmul_t", mutates_args=())
+def npu_quant_matmul_t(x1: Tensor, x2: Tensor, scale: Tensor, offset: Tensor | None = None,
+                       pertoken_scale: Tensor | None = None, bias: Tensor | None = None) -> Tensor:
+    """npu_quant_matmul with x2 given untransposed (a backend's fused kernel)."""
+    out = (x1 @ x2.transpose(0, 1)) * scale
+    return out + bias if bias is not None else out
+
+
+@npu_quant_matmul_t.register_fake
+def _(x1, x2, scale, offset=None, pertoken_scale=None, bias=None):
+    return x1.new_empty(x1.shape[0], x2.shape[0])
+
+
+# Seed 003: one pattern for the call with and without its optional arguments. graft reads the
+# op's schema from torch's registry: an omitted argument is compared (and bound) as its default.
+QUANT_MATMUL_RULE = """
+local aten, npu = graft.ops.aten, graft.ops.npu
+return graft.rules {
+  graft.rule {
+    name = "quant_matmul_pretransposed",
+    pattern = graft.trace(function(x1, x2, scale, offset, pertoken, bias)
+      return npu.npu_quant_matmul.default(x1, aten.transpose.int(x2, 0, 1), scale,
+        graft.kw { offset = offset, pertoken_scale = pertoken, bias = bias })
+    end),
+    replacement = graft.trace(function(x1, x2, scale, offset, pertoken, bias)
+      return npu.npu_quant_matmul_t.default(x1, x2, scale,
+        graft.kw { offset = offset, pertoken_scale = pertoken, bias = bias })
+    end),
+  },
+}
+"""
+
+RELU_TO_CLAMP_MIN = """
+local aten = graft.ops.aten
+return graft.rules {
+  graft.rule {
+    name = "relu_to_clamp_min",
+    pattern = graft.trace(function(x) return aten.relu.default(x) end),
+    replacement = graft.trace(function(x) return aten.clamp_min.default(x, 0) end),
+  },
+}
+"""
+
+# A replacement reading a tensor the program does not have: lifted to a constant input.
+ADD_ONE_FROM_A_CONSTANT = """
+local aten = graft.ops.aten
+return graft.rules {
+  graft.rule {
+    name = "relu_plus_constant",
+    pattern = graft.trace(function(x) return aten.relu.default(x) end),
+    replacement = graft.trace(function(x)
+      return aten.add.Tensor(aten.clamp_min.default(x, 0), graft.get_attr("graft_one"))
+    end),
+    exact = false,
+  },
+}
+"""
+
+ADDS_AN_INPUT = """
+return graft.pass { name = "add_input", run = function(g)
+  g:inserting_before(g:node_list()[1], function() g:placeholder("extra") end)
+end }
+"""
+
+
+class QuantModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(6, 4))
+        self.b = torch.nn.Parameter(torch.randn(6))
+        self.s = torch.nn.Parameter(torch.tensor(0.5))
+
+    def forward(self, x):
+        y = torch.ops.npu.npu_quant_matmul(x, self.w.transpose(0, 1), self.s)
+        z = torch.ops.npu.npu_quant_matmul(x, self.w.transpose(0, 1), self.s, bias=self.b)
+        return y + z
+
+
+class Stateful(torch.nn.Module):
+    """Parameters, a mutated buffer, a constant tensor, two outputs: every signature kind."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.register_buffer("count", torch.zeros(1))
+        self.c = torch.tensor([2.0])
+
+    def forward(self, x):
+        self.count.add_(1)
+        return torch.relu(self.lin(x)) * self.c, torch.relu(x)
+
+
+def saved_and_loaded(ep):
+    buffer = io.BytesIO()
+    torch.export.save(ep, buffer)
+    buffer.seek(0)
+    return torch.export.load(buffer)
+
+
+class ExportCase(unittest.TestCase):
+    def setUp(self):
+        torch.manual_seed(0)
+        self.dir = tempfile.mkdtemp(prefix="graft_export_")
+
+    def script(self, text, name="rules.lua"):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+        return path
+
+
+class ExportedPrograms(ExportCase):
+    def test_signature_state_and_outputs_follow_the_rewrite(self):
+        model, x = Stateful(), torch.randn(3, 4)
+        ep = torch.export.export(model, (x,))
+        before = str(ep.graph)
+        ep2, report = graft.export.run(self.script(RELU_TO_CLAMP_MIN), ep)
+        self.assertEqual(str(ep.graph), before, "the program given is unchanged")
+        self.assertEqual(report["passes"][0]["rules"][0]["rewrites"], 2)
+        targets = [n.target for n in ep2.graph.nodes if n.op == "call_function"]
+        self.assertNotIn(torch.ops.aten.relu.default, targets)
+        self.assertEqual(ep2.graph_signature.input_specs, ep.graph_signature.input_specs)
+        outputs = [n for n in ep2.graph.nodes if n.op == "output"][0].args[0]
+        self.assertEqual([s.arg.name for s in ep2.graph_signature.output_specs], [n.name for n in outputs])
+        self.assertEqual([s.kind for s in ep2.graph_signature.output_specs],
+                         [s.kind for s in ep.graph_signature.output_specs])
+        self.assertEqual(ep2.state_dict.keys(), ep.state_dict.keys())
+        self.assertEqual(ep2.constants.keys(), ep.constants.keys())
+        for node in ep2.graph.nodes:
+            if node.op == "call_function":
+                self.assertIn("val", node.meta, node.name)
+        want = Stateful()
+        want.load_state_dict(model.state_dict())
+        for got in (ep2.module()(x), saved_and_loaded(ep2).module()(x)):
+            for a, b in zip(got, ep.module()(x)):
+                torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+    def test_functional_programs_keep_their_buffer_mutations(self):
+        ep = torch.export.export(Stateful(), (torch.randn(3, 4),)).run_decompositions({})
+        kinds = [s.kind for s in ep.graph_signature.output_specs]
+        self.assertIn(gs.OutputKind.BUFFER_MUTATION, kinds)
+        ep2, _ = graft.export.run(self.script(RELU_TO_CLAMP_MIN), ep)
+        self.assertEqual([s.kind for s in ep2.graph_signature.output_specs], kinds)
+        self.assertEqual([s.target for s in ep2.graph_signature.output_specs],
+                         [s.target for s in ep.graph_signature.output_specs])
+        x = torch.randn(3, 4)
+        m1, m2 = ep.module(), saved_and_loaded(ep2).module()
+        for _ in range(2):
+            for a, b in zip(m1(x), m2(x)):
+                torch.testing.assert_close(a, b, rtol=0, atol=0)
+        torch.testing.assert_close(m2.count, torch.tensor([2.0]))
+
+    def test_dynamic_shapes(self):
+        batch = torch.export.Dim("batch")
+        ep = torch.export.export(Stateful(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: batch}})
+        ep2, _ = graft.export.run(self.script(RELU_TO_CLAMP_MIN), ep)
+        self.assertEqual(ep2.range_constraints.keys(), ep.range_constraints.keys())
+        [clamp] = [n for n in ep2.graph.nodes if n.name == "clamp_min_1"]
+        self.assertIsInstance(clamp.meta["val"].shape[0], torch.SymInt)
+        for rows in (2, 7):
+            x = torch.randn(rows, 4)
+            for a, b in zip(saved_and_loaded(ep2).module()(x), ep.module()(x)):
+                torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+    def test_a_replacement_tensor_becomes_a_constant_input(self):
+        import copy
+
+        from graft_fx.exported_program import rebuild_program
+
+        class Scaled(torch.nn.Module):
+            def forward(self, x):
+                return torch.relu(x) * 3
+
+        x = torch.randn(3, 4)
+        ep = torch.export.export(Scaled(), (x,))
+        # graft takes a replacement's tensors from the module it runs on: a copy that has it.
+        work = copy.deepcopy(ep.graph_module)
+        work.register_buffer("graft_one", torch.tensor(1.0))
+        graft.run(self.script(ADD_ONE_FROM_A_CONSTANT), work)
+        ep2 = rebuild_program(ep, work)
+        [spec] = [s for s in ep2.graph_signature.input_specs if s.target == "graft_one"]
+        self.assertEqual(spec.kind, gs.InputKind.CONSTANT_TENSOR)
+        self.assertIn("graft_one", ep2.constants)
+        kinds = [s.kind for s in ep2.graph_signature.input_specs]
+        self.assertEqual(kinds, [gs.InputKind.CONSTANT_TENSOR, gs.InputKind.USER_INPUT])
+        torch.testing.assert_close(saved_and_loaded(ep2).module()(x), (torch.relu(x) + 1) * 3)
+
+    def test_a_result_that_is_no_program_leaves_it_unchanged(self):
+        ep = torch.export.export(Stateful(), (torch.randn(3, 4),))
+        before = str(ep.graph)
+        with self.assertRaises(graft.ScriptError) as caught:
+            graft.export.run(self.script(ADDS_AN_INPUT, name="add_input.lua"), ep)
+        self.assertIn("add_input.lua", str(caught.exception))
+        self.assertIn("inputs", str(caught.exception))
+        self.assertEqual(str(ep.graph), before)
+        with self.assertRaisesRegex(TypeError, "ExportedProgram, not Stateful"):
+            graft.export.run(self.script(RELU_TO_CLAMP_MIN), torch.fx.symbolic_trace(Stateful()))
+
+
+class CustomOps(ExportCase):
+    """Seed 003: a backend's custom op, its schema and fake implementation taken from torch."""
+
+    def check_rewritten(self, report, graph):
+        self.assertEqual(report, {"quant_matmul_pretransposed": 2})
+        targets = [n.target for n in graph.nodes if n.op == "call_function"]
+        self.assertNotIn(torch.ops.npu.npu_quant_matmul.default, targets)
+        self.assertEqual(targets.count(torch.ops.npu.npu_quant_matmul_t.default), 2)
+
+    def test_exported(self):
+        model, x = QuantModel(), torch.randn(3, 4)
+        ep = torch.export.export(model, (x,))
+        ep2, report = graft.export.run(self.script(QUANT_MATMUL_RULE), ep)
+        self.check_rewritten({r["name"]: r["rewrites"] for r in report["passes"][0]["rules"]}, ep2.graph)
+        for node in ep2.graph.nodes:
+            if node.target is torch.ops.npu.npu_quant_matmul_t.default:
+                self.assertEqual(tuple(node.meta["val"].shape), (3, 6), "from the op's fake implementation")
+        torch.testing.assert_close(saved_and_loaded(ep2).module()(x), model(x))
+
+    def test_traced_with_make_fx(self):
+        from torch.fx.experimental.proxy_tensor import make_fx
+        model, x = QuantModel(), torch.randn(3, 4)
+        gm = make_fx(model)(x)
+        _, report = graft.run(self.script(QUANT_MATMUL_RULE), gm)
+        self.check_rewritten({r["name"]: r["rewrites"] for r in report["passes"][0]["rules"]}, gm.graph)
+        torch.testing.assert_close(gm(x), model(x))
+
+    def test_compiled(self):
+        torch._dynamo.reset()
+        model, x = QuantModel().requires_grad_(False), torch.randn(3, 4)
+        backend = graft.backend(self.script(QUANT_MATMUL_RULE), then="eager", aot=True)
+        torch.testing.assert_close(torch.compile(model, backend=backend)(x), model(x))
+        [report] = backend.reports
+        self.assertEqual(report.rewrites, {"quant_matmul_pretransposed": 2}, report.line())
+        self.assertEqual(report.meta_filled, 2)
+
+    def test_a_script_may_still_register_the_same_schema(self):
+        text = str(torch.ops.npu.npu_quant_matmul.default._schema)
+        same = self.script(f"graft.register_schema[[{text}]]\n" + QUANT_MATMUL_RULE, name="same.lua")
+        ep = torch.export.export(QuantModel(), (torch.randn(3, 4),))
+        _, report = graft.export.run(same, ep)
+        self.assertEqual(report["passes"][0]["rules"][0]["rewrites"], 2)
+        other = self.script("graft.register_schema[[npu::npu_quant_matmul(Tensor a) -> Tensor]]\n"
+                            + QUANT_MATMUL_RULE, name="other.lua")
+        with self.assertRaisesRegex(graft.ScriptError, "'npu::npu_quant_matmul' is already registered"):
+            graft.export.run(other, ep)
+
+
+if __name__ == "__main__":
+    unittest.main()
