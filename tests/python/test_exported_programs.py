@@ -273,5 +273,18 @@ class CustomOps(ExportCase):
             graft.export.run(other, ep)
 
 
+class Example(unittest.TestCase):
+    def test_the_torch2_workflows_example_runs(self):
+        # Its own process: it registers the same npu:: operators this module does.
+        import subprocess
+        import sys
+        path = os.path.join(helpers.REPO, "examples", "python", "torch2_workflows.py")
+        proc = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=600)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("(inference): 13 -> 11 nodes, quant_matmul_pretransposed 2", proc.stdout)
+        self.assertIn("torch.export: 2 rewrites", proc.stdout)
+        self.assertNotIn("npu.npu_quant_matmul.default", proc.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()
