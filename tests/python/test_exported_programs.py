@@ -273,6 +273,64 @@ class CustomOps(ExportCase):
             graft.export.run(other, ep)
 
 
+RELU__TO_CLAMP_MIN_ = """
+local aten = graft.ops.aten
+return graft.rules {
+  graft.rule {
+    name = "relu__to_clamp_min_",
+    pattern = graft.trace(function(x) return aten.relu_.default(x) end),
+    replacement = graft.trace(function(x) return aten.clamp_min_.default(x, 0) end),
+  },
+}
+"""
+
+
+class CommandLine(ExportCase):
+    """graft_fx export --mode export, graft run, graft_fx import --check -o OUT.pt2."""
+
+    def test_export_rewrite_import_save(self):
+        import json
+        import subprocess
+        graph, out, pt2 = (os.path.join(self.dir, n) for n in ("g.json", "out.json", "out.pt2"))
+        model = "torchvision.models.resnet18"
+        proc = helpers.run_cli("export", model, "--mode", "export", "-o", graph)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("an ExportedProgram's graph (123 inputs, 1 of them the user's)", proc.stdout)
+        with open(graph) as f:
+            meta = json.load(f)["meta"]
+        self.assertEqual(meta["input_shapes"], [[1, 3, 224, 224]])
+        self.assertEqual(meta["program"]["inputs"][0], {"kind": "PARAMETER", "name": "p_conv1_weight",
+                                                        "target": "conv1.weight"})
+        run = subprocess.run([helpers.graft_bin(self), "run", self.script(RELU__TO_CLAMP_MIN_), graph, "-o", out],
+                             capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("relu__to_clamp_min_ 17/17", run.stdout)
+        proc = helpers.run_cli("import", out, "--model", model, "--check", "-o", pt2)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("check: outputs identical", proc.stdout)
+        ep = torch.export.load(pt2)
+        targets = [n.target for n in ep.graph.nodes]
+        self.assertEqual(targets.count(torch.ops.aten.clamp_min_.default), 17)
+        self.assertNotIn(torch.ops.aten.relu_.default, targets)
+
+    def test_a_graph_whose_inputs_changed_is_refused(self):
+        import json
+        graph = os.path.join(self.dir, "g.json")
+        model = "torchvision.models.resnet18"
+        self.assertEqual(helpers.run_cli("export", model, "--mode", "export", "-o", graph).returncode, 0)
+        with open(graph) as f:
+            doc = json.load(f)
+        first = next(n for n in doc["nodes"] if n["op"] == "placeholder")
+        first["name"] = first["target"] = "renamed"
+        for n in doc["nodes"]:
+            n["args"] = json.loads(json.dumps(n.get("args", [])).replace('"p_conv1_weight"', '"renamed"'))
+        with open(graph, "w") as f:
+            json.dump(doc, f)
+        proc = helpers.run_cli("import", graph, "--model", model, "--check")
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("changed the program's inputs", proc.stderr)
+
+
 class Example(unittest.TestCase):
     def test_the_torch2_workflows_example_runs(self):
         # Its own process: it registers the same npu:: operators this module does.

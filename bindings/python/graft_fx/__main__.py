@@ -7,6 +7,7 @@ import torch
 
 from . import format as fmt
 from .export import export_graph_module, export_hierarchy, trace_aten, trace_symbolic
+from .exported_program import ProgramError, flat_inputs, program_signature, rebuild_program
 from .hierarchy import ExtractionError
 from .trace import check_leaves, decomposition_table
 from .importer import GraftImportError, import_graph
@@ -54,8 +55,10 @@ def _parser():
     e.add_argument("model", metavar="MODEL",
                    help="factory: dotted path (torchvision.models.resnet18) or file.py:factory")
     e.add_argument("-o", "--output", required=True, metavar="OUT.json")
-    e.add_argument("--mode", choices=("symbolic", "aten"), default="symbolic",
-                   help="symbolic: torch.fx.symbolic_trace; aten: make_fx (default symbolic)")
+    e.add_argument("--mode", choices=("symbolic", "aten", "export"), default="symbolic",
+                   help="symbolic: torch.fx.symbolic_trace; aten: make_fx; export: torch.export.export, the "
+                        "program's graph (parameters, buffers and constants are inputs; import rebuilds the "
+                        "ExportedProgram) (default symbolic)")
     e.add_argument("--leaf", action="append", default=[], metavar="CLASS",
                    help="with --mode symbolic: keep modules of this class (name or module.Class) as call_module "
                         "nodes instead of tracing through them; repeatable")
@@ -80,7 +83,9 @@ def _parser():
     i.add_argument("--check", action="store_true",
                    help="run model and imported graph on one seeded input of the shapes the file records "
                         "(meta.input_shapes; --input-shape overrides them); exit 1 if the outputs differ")
-    i.add_argument("-o", "--output", metavar="OUT.pt", help="torch.save the GraphModule here")
+    i.add_argument("-o", "--output", metavar="OUT.pt",
+                   help="torch.save the GraphModule here; for a graph exported with --mode export, "
+                        "torch.export.save the rebuilt ExportedProgram (a .pt2 archive)")
     i.add_argument("--trust-module", action="append", default=[], metavar="MODULE",
                    help="let the file name functions and module classes of MODULE (graft resolves only torch's, "
                         "torchvision's, graft_fx's, operator's and math's on a file's word; repeatable)")
@@ -108,6 +113,8 @@ def _export(args):
         raise GraftTraceError("--strict is an option of --hierarchy (without it, any trace failure is an error)")
     if args.hierarchy:
         return _export_hierarchy(args, model, inputs)
+    if args.mode == "export":
+        return _export_program(args, model, inputs)
     try:
         gm = trace_symbolic(model, args.leaf) if args.mode == "symbolic" else trace_aten(model, inputs, decompositions)
     except ValueError as e:
@@ -122,6 +129,23 @@ def _export(args):
     doc = export_graph_module(gm, root_module=model, example_inputs=inputs, meta=meta, values=args.values)
     fmt.write(doc, args.output)
     print(f"wrote {args.output}: {len(doc['nodes'])} nodes, {len(doc['modules'])} modules",
+          file=sys.stderr if args.output == "-" else sys.stdout)
+    return 0
+
+
+def _export_program(args, model, inputs):
+    try:
+        ep = torch.export.export(model, tuple(inputs))
+    except Exception as e:  # noqa: BLE001 - any export failure becomes one clear sentence
+        raise GraftTraceError(_trace_failure(args, e)) from None
+    meta = {"source": args.model, "mode": args.mode, "seed": args.seed,
+            "program": program_signature(ep)}
+    doc = export_graph_module(ep.graph_module, root_module=ep.graph_module, example_inputs=flat_inputs(ep, inputs),
+                              meta=meta, values=args.values)
+    doc["meta"]["input_shapes"] = [list(x.shape) for x in inputs]  # the user's: what import exports again with
+    fmt.write(doc, args.output)
+    print(f"wrote {args.output}: {len(doc['nodes'])} nodes, an ExportedProgram's graph "
+          f"({len(ep.graph_signature.input_specs)} inputs, {len(inputs)} of them the user's)",
           file=sys.stderr if args.output == "-" else sys.stdout)
     return 0
 
@@ -265,11 +289,45 @@ def _check_inputs(args, doc):
     return inputs, f"check: inputs {kinds} (shapes: {source}; dtypes: {dtype_source}; seed {args.seed})"
 
 
+def _import_program(args, model, doc):
+    """A graph exported with --mode export: the model exported again (same seed and input
+    shapes) gives the program the rewritten graph is rebuilt into."""
+    log = sys.stderr if args.output == "-" else sys.stdout
+    shapes = args.input_shape or doc["meta"].get("input_shapes") or [DEFAULT_SHAPE]
+    inputs = example_inputs(shapes, args.seed, args.input_dtype, args.int_high)
+    try:
+        ep = torch.export.export(model, tuple(inputs))
+    except Exception as e:  # noqa: BLE001
+        raise GraftImportError(f"{args.graph}: exporting {args.model} again failed: {type(e).__name__}: {e}") from None
+    gm = import_graph(doc, ep.graph_module)
+    try:
+        program = rebuild_program(ep, gm)
+    except ProgramError as e:
+        raise GraftImportError(f"{args.graph}: {e}") from None
+    print(f"imported {args.graph}: {len(program.graph.nodes)} nodes, an ExportedProgram", file=log)
+    status = 0
+    if args.check:
+        kinds = ", ".join(f"{'x'.join(str(d) for d in x.shape) or '0-dim'} {str(x.dtype)[len('torch.'):]}"
+                          for x in inputs)
+        print(f"check: inputs {kinds} (seed {args.seed}), the program's module against the model", file=log)
+        same = _same(program.module()(*inputs), model(*inputs))
+        print("check: outputs identical" if same else "check: outputs DIFFER", file=log)
+        status = 0 if same else 1
+    if args.output:
+        buffer = io.BytesIO()
+        torch.export.save(program, buffer)
+        write_output(args.output, buffer.getvalue())
+        print(f"saved {args.output}", file=log)
+    return status
+
+
 def _import(args):
     if args.output:
         check_output_path(args.output)
     model = build_model(args.model, args.seed)
     doc = fmt.read(args.graph)
+    if doc["meta"].get("mode") == "export":
+        return _import_program(args, model, doc)
     gm = import_graph(doc, model)
     log = sys.stderr if args.output == "-" else sys.stdout  # stdout carries the saved module
     print(f"imported {args.graph}: {len(gm.graph.nodes)} nodes", file=log)

@@ -16,7 +16,7 @@ from torch.export.exported_program import ExportedProgram
 
 from .fake_values import fill_fake_values, graph_fake_mode
 
-__all__ = ["ProgramError", "rebuild_program"]
+__all__ = ["ProgramError", "flat_inputs", "program_signature", "rebuild_program"]
 
 
 class ProgramError(ValueError):
@@ -27,6 +27,17 @@ def _outputs(gm):
     [out] = [n for n in gm.graph.nodes if n.op == "output"]
     values = out.args[0]
     return list(values) if isinstance(values, (list, tuple)) else [values]
+
+
+def _keep_traced_values(ep, gm):
+    """Nodes of `gm` that are the program's own (same name, op and target) and have no fake
+    value take the one torch.export traced (a graph read back from a file has none)."""
+    traced = {n.name: n for n in ep.graph.nodes}
+    for node in gm.graph.nodes:
+        mine = traced.get(node.name)
+        if "val" not in node.meta and mine is not None and mine.op == node.op and mine.target == node.target \
+                and "val" in mine.meta:
+            node.meta["val"] = mine.meta["val"]
 
 
 def _renamed_argument(arg, new):
@@ -77,6 +88,31 @@ def _lift_tensor_attributes(gm, input_specs, state_dict, constants, mode):
     return len(lifted)
 
 
+def flat_inputs(ep, user_inputs):
+    """What the program's graph takes, in its placeholders' order: copies of its parameters,
+    buffers and constants, then the user's inputs."""
+    users = iter(user_inputs)
+    flat = []
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind == gs.InputKind.USER_INPUT:
+            flat.append(next(users))
+        elif spec.target in ep.state_dict:
+            flat.append(ep.state_dict[spec.target].detach().clone())
+        else:
+            value = ep.constants[spec.target]
+            flat.append(value.detach().clone() if isinstance(value, torch.Tensor) else value)
+    return flat
+
+
+def program_signature(ep):
+    """The program's signature as a graph file's meta records it (for people and scripts: the
+    kind of each input and output; import rebuilds the program from the model, not from this)."""
+    def spec(s):
+        return {"kind": s.kind.name, "name": getattr(s.arg, "name", ""), "target": s.target}
+    return {"inputs": [spec(s) for s in ep.graph_signature.input_specs],
+            "outputs": [spec(s) for s in ep.graph_signature.output_specs]}
+
+
 def rebuild_program(ep, gm):
     """A new ExportedProgram of `ep` whose graph is `gm` (an edited copy of ep.graph_module whose
     placeholders keep their names and order). Raises ProgramError naming what does not fit; `ep`
@@ -93,7 +129,8 @@ def rebuild_program(ep, gm):
                            f"{len(outputs)}); its signature names each one")
     input_specs = list(copy.deepcopy(ep.graph_signature.input_specs))
     state_dict, constants = dict(ep.state_dict), dict(ep.constants)
-    mode = graph_fake_mode(gm, "val")
+    _keep_traced_values(ep, gm)
+    mode = graph_fake_mode(ep.graph_module, "val")
     _lift_tensor_attributes(gm, input_specs, state_dict, constants, mode)
     renamed = {}
     output_specs = []
