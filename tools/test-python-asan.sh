@@ -12,7 +12,8 @@ venv="$(tools/python-env.sh)"
   -DGRAFT_SANITIZE_PYTHON=ON -DGRAFT_WERROR=ON -DGRAFT_BUILD_BENCH=OFF -DGRAFT_BUILD_TESTS=OFF \
   -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_PYTHON="$venv/bin/python" >/dev/null
 /usr/bin/cmake --build build-pyasan -j2 --target graft_python_native
-suites=(${GRAFT_ASAN_SUITES:-test_python_safety test_python_module test_match_vs_fx test_rewrite_vs_fx test_verify test_python_fuzz})
+suites=(${GRAFT_ASAN_SUITES:-test_python_safety test_python_module test_match_vs_fx test_rewrite_vs_fx test_verify
+  test_torch_compile test_exported_programs test_python_fuzz})
 logs="$(mktemp -d /tmp/graft-pyasan.XXXXXX)"
 preload="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
 status=0

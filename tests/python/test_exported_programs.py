@@ -337,7 +337,8 @@ class Example(unittest.TestCase):
         import subprocess
         import sys
         path = os.path.join(helpers.REPO, "examples", "python", "torch2_workflows.py")
-        proc = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=600)
+        proc = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=600,
+                              env=helpers.in_process_env())
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("(inference): 13 -> 11 nodes, quant_matmul_pretransposed 2", proc.stdout)
         self.assertIn("torch.export: 2 rewrites", proc.stdout)
