@@ -59,9 +59,16 @@ local function index_tensor(t, index)
       getmetatable(index) ~= nil then
     index = { index }
   end
+  -- `...` stands for the dims no other index item takes (None takes none).
+  local ndim, taken = #t.shape, 0
+  for _, ix in ipairs(index) do
+    if ix ~= graft.None and ix ~= graft.Ellipsis then taken = taken + 1 end
+  end
   local dim = 0
   for _, ix in ipairs(index) do
-    if math.type(ix) == "integer" then
+    if ix == graft.Ellipsis then
+      dim = dim + (ndim - taken)
+    elseif math.type(ix) == "integer" then
       t = views.selected(t, dim)
     elseif ix == graft.None then
       t = views.unsqueezed(t, dim)

@@ -12,13 +12,16 @@
 
 --- What a graph argument can be in Lua. Plain sequences are written as lists, plain tables with
 --- string keys as dicts (keys sorted); nil stands for None where a value can be nil.
----@alias graft.Value nil|boolean|integer|number|string|graft.Node|graft.NoneType|graft.List|graft.Tuple|graft.Dict|graft.Slice|graft.DType|graft.Device|graft.Layout|graft.MemoryFormat|graft.Value[]|table<string, graft.Value>
+---@alias graft.Value nil|boolean|integer|number|string|graft.Node|graft.NoneType|graft.EllipsisType|graft.List|graft.Tuple|graft.Dict|graft.Slice|graft.DType|graft.Device|graft.Layout|graft.MemoryFormat|graft.Value[]|table<string, graft.Value>
 
 --- A metadata value: what JSON can hold (no nodes, dtypes or slices).
 ---@alias graft.Json nil|boolean|integer|number|string|graft.NoneType|graft.List|graft.Tuple|graft.Dict|graft.Json[]|table<string, graft.Json>
 
 --- Python's None: one value per sandbox. Truthy in Lua: test with `v == graft.None`.
 ---@class graft.NoneType
+
+--- Python's `...` (`x[..., 0]` indexes with `(graft.Ellipsis, 0)`): one value per sandbox.
+---@class graft.EllipsisType
 
 --- A Python list (getmetatable(v) == "graft.List"). 1-based.
 ---@class graft.List: { [integer]: graft.Value }
@@ -753,6 +756,7 @@ function RuleSet:pass(spec) end
 
 ---@class graftlib
 ---@field None graft.NoneType Python's None
+---@field Ellipsis graft.EllipsisType Python's `...`
 ---@field version string the API version, "0.1.0"
 ---@field ops graft.Namespace torch.ops, for tracing: graft.ops.aten.add.Tensor(x, y)
 ---@field any graft.Any in a traced call: any one argument (node or literal), bound to nothing

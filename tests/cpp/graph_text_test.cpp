@@ -125,7 +125,7 @@ w = get_attr layer.weight
 add = call_function torch.add(x, y, alpha=2)
 t = call_method transpose(add, 0, -1)
 r = call_function torch.randn()
-v = call_function f(None, True, 1.5, 1e-05, inf, nan, 'a\'b\n', [x, 1], (y,), (), {'k': x}, slice(None, 2, None))
+v = call_function f(None, True, 1.5, 1e-05, inf, nan, 'a\'b\n', [x, 1], (y,), (), {'k': x}, slice(None, 2, None), (Ellipsis, 0))
 e = call_function g(torch.float16, torch.strided, device(type='cuda', index=1), '\x80é')
 return (t, v, e)
 )";

@@ -128,6 +128,8 @@ TEST_CASE("json: every argument kind reads back with its exact type") {
   CHECK(index.get<Tuple>().items[0] == Argument(Slice{{NoneValue{}, NoneValue{}, NoneValue{}}}));
   CHECK(index.get<Tuple>().items[1] == Argument(0));
   CHECK(index.get<Tuple>().items[2] == Argument(Slice{{1, -1, 2}}));
+  CHECK(index.get<Tuple>().items[3] == Argument(EllipsisValue{}));
+  CHECK(index.get<Tuple>().items[3] != Argument(NoneValue{}));
 
   NodeId clamp = g.find("clamp");
   CHECK(std::isnan(g.kwargs(clamp)[0].second.get<double>()));
@@ -249,7 +251,12 @@ TEST_CASE("json: malformed input gives one error naming the file and the place")
     CHECK(
         error_of(
             doc(R"({"name":"x","op":"placeholder","target":"x","args":[{"complex":[1,2]}],"kwargs":{},"meta":{}})")) ==
-        "g.json: $.nodes[0].args[0]: unknown argument tag 'complex' (expected node, tuple, dict, slice, float, dtype, device, layout or memory_format)");
+        "g.json: $.nodes[0].args[0]: unknown argument tag 'complex' (expected node, tuple, dict, slice, ellipsis, float, dtype, device, layout or memory_format)");
+  }
+  SUBCASE("ellipsis with a value") {
+    CHECK(error_of(
+              doc(R"({"name":"x","op":"placeholder","target":"x","args":[{"ellipsis":1}],"kwargs":{},"meta":{}})")) ==
+          R"(g.json: $.nodes[0].args[0].ellipsis: Python's Ellipsis is written {"ellipsis":null})");
   }
   SUBCASE("integer out of range") {
     CHECK(error_of(doc(

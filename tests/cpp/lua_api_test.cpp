@@ -90,6 +90,8 @@ TEST_CASE("lua api: Lua values map to FX argument kinds") {
       add:set_kwarg("d", {b = 1, a = 2})
       add:set_kwarg("od", graft.dict{{"z", 1}, {"a", 2}})
       add:set_kwarg("s", graft.slice(nil, 3))
+      add:set_kwarg("e", graft.tuple{graft.Ellipsis, 0})
+      assert(tostring(graft.Ellipsis) == "Ellipsis" and graft.Ellipsis ~= graft.None)
       add:set_kwarg("dt", graft.dtype("torch.float16"))
       add:set_kwarg("dev", graft.device("cuda:0"))
       add:set_kwarg("lay", graft.layout("strided"))
@@ -100,7 +102,7 @@ TEST_CASE("lua api: Lua values map to FX argument kinds") {
   // Checked against FX's own spelling of each value (print_tabular's kwargs column).
   CHECK(format_kwargs(gm.graph, add) ==
         "{'i': 2, 'f': 2.0, 'b': True, 'n': None, 'l': [1, 2], 't': (1, x), 'd': {'a': 2, 'b': 1}, "
-        "'od': {'z': 1, 'a': 2}, 's': slice(None, 3, None), 'dt': torch.float16, "
+        "'od': {'z': 1, 'a': 2}, 's': slice(None, 3, None), 'e': (Ellipsis, 0), 'dt': torch.float16, "
         "'dev': device(type='cuda', index=0), 'lay': torch.strided, 'mf': torch.channels_last}");
 }
 

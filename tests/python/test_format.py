@@ -47,7 +47,7 @@ class ArgumentRoundTrip(unittest.TestCase):
         math.inf, -math.inf, math.nan, "", "relu", "naïve ☃ 😀 \n\t\"\\\x00\x7f",
         NodeRef("x"), [1, 2], (1, 2), [], (), ((1,), [2.0]), [NodeRef("x"), (None, "a")],
         {"a": 1, "b": [1.0]}, {1: "one", "k": NodeRef("x")}, slice(None, 3, None),
-        slice(NodeRef("x"), -1, 2), torch.float32, torch.int64, torch.bool, torch.bfloat16,
+        slice(NodeRef("x"), -1, 2), Ellipsis, (Ellipsis, slice(1, None, None), 0), torch.float32, torch.int64, torch.bool, torch.bfloat16,
         torch.device("cpu"), torch.device("cuda:0"), torch.strided, torch.sparse_coo,
         torch.contiguous_format, torch.channels_last, torch.preserve_format,
     ]

@@ -358,6 +358,33 @@ def _slice(rng, x):
     return x[tuple(index)]
 
 
+def _ellipsis_index(rng, x):
+    """x[..., 1:3], x[0, ..., None, ::2]: `...` among ints, slices and None, as indexing writes it."""
+    items = []
+    for _ in range(rng.randint(0, x.dim())):
+        items.append(rng.choice(["int", "slice", "none"]))
+    taken = sum(1 for i in items if i != "none")
+    index, dim = [], 0
+    ellipsis_at = rng.randint(0, len(items))
+    for k, kind in enumerate(items + [None]):
+        if k == ellipsis_at:
+            index.append(Ellipsis)
+            dim += x.dim() - taken
+        if kind is None:
+            break
+        if kind == "none":
+            index.append(None)
+        elif kind == "int":
+            index.append(rng.randint(-x.shape[dim], x.shape[dim] - 1))
+            dim += 1
+        else:
+            size = x.shape[dim]
+            index.append(slice(rng.randint(-size, size), rng.choice([None, rng.randint(-size, size + 2)]),
+                               rng.randint(1, 3)))
+            dim += 1
+    return x[tuple(index)]
+
+
 def _select(rng, x):
     d = rng.randrange(x.dim())
     return x.select(d, rng.randint(-x.shape[d], x.shape[d] - 1))
@@ -478,6 +505,7 @@ OPS = {
     "transpose": (_one(ANY), lambda rng, x: x.transpose(dim_of(rng, x.dim()), dim_of(rng, x.dim()))),
     "t": (_one(ANY), lambda rng, x: x.t() if x.dim() <= 2 else x.transpose(-1, -2)),
     "expand": (_one(ANY), _expand), "slice": (_one(ANY, lo=1), _slice),
+    "ellipsis_index": (_one(ANY, lo=1), _ellipsis_index),
     "select": (lambda rng: [(rand_shape(rng, rng.randint(1, 4)), rng.choice(ANY))], _select),
     "unsqueeze": (_one(ANY), lambda rng, x: x.unsqueeze(rng.randint(-x.dim() - 1, x.dim()))),
     "squeeze": (lambda rng: [([rng.choice([1, 1, 2, 3]) for _ in range(rng.randint(0, 4))], torch.float32)],

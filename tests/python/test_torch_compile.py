@@ -1,5 +1,6 @@
 """graft.backend and graft.inductor_pass: graft scripts inside torch.compile, checked against
 eager PyTorch (the oracle: what the model computes without torch.compile)."""
+import operator
 import os
 import random
 import tempfile
@@ -185,6 +186,20 @@ class DynamoGraphs(CompileCase):
             x = torch.randn(2, cols)
             torch.testing.assert_close(compiled(x), Wide()(x), rtol=0, atol=0)
         self.assertEqual([r.total_rewrites for r in symbolic.reports], [0])
+
+    def test_ellipsis_indexing(self):
+        # x[..., 0] records getitem(x, (Ellipsis, 0)): graft's IR holds it (swin_t's windows index so).
+        class Indexed(torch.nn.Module):
+            def forward(self, x):
+                return torch.relu(x[..., 0]) + x[..., 1:3].sum(-1)
+
+        seen = []
+        backend = graft.backend(self.script(TORCH_RELU_TO_CLAMP), then=spy(seen), strict=True)
+        x = torch.randn(2, 3, 4)
+        torch.testing.assert_close(torch.compile(Indexed(), backend=backend)(x), Indexed()(x), rtol=0, atol=0)
+        self.assertEqual(backend.reports[0].rewrites, {"relu_to_clamp": 1})
+        indices = [n.args[1] for n in seen[0].graph.nodes if n.target is operator.getitem]
+        self.assertEqual(indices, [(Ellipsis, 0), (Ellipsis, slice(1, 3, None))])
 
     def test_inductor_runs_the_rewritten_graphs(self):
         model = WithBreak()

@@ -28,6 +28,7 @@ constexpr const char* kDevice = "graft.Device";
 constexpr const char* kLayout = "graft.Layout";
 constexpr const char* kMemoryFormat = "graft.MemoryFormat";
 constexpr const char* kNone = "graft.None";
+constexpr const char* kEllipsis = "graft.Ellipsis";
 char kOrderKey;  // a Dict's key order lives under this light-userdata key
 char kPlaceKey;  // and each key's position in that order under this one
 char kMovedKey;  // marks a position whose key was deleted and added again later
@@ -259,6 +260,21 @@ int none_tostring(lua_State* L) {
   return 1;
 }
 
+int ellipsis_tostring(lua_State* L) {
+  lua_pushliteral(L, "Ellipsis");
+  return 1;
+}
+
+/// graft.Ellipsis, Python's `...`: one userdata per state, as graft.None.
+bool is_ellipsis(lua_State* L, int index) {
+  if (lua_type(L, index) != LUA_TUSERDATA) return false;
+  index = lua_absindex(L, index);
+  lua_getfield(L, LUA_REGISTRYINDEX, "graft.ellipsis_value");
+  const bool same = lua_rawequal(L, -1, index);
+  lua_pop(L, 1);
+  return same;
+}
+
 /// __tostring of lists, tuples, dicts and slices: Python's repr, for print-debugging.
 int container_tostring(lua_State* L);
 
@@ -440,6 +456,7 @@ Argument convert(lua_State* L, int index, int session, std::string& what, int de
     }
     case LUA_TUSERDATA: {
       if (is_none(L, index)) return NoneValue{};
+      if (is_ellipsis(L, index)) return EllipsisValue{};
       if (luaL_testudata(L, index, "graft.Any") != nullptr) return wildcard_argument(L, session);
       if (NodeHandle* h = to_node_handle(L, index)) {
         CheckedNode c = check_node(L, index);
@@ -724,6 +741,12 @@ void register_value_types(lua_State* L, int module) {
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, "graft.none_value");
   lua_setfield(L, module, "None");
+  lua_newuserdatauv(L, 0, 0);
+  new_tag<ellipsis_tostring>(L, kEllipsis);
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "graft.ellipsis_value");
+  lua_setfield(L, module, "Ellipsis");
 
   const luaL_Reg constructors[] = {{"list", cfunction<graft_list>},
                                    {"tuple", cfunction<graft_tuple>},
@@ -743,6 +766,7 @@ void push_argument(lua_State* L, const Argument& arg, int session) {
   luaL_checkstack(L, 4, "argument");
   switch (arg.kind()) {
     case ArgKind::None: lua_getfield(L, LUA_REGISTRYINDEX, "graft.none_value"); return;
+    case ArgKind::Ellipsis: lua_getfield(L, LUA_REGISTRYINDEX, "graft.ellipsis_value"); return;
     case ArgKind::Bool: lua_pushboolean(L, arg.get<bool>()); return;
     case ArgKind::Int: lua_pushinteger(L, arg.get<std::int64_t>()); return;
     case ArgKind::Float: lua_pushnumber(L, arg.get<double>()); return;

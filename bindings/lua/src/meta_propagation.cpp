@@ -79,7 +79,7 @@ void push_plain_meta(lua_State* L, const ValueMeta& v) {
 
 /// Pushes `a` for a meta function: a node's value from the cache at `cache` (nil, with
 /// `unknown` set, when that node has none), numbers, strings, booleans, enums by name, lists
-/// as arrays (None inside them as graft.None), None itself as nil.
+/// as arrays (None inside them as graft.None), None itself as nil, `...` as graft.Ellipsis.
 void push_meta_argument(lua_State* L, const Argument& a, int cache, bool& unknown, bool nested) {
   luaL_checkstack(L, 4, "meta function arguments");
   switch (a.kind()) {
@@ -87,6 +87,7 @@ void push_meta_argument(lua_State* L, const Argument& a, int cache, bool& unknow
       if (nested) lua_getfield(L, LUA_REGISTRYINDEX, "graft.none_value");
       else lua_pushnil(L);
       return;
+    case ArgKind::Ellipsis: lua_getfield(L, LUA_REGISTRYINDEX, "graft.ellipsis_value"); return;
     case ArgKind::Bool: lua_pushboolean(L, a.get<bool>() ? 1 : 0); return;
     case ArgKind::Int: lua_pushinteger(L, a.get<std::int64_t>()); return;
     case ArgKind::Float: lua_pushnumber(L, a.get<double>()); return;

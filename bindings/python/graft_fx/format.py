@@ -81,6 +81,8 @@ def encode_arg(value, where):
     if isinstance(value, dict):
         return {"dict": [[encode_arg(k, f"{where}<key {i}>"), encode_arg(v, f"{where}[{k!r}]")]
                          for i, (k, v) in enumerate(value.items())]}
+    if value is Ellipsis:
+        return {"ellipsis": None}
     if isinstance(value, slice):
         return {"slice": [encode_arg(v, f"{where}.{n}") for n, v in
                           (("start", value.start), ("stop", value.stop), ("step", value.step))]}
@@ -338,6 +340,10 @@ class _Reader:
                 except TypeError:
                     self.fail(f"{at}[{i}][0]", "dict key is not hashable")
             return out
+        if tag == "ellipsis":
+            if body is not None:
+                self.fail(at, "Python's Ellipsis is written {\"ellipsis\": null}")
+            return Ellipsis
         if tag == "slice":
             if not isinstance(body, list) or len(body) != 3:
                 self.fail(at, "expected [start, stop, step]")

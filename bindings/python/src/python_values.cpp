@@ -96,6 +96,7 @@ Argument Codec::to_argument(PyObject* v, const std::function<NodeId(PyObject*)>&
     return static_cast<std::int64_t>(x);
   }
   if (PyFloat_Check(v)) return PyFloat_AS_DOUBLE(v);
+  if (v == Py_Ellipsis) return EllipsisValue{};
   if (PyUnicode_Check(v)) return to_utf8(v);
   if (PyObject_TypeCheck(v, node_type())) return Argument::node(node_id(v));
   const bool container = PyList_Check(v) || PyTuple_Check(v) || PyDict_Check(v) || PySlice_Check(v);
@@ -172,6 +173,7 @@ py::object Codec::from_argument(const Argument& arg, const std::function<py::obj
   };
   switch (arg.kind()) {
     case ArgKind::None: return py::none();
+    case ArgKind::Ellipsis: return py::ellipsis();
     case ArgKind::Bool: return py::bool_(arg.get<bool>());
     case ArgKind::Int: return py::int_(arg.get<std::int64_t>());
     case ArgKind::Float: return py::float_(arg.get<double>());

@@ -24,7 +24,7 @@ bool is_target_char(char c) {
 // Words the notation reads as values, so no node may be called so.
 bool is_value_word(std::string_view w) {
   return w == "None" || w == "True" || w == "False" || w == "inf" || w == "nan" || w == "torch" || w == "slice" ||
-      w == "device" || w == "return";
+      w == "device" || w == "return" || w == "Ellipsis";
 }
 
 constexpr int kMaxNesting = 200;  // lists, tuples and dicts inside each other
@@ -153,6 +153,7 @@ class LineParser {
     const std::string_view w = word();
     if (w.empty()) return error(fmt::format("unexpected {}", quoted_text(std::string_view(&c, 1))));
     if (w == "None") return Argument(NoneValue{});
+    if (w == "Ellipsis") return Argument(EllipsisValue{});
     if (w == "True") return Argument(true);
     if (w == "False") return Argument(false);
     if (w == "inf") return Argument(std::numeric_limits<double>::infinity());

@@ -322,9 +322,9 @@ class DomWalk {
 
   Argument tagged(dom::object obj, const Path& at, NodeScope& g) {
     if (obj.size() != 1)
-      fail(
-          at,
-          "a tagged argument has exactly one key (node, tuple, dict, slice, float, dtype, device, layout, memory_format)");
+      fail(at,
+           "a tagged argument has exactly one key (node, tuple, dict, slice, ellipsis, float, dtype, device, layout, "
+           "memory_format)");
     dom::key_value_pair kv = *obj.begin();
     Path p = at.at(kv.key);
     std::string_view tag = kv.key;
@@ -339,6 +339,10 @@ class DomWalk {
       std::vector<Argument> parts = items(kv.value, p, g);
       if (parts.size() != 3) fail(p, "a slice has 3 parts (start, stop, step), found " + std::to_string(parts.size()));
       return Slice{std::move(parts)};
+    }
+    if (tag == "ellipsis") {
+      if (!kv.value.is_null()) fail(p, "Python's Ellipsis is written {\"ellipsis\":null}");
+      return EllipsisValue{};
     }
     if (tag == "dict") {
       Dict d;
@@ -364,7 +368,7 @@ class DomWalk {
     if (tag == "memory_format") return MemoryFormat{std::string(as_string(kv.value, p))};
     fail(at,
          "unknown argument tag " + quoted_text(tag) +
-             " (expected node, tuple, dict, slice, float, dtype, device, layout or memory_format)");
+             " (expected node, tuple, dict, slice, ellipsis, float, dtype, device, layout or memory_format)");
   }
 
   NodeMeta node_meta(dom::element e, const Path& at) {

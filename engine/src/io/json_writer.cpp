@@ -56,6 +56,7 @@ class Writer {
         array(g, a.get<Slice>().parts);
         out_ += '}';
         return;
+      case ArgKind::Ellipsis: out_ += R"({"ellipsis":null})"; return;
       case ArgKind::Dict: {
         const Dict& d = a.get<Dict>();
         out_ += R"({"dict":[)";

@@ -28,7 +28,8 @@ void Dict::add(Argument key, Argument value) {
 bool operator==(const Argument& a, const Argument& b) {
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
-    case ArgKind::None: return true;
+    case ArgKind::None:
+    case ArgKind::Ellipsis: return true;
     case ArgKind::Bool: return a.get<bool>() == b.get<bool>();
     case ArgKind::Int: return a.get<std::int64_t>() == b.get<std::int64_t>();
     case ArgKind::Float: {

@@ -149,6 +149,7 @@ std::string format_argument(const Graph& g, const Argument& a) {
       return "(" + join(g, items) + (items.size() == 1 ? ",)" : ")");
     }
     case ArgKind::Slice: return "slice(" + join(g, a.get<Slice>().parts) + ")";
+    case ArgKind::Ellipsis: return "Ellipsis";
     case ArgKind::Dict: {
       const Dict& d = a.get<Dict>();
       std::string out = "{";

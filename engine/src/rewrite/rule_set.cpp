@@ -38,7 +38,8 @@ template <class Ref>
 void mix_argument(std::uint64_t& h, const Argument& a, const Ref& ref) {
   mix(h, static_cast<std::uint64_t>(a.kind()));
   switch (a.kind()) {
-    case ArgKind::None: return;
+    case ArgKind::None:
+    case ArgKind::Ellipsis: return;
     case ArgKind::Bool: mix(h, a.get<bool>() ? 1 : 0); return;
     case ArgKind::Int: mix(h, static_cast<std::uint64_t>(a.get<std::int64_t>())); return;
     case ArgKind::Float: mix(h, std::bit_cast<std::uint64_t>(a.get<double>())); return;

@@ -50,6 +50,8 @@ struct Dict {
 struct Slice {
   std::vector<Argument> parts;
 };
+/// Python's `...` (`x[..., 0]` records `getitem(x, (Ellipsis, 0))`).
+struct EllipsisValue {};
 
 enum class ArgKind : std::uint8_t {
   None,
@@ -65,7 +67,8 @@ enum class ArgKind : std::uint8_t {
   List,
   Tuple,
   Dict,
-  Slice
+  Slice,
+  Ellipsis
 };
 
 /// A value as it appears in FX `args` / `kwargs`. Types are strict: `Int 1` is not
@@ -73,7 +76,7 @@ enum class ArgKind : std::uint8_t {
 class Argument {
  public:
   using Storage = std::variant<NoneValue, bool, std::int64_t, double, std::string, NodeRef, DType, Device, Layout,
-                               MemoryFormat, List, Tuple, Dict, Slice>;
+                               MemoryFormat, List, Tuple, Dict, Slice, EllipsisValue>;
 
   Argument() = default;
   Argument(NoneValue v) : v_(v) {}  // NOLINT
@@ -92,6 +95,7 @@ class Argument {
   Argument(Tuple v) : v_(std::move(v)) {}  // NOLINT
   Argument(Dict v) : v_(std::move(v)) {}  // NOLINT
   Argument(Slice v) : v_(std::move(v)) {}  // NOLINT
+  Argument(EllipsisValue v) : v_(v) {}  // NOLINT
 
   static Argument node(NodeId id) { return Argument(NodeRef{id}); }
   static Argument list(std::vector<Argument> items) { return Argument(List{std::move(items)}); }
