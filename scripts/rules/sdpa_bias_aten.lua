@@ -1,0 +1,151 @@
+-- sdpa_bias_aten: attention written out by hand, with an additive bias and, in shifted windows,
+-- a second mask per window, as torchvision's Swin (shifted_window_attention) writes it, fused
+-- into one call of torch's math attention kernel:
+--
+--   softmax((q * scale) @ k^T + bias [+ mask per window]) @ v
+--     ->  aten._scaled_dot_product_attention_math(q * scale, k, v, attn_mask, scale=1.0)[0]
+--
+-- The kernel runs the same operations (q scaled as given, scale=1.0 leaves it so, the same
+-- matmul, the mask added, softmax, the matmul with v), so the result is bit-identical: in the
+-- bias-only blocks by construction, in the shifted ones because (s + b) + m and s + (b + m)
+-- differ only where the mask is -100 (weights of e^-100, which round to the same sum). The
+-- filter checks every shape against q, k and v's tensor_meta, a scalar scale, and a float mask of
+-- q's dtype that broadcasts to the scores. Forms: make_fx (`graft_fx export --mode aten`: clone
+-- + _unsafe_view around the matmuls, k transposed) and torch.export in core ATen
+-- (`run_decompositions()`: clone + view, k permuted). Whether the batch-merging view needs a
+-- clone first depends on the window count (Swin's last stage has one window and no clone);
+-- graft patterns have no optional node, so each combination is a rule of its own.
+--
+--   graft match scripts/rules/sdpa_bias_aten.lua swin_t.aten.json   # 12 blocks
+--   graft run scripts/pipelines/fuse_attention.lua swin_t.aten.json -o out.json
+local aten = graft.ops.aten
+local getitem = graft.ns("_operator").getitem
+
+local reshape = graft.one_of(aten.view.default, aten._unsafe_view.default, aten.reshape.default)
+local scale_mul = graft.one_of(aten.mul.Tensor, aten.mul.Scalar)
+
+--- matmul's operand: expanded (a no-op, checked by the filter), batch dims merged; made
+--- contiguous first where merging needs a copy (Swin's windows with N > 1: clone + _unsafe_view;
+--- its last stage, N = 1: a plain view). graft has no optional node, so each choice is a variant.
+local function operand(x, s4, s3, cloned)
+  local e = aten.expand.default(x, s4)
+  if cloned then e = aten.clone.default(e, graft.kw { memory_format = graft.optional(graft.any) }) end
+  return reshape(e, s3)
+end
+
+--- k^T as each form spells it
+local TRANSPOSE = {
+  transpose = function(k) return aten.transpose.int(k, -2, -1) end,
+  permute = function(k) return aten.permute.default(k, { 0, 1, 3, 2 }) end,
+}
+
+local function pattern(kt_form, shifted, c)
+  local kT = TRANSPOSE[kt_form]
+  local function body(q, k, v, scale, bias, q4, k4, q3, k3, s4, w4, w3, v4, v3, o4, s5, mask, s4b)
+    local qs = scale_mul(q, scale)
+    local scores = reshape(aten.bmm.default(operand(qs, q4, q3, c[1]), operand(kT(k), k4, k3, c[2])), s4)
+    -- bias + scores in either order (float addition commutes exactly)
+    local x = graft.constrain(aten.add.Tensor(scores, bias), { commutative = true })
+    if shifted then
+      x = reshape(graft.constrain(aten.add.Tensor(reshape(x, s5), mask), { commutative = true }), s4b)
+    end
+    local w = aten._softmax.default(x, -1, false)
+    local out = aten.bmm.default(reshape(aten.expand.default(w, w4), w3), operand(v, v4, v3, c[3]))
+    return reshape(out, o4)
+  end
+  if shifted then return graft.trace(body) end
+  return graft.trace(function(q, k, v, scale, bias, q4, k4, q3, k3, s4, w4, w3, v4, v3, o4)
+    return body(q, k, v, scale, bias, q4, k4, q3, k3, s4, w4, w3, v4, v3, o4)
+  end)
+end
+
+local function replacement(shifted)
+  -- luacheck: push no unused args
+  if shifted then
+    return graft.trace(function(q, k, v, scale, bias, q4, k4, q3, k3, s4, w4, w3, v4, v3, o4, s5, mask, s4b)
+      local qs = aten.mul.Tensor(q, scale)
+      -- the bias broadcast to the scores, plus the per-window mask: [N, H, L, S]
+      local m = aten.view.default(aten.add.Tensor(aten.view.default(aten.expand.default(bias, s4), s5), mask), s4b)
+      return getitem(aten._scaled_dot_product_attention_math.default(qs, k, v, m, graft.kw { scale = 1.0 }), 0)
+    end)
+  end
+  return graft.trace(function(q, k, v, scale, bias, q4, k4, q3, k3, s4, w4, w3, v4, v3, o4)
+    local qs = aten.mul.Tensor(q, scale)
+    return getitem(aten._scaled_dot_product_attention_math.default(qs, k, v, bias, graft.kw { scale = 1.0 }), 0)
+  end)
+  -- luacheck: pop
+end
+
+local function shape_of(node)
+  local tm = type(node) == "userdata" and node.meta.tensor_meta or nil
+  return tm and tm.shape
+end
+
+local function same(list, want)
+  if type(list) ~= "table" and type(list) ~= "userdata" then return false end
+  if #list ~= #want then return false end
+  for i = 1, #want do
+    if list[i] ~= want[i] then return false end
+  end
+  return true
+end
+
+--- `shape` broadcasts to `to` (numpy rules, trailing dims aligned)
+--- an additive float mask of q's dtype (a bool tensor would mean keep/drop to the kernel)
+local function same_dtype(a, b)
+  local ta = type(a) == "userdata" and a.meta.tensor_meta or nil
+  local tb = type(b) == "userdata" and b.meta.tensor_meta or nil
+  return ta ~= nil and tb ~= nil and ta.dtype == tb.dtype
+end
+
+local function broadcasts(shape, to)
+  if not shape or #shape > #to then return false end
+  for i = 0, #shape - 1 do
+    local a, b = shape[#shape - i], to[#to - i]
+    if a ~= 1 and a ~= b then return false end
+  end
+  return true
+end
+
+local function filter(shifted)
+  return function(m)
+    local i = m.inputs
+    local qs, ks, vs = shape_of(i[1]), shape_of(i[2]), shape_of(i[3])
+    if not (qs and ks and vs and #qs == 4 and #ks == 4 and #vs == 4) then return false end
+    local n, h, l, e, s = qs[1], qs[2], qs[3], qs[4], ks[3]
+    for _, d in ipairs { n, h, l, e, s } do
+      if math.type(d) ~= "integer" then return false end
+    end
+    if not (same(ks, { n, h, s, e }) and same(vs, { n, h, s, e })) then return false end
+    if type(i[4]) ~= "number" then return false end -- a scalar scale (q is pre-scaled as given)
+    if not broadcasts(shape_of(i[5]), { n, h, l, s }) then return false end
+    if not same_dtype(i[5], i[1]) or (shifted and not same_dtype(i[17], i[1])) then return false end
+    local ok = same(i[6], { n, h, l, e }) and same(i[7], { n, h, e, s }) and same(i[8], { n * h, l, e })
+      and same(i[9], { n * h, e, s }) and same(i[10], { n, h, l, s }) and same(i[11], { n, h, l, s })
+      and same(i[12], { n * h, l, s }) and same(i[13], { n, h, s, e }) and same(i[14], { n * h, s, e })
+      and same(i[15], { n, h, l, e })
+    if not ok or not shifted then return ok end
+    local s5, s4b = i[16], i[18]
+    if not (type(s5) == "table" or type(s5) == "userdata") or #s5 ~= 5 then return false end
+    if not (s5[1] * s5[2] == n and s5[3] == h and s5[4] == l and s5[5] == s) then return false end
+    if not broadcasts(shape_of(i[17]), { s5[1], s5[2], h, l, s }) then return false end
+    return same(s4b, { -1, h, l, s }) or same(s4b, { n, h, l, s })
+  end
+end
+
+local rules = {}
+for _, kt in ipairs { "transpose", "permute" } do
+  for _, shifted in ipairs { true, false } do
+    for bits = 0, 7 do
+      local c = { bits & 1 ~= 0, bits & 2 ~= 0, bits & 4 ~= 0 } -- clone before q's, k's, v's view
+      local tag = (c[1] and "c" or "v") .. (c[2] and "c" or "v") .. (c[3] and "c" or "v")
+      rules[#rules + 1] = graft.rule {
+        name = "sdpa_bias" .. (shifted and "_mask" or "") .. "_" .. kt .. "_" .. tag,
+        pattern = pattern(kt, shifted, c),
+        replacement = replacement(shifted),
+        filter = filter(shifted),
+      }
+    end
+  end
+end
+return graft.rules(rules)
