@@ -36,19 +36,8 @@ local fused = graft.trace(function(q, k, v, scale, q4, k4, w4, v4, q3, k3, score
 end)
 -- luacheck: pop
 
-local function shape_of(node)
-  local tm = type(node) == "userdata" and node.meta.tensor_meta or nil
-  return tm and tm.shape
-end
-
-local function same(list, want)
-  if type(list) ~= "table" and type(list) ~= "userdata" then return false end
-  if #list ~= #want then return false end
-  for i = 1, #want do
-    if list[i] ~= want[i] then return false end
-  end
-  return true
-end
+local shapes = require("lib.shapes")
+local shape_of, same = shapes.shape_of, shapes.same
 
 return graft.rules {
   graft.rule {

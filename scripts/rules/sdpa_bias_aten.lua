@@ -76,21 +76,9 @@ local function replacement(shifted)
   -- luacheck: pop
 end
 
-local function shape_of(node)
-  local tm = type(node) == "userdata" and node.meta.tensor_meta or nil
-  return tm and tm.shape
-end
+local shapes = require("lib.shapes")
+local shape_of, same = shapes.shape_of, shapes.same
 
-local function same(list, want)
-  if type(list) ~= "table" and type(list) ~= "userdata" then return false end
-  if #list ~= #want then return false end
-  for i = 1, #want do
-    if list[i] ~= want[i] then return false end
-  end
-  return true
-end
-
---- `shape` broadcasts to `to` (numpy rules, trailing dims aligned)
 --- an additive float mask of q's dtype (a bool tensor would mean keep/drop to the kernel)
 local function same_dtype(a, b)
   local ta = type(a) == "userdata" and a.meta.tensor_meta or nil
@@ -98,6 +86,7 @@ local function same_dtype(a, b)
   return ta ~= nil and tb ~= nil and ta.dtype == tb.dtype
 end
 
+--- `shape` broadcasts to `to` (numpy rules, trailing dims aligned)
 local function broadcasts(shape, to)
   if not shape or #shape > #to then return false end
   for i = 0, #shape - 1 do

@@ -1,73 +1,28 @@
 """graft.export.run on torch.export's ExportedPrograms, and custom ops from torch.library in
 graft's rules (seed 003's npu::npu_quant_matmul), checked against the models' eager output."""
+import contextlib
 import io
 import os
-import tempfile
-import textwrap
+import sys
 import unittest
 
 import torch
-from torch import Tensor
 from torch.export import graph_signature as gs
 
-import helpers  # noqa: F401  (names the torch under test)
+import helpers
 import graft
+from torch2_cases import ATEN_RELU_TO_CLAMP_MIN, ScriptCase
 
 
-@torch.library.custom_op("npu::npu_quant_matmul", mutates_args=())
-def npu_quant_matmul(x1: Tensor, x2: Tensor, scale: Tensor, offset: Tensor | None = None,
-                     pertoken_scale: Tensor | None = None, bias: Tensor | None = None) -> Tensor:
-    out = (x1 @ x2) * scale
-    return out + bias if bias is not None else out
+# Seed 003's rule (examples/python/rules/quant_matmul.lua): one pattern for npu_quant_matmul with
+# and without its optional arguments, its schema read from torch's registry. The example
+# registers the two operators with torch.library.custom_op, fake implementations included.
+sys.path.insert(0, os.path.join(helpers.REPO, "examples", "python"))
+import torch2_workflows  # noqa: E402  (registers npu::npu_quant_matmul and npu_quant_matmul_t)
 
-
-@npu_quant_matmul.register_fake
-def _(x1, x2, scale, offset=None, pertoken_scale=None, bias=None):
-    return x1.new_empty(x1.shape[0], x2.shape[1])
-
-
-@torch.library.custom_op("npu::npu_quant_matmul_t", mutates_args=())
-def npu_quant_matmul_t(x1: Tensor, x2: Tensor, scale: Tensor, offset: Tensor | None = None,
-                       pertoken_scale: Tensor | None = None, bias: Tensor | None = None) -> Tensor:
-    """npu_quant_matmul with x2 given untransposed (a backend's fused kernel)."""
-    out = (x1 @ x2.transpose(0, 1)) * scale
-    return out + bias if bias is not None else out
-
-
-@npu_quant_matmul_t.register_fake
-def _(x1, x2, scale, offset=None, pertoken_scale=None, bias=None):
-    return x1.new_empty(x1.shape[0], x2.shape[0])
-
-
-# Seed 003: one pattern for the call with and without its optional arguments. graft reads the
-# op's schema from torch's registry: an omitted argument is compared (and bound) as its default.
-QUANT_MATMUL_RULE = """
-local aten, npu = graft.ops.aten, graft.ops.npu
-return graft.rules {
-  graft.rule {
-    name = "quant_matmul_pretransposed",
-    pattern = graft.trace(function(x1, x2, scale, offset, pertoken, bias)
-      return npu.npu_quant_matmul.default(x1, aten.transpose.int(x2, 0, 1), scale,
-        graft.kw { offset = offset, pertoken_scale = pertoken, bias = bias })
-    end),
-    replacement = graft.trace(function(x1, x2, scale, offset, pertoken, bias)
-      return npu.npu_quant_matmul_t.default(x1, x2, scale,
-        graft.kw { offset = offset, pertoken_scale = pertoken, bias = bias })
-    end),
-  },
-}
-"""
-
-RELU_TO_CLAMP_MIN = """
-local aten = graft.ops.aten
-return graft.rules {
-  graft.rule {
-    name = "relu_to_clamp_min",
-    pattern = graft.trace(function(x) return aten.relu.default(x) end),
-    replacement = graft.trace(function(x) return aten.clamp_min.default(x, 0) end),
-  },
-}
-"""
+QUANT_MATMUL_RULE = torch2_workflows.RULES
+with open(QUANT_MATMUL_RULE) as _f:
+    QUANT_MATMUL_TEXT = _f.read()
 
 # A replacement reading a tensor the program does not have: lifted to a constant input.
 ADD_ONE_FROM_A_CONSTANT = """
@@ -125,16 +80,7 @@ def saved_and_loaded(ep):
     return torch.export.load(buffer)
 
 
-class ExportCase(unittest.TestCase):
-    def setUp(self):
-        torch.manual_seed(0)
-        self.dir = tempfile.mkdtemp(prefix="graft_export_")
-
-    def script(self, text, name="rules.lua"):
-        path = os.path.join(self.dir, name)
-        with open(path, "w") as f:
-            f.write(textwrap.dedent(text))
-        return path
+ExportCase = ScriptCase
 
 
 class ExportedPrograms(ExportCase):
@@ -142,7 +88,7 @@ class ExportedPrograms(ExportCase):
         model, x = Stateful(), torch.randn(3, 4)
         ep = torch.export.export(model, (x,))
         before = str(ep.graph)
-        ep2, report = graft.export.run(self.script(RELU_TO_CLAMP_MIN), ep)
+        ep2, report = graft.export.run(self.script(ATEN_RELU_TO_CLAMP_MIN), ep)
         self.assertEqual(str(ep.graph), before, "the program given is unchanged")
         self.assertEqual(report["passes"][0]["rules"][0]["rewrites"], 2)
         targets = [n.target for n in ep2.graph.nodes if n.op == "call_function"]
@@ -167,7 +113,7 @@ class ExportedPrograms(ExportCase):
         ep = torch.export.export(Stateful(), (torch.randn(3, 4),)).run_decompositions({})
         kinds = [s.kind for s in ep.graph_signature.output_specs]
         self.assertIn(gs.OutputKind.BUFFER_MUTATION, kinds)
-        ep2, _ = graft.export.run(self.script(RELU_TO_CLAMP_MIN), ep)
+        ep2, _ = graft.export.run(self.script(ATEN_RELU_TO_CLAMP_MIN), ep)
         self.assertEqual([s.kind for s in ep2.graph_signature.output_specs], kinds)
         self.assertEqual([s.target for s in ep2.graph_signature.output_specs],
                          [s.target for s in ep.graph_signature.output_specs])
@@ -181,7 +127,7 @@ class ExportedPrograms(ExportCase):
     def test_dynamic_shapes(self):
         batch = torch.export.Dim("batch")
         ep = torch.export.export(Stateful(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: batch}})
-        ep2, _ = graft.export.run(self.script(RELU_TO_CLAMP_MIN), ep)
+        ep2, _ = graft.export.run(self.script(ATEN_RELU_TO_CLAMP_MIN), ep)
         self.assertEqual(ep2.range_constraints.keys(), ep.range_constraints.keys())
         [clamp] = [n for n in ep2.graph.nodes if n.name == "clamp_min_1"]
         self.assertIsInstance(clamp.meta["val"].shape[0], torch.SymInt)
@@ -222,7 +168,7 @@ class ExportedPrograms(ExportCase):
         self.assertIn("inputs", str(caught.exception))
         self.assertEqual(str(ep.graph), before)
         with self.assertRaisesRegex(TypeError, "ExportedProgram, not Stateful"):
-            graft.export.run(self.script(RELU_TO_CLAMP_MIN), torch.fx.symbolic_trace(Stateful()))
+            graft.export.run(self.script(ATEN_RELU_TO_CLAMP_MIN), torch.fx.symbolic_trace(Stateful()))
 
 
 class CustomOps(ExportCase):
@@ -237,7 +183,7 @@ class CustomOps(ExportCase):
     def test_exported(self):
         model, x = QuantModel(), torch.randn(3, 4)
         ep = torch.export.export(model, (x,))
-        ep2, report = graft.export.run(self.script(QUANT_MATMUL_RULE), ep)
+        ep2, report = graft.export.run(QUANT_MATMUL_RULE, ep)
         self.check_rewritten({r["name"]: r["rewrites"] for r in report["passes"][0]["rules"]}, ep2.graph)
         for node in ep2.graph.nodes:
             if node.target is torch.ops.npu.npu_quant_matmul_t.default:
@@ -248,14 +194,14 @@ class CustomOps(ExportCase):
         from torch.fx.experimental.proxy_tensor import make_fx
         model, x = QuantModel(), torch.randn(3, 4)
         gm = make_fx(model)(x)
-        _, report = graft.run(self.script(QUANT_MATMUL_RULE), gm)
+        _, report = graft.run(QUANT_MATMUL_RULE, gm)
         self.check_rewritten({r["name"]: r["rewrites"] for r in report["passes"][0]["rules"]}, gm.graph)
         torch.testing.assert_close(gm(x), model(x))
 
     def test_compiled(self):
         torch._dynamo.reset()
         model, x = QuantModel().requires_grad_(False), torch.randn(3, 4)
-        backend = graft.backend(self.script(QUANT_MATMUL_RULE), then="eager", aot=True)
+        backend = graft.backend(QUANT_MATMUL_RULE, then="eager", aot=True)
         torch.testing.assert_close(torch.compile(model, backend=backend)(x), model(x))
         [report] = backend.reports
         self.assertEqual(report.rewrites, {"quant_matmul_pretransposed": 2}, report.line())
@@ -263,12 +209,12 @@ class CustomOps(ExportCase):
 
     def test_a_script_may_still_register_the_same_schema(self):
         text = str(torch.ops.npu.npu_quant_matmul.default._schema)
-        same = self.script(f"graft.register_schema[[{text}]]\n" + QUANT_MATMUL_RULE, name="same.lua")
+        same = self.script(f"graft.register_schema[[{text}]]\n" + QUANT_MATMUL_TEXT, name="same.lua")
         ep = torch.export.export(QuantModel(), (torch.randn(3, 4),))
         _, report = graft.export.run(same, ep)
         self.assertEqual(report["passes"][0]["rules"][0]["rewrites"], 2)
         other = self.script("graft.register_schema[[npu::npu_quant_matmul(Tensor a) -> Tensor]]\n"
-                            + QUANT_MATMUL_RULE, name="other.lua")
+                            + QUANT_MATMUL_TEXT, name="other.lua")
         with self.assertRaisesRegex(graft.ScriptError, "'npu::npu_quant_matmul' is already registered"):
             graft.export.run(other, ep)
 
@@ -333,17 +279,13 @@ class CommandLine(ExportCase):
 
 class Example(unittest.TestCase):
     def test_the_torch2_workflows_example_runs(self):
-        # Its own process: it registers the same npu:: operators this module does.
-        import subprocess
-        import sys
-        path = os.path.join(helpers.REPO, "examples", "python", "torch2_workflows.py")
-        proc = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=600,
-                              env=helpers.in_process_env())
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertIn("(inference): 13 -> 11 nodes, quant_matmul_pretransposed 2", proc.stdout)
-        self.assertIn("torch.export: 2 rewrites", proc.stdout)
-        self.assertNotIn("npu.npu_quant_matmul.default", proc.stdout)
-
+        torch._dynamo.reset()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            torch2_workflows.main()
+        self.assertIn("(inference): 13 -> 11 nodes, quant_matmul_pretransposed 2", out.getvalue())
+        self.assertIn("torch.export: 2 rewrites", out.getvalue())
+        self.assertNotIn("npu.npu_quant_matmul.default", out.getvalue())
 
 if __name__ == "__main__":
     unittest.main()

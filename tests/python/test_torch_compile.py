@@ -3,8 +3,6 @@ eager PyTorch (the oracle: what the model computes without torch.compile)."""
 import operator
 import os
 import random
-import tempfile
-import textwrap
 import unittest
 import warnings
 
@@ -12,28 +10,7 @@ import torch
 
 import helpers  # noqa: F401  (names the torch under test)
 import graft
-
-TORCH_RELU_TO_CLAMP = """
-local torch = graft.ns("torch")
-return graft.rules {
-  graft.rule {
-    name = "relu_to_clamp",
-    pattern = graft.trace(function(x) return torch.relu(x) end),
-    replacement = graft.trace(function(x) return torch.clamp(x, 0) end),
-  },
-}
-"""
-
-ATEN_RELU_TO_CLAMP_MIN = """
-local aten = graft.ops.aten
-return graft.rules {
-  graft.rule {
-    name = "relu_to_clamp_min",
-    pattern = graft.trace(function(x) return aten.relu.default(x) end),
-    replacement = graft.trace(function(x) return aten.clamp_min.default(x, 0) end),
-  },
-}
-"""
+from torch2_cases import ATEN_RELU_TO_CLAMP_MIN, TORCH_RELU_TO_CLAMP, ScriptCase
 
 # Only where the last size is known to be 4: a specialisation on recorded meta.
 TORCH_RELU_WHEN_4_WIDE = """
@@ -97,20 +74,13 @@ def spy(seen):
     return compiler
 
 
-class CompileCase(unittest.TestCase):
+class CompileCase(ScriptCase):
     def setUp(self):
+        super().setUp()
         torch._dynamo.reset()
-        torch.manual_seed(0)
-        self.dir = tempfile.mkdtemp(prefix="graft_compile_")
 
     def tearDown(self):
         torch._dynamo.reset()
-
-    def script(self, text, name="rules.lua"):
-        path = os.path.join(self.dir, name)
-        with open(path, "w") as f:
-            f.write(textwrap.dedent(text))
-        return path
 
 
 class DynamoGraphs(CompileCase):
