@@ -15,6 +15,8 @@ $PY -m graft_fx export torchvision.models.vit_b_16 -o $OUT/vit_b_16.fx.json --mo
 $PY -m graft_fx export torchvision.models.vit_b_16 -o $OUT/vit_b_16.aten.json --mode aten --input-shape 1,3,224,224 --seed 0 \
   --decompose aten._scaled_dot_product_flash_attention_for_cpu
 $PY -m graft_fx export torchvision.models.vit_b_16 -o $OUT/vit_b_16.hierarchy.json --hierarchy --input-shape 1,3,224,224 --seed 0
+# Swin-T: window attention written out by hand, which scripts/rules/sdpa_bias_aten.lua fuses.
+$PY -m graft_fx export torchvision.models.swin_t -o $OUT/swin_t.aten.json --mode aten --input-shape 1,3,224,224 --seed 0
 # Small models for the rules torchvision's models do not exercise (graft verify; scripts/rules name them).
 $PY -m graft_fx export graft_fx.example_models.activations -o $OUT/rule_examples.fx.json --mode symbolic --input-shape 2,3,8 --seed 0
 $PY -m graft_fx export graft_fx.example_models.activations -o $OUT/rule_examples.aten.json --mode aten --input-shape 2,3,8 --seed 0

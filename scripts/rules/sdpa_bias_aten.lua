@@ -12,9 +12,9 @@
 -- filter checks every shape against q, k and v's tensor_meta, a scalar scale, and a float mask of
 -- q's dtype that broadcasts to the scores. Forms: make_fx (`graft_fx export --mode aten`: clone
 -- + _unsafe_view around the matmuls, k transposed) and torch.export in core ATen
--- (`run_decompositions()`: clone + view, k permuted). Whether the batch-merging view needs a
--- clone first depends on the window count (Swin's last stage has one window and no clone);
--- graft patterns have no optional node, so each combination is a rule of its own.
+-- (`run_decompositions()`: clone + view, k permuted). Whether the batch-merging views need a
+-- clone first depends on the window count (Swin's last stage has one window and no clones);
+-- graft patterns have no optional node, so each form is a rule of its own.
 --
 --   graft match scripts/rules/sdpa_bias_aten.lua swin_t.aten.json   # 12 blocks
 --   graft run scripts/pipelines/fuse_attention.lua swin_t.aten.json -o out.json
@@ -26,7 +26,7 @@ local scale_mul = graft.one_of(aten.mul.Tensor, aten.mul.Scalar)
 
 --- matmul's operand: expanded (a no-op, checked by the filter), batch dims merged; made
 --- contiguous first where merging needs a copy (Swin's windows with N > 1: clone + _unsafe_view;
---- its last stage, N = 1: a plain view). graft has no optional node, so each choice is a variant.
+--- its last stage, N = 1: a plain view).
 local function operand(x, s4, s3, cloned)
   local e = aten.expand.default(x, s4)
   if cloned then e = aten.clone.default(e, graft.kw { memory_format = graft.optional(graft.any) }) end
@@ -122,19 +122,27 @@ local function filter(shifted)
   end
 end
 
+-- The forms torch 2.14 makes of Swin's blocks: with several windows every operand is cloned
+-- before its batch-merging view, with one (the last stage, never shifted) none is.
+local VARIANTS = {
+  { suffix = "_shifted", shifted = true, clones = true },
+  { suffix = "", shifted = false, clones = true },
+  { suffix = "_one_window", shifted = false, clones = false },
+}
+
 local rules = {}
 for _, kt in ipairs { "transpose", "permute" } do
-  for _, shifted in ipairs { true, false } do
-    for bits = 0, 7 do
-      local c = { bits & 1 ~= 0, bits & 2 ~= 0, bits & 4 ~= 0 } -- clone before q's, k's, v's view
-      local tag = (c[1] and "c" or "v") .. (c[2] and "c" or "v") .. (c[3] and "c" or "v")
-      rules[#rules + 1] = graft.rule {
-        name = "sdpa_bias" .. (shifted and "_mask" or "") .. "_" .. kt .. "_" .. tag,
-        pattern = pattern(kt, shifted, c),
-        replacement = replacement(shifted),
-        filter = filter(shifted),
-      }
-    end
+  for _, v in ipairs(VARIANTS) do
+    local c = { v.clones, v.clones, v.clones }
+    rules[#rules + 1] = graft.rule {
+      name = "sdpa_bias" .. v.suffix .. "_" .. kt,
+      -- make_fx's form is bundled; torch.export's core ATen (permute) is checked by
+      -- tests/python/test_rule_library.py, since graft verify builds graph files of make_fx's form
+      examples = kt == "transpose" and { "../../examples/graphs/swin_t.aten.json" } or nil,
+      pattern = pattern(kt, v.shifted, c),
+      replacement = replacement(v.shifted),
+      filter = filter(v.shifted),
+    }
   end
 end
 return graft.rules(rules)

@@ -20,6 +20,7 @@ BUNDLED = {
     "vit_b_16.fx.json": ("torchvision.models.vit_b_16", "1,3,224,224"),
     "vit_b_16.aten.json": ("torchvision.models.vit_b_16", "1,3,224,224"),
     "vit_b_16.hierarchy.json": ("torchvision.models.vit_b_16", "1,3,224,224"),
+    "swin_t.aten.json": ("torchvision.models.swin_t", "1,3,224,224"),
     "rule_examples.fx.json": ("graft_fx.example_models.activations", "2,3,8"),
     "rule_examples.aten.json": ("graft_fx.example_models.activations", "2,3,8"),
 }

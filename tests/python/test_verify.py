@@ -14,6 +14,9 @@ EXAMPLES = os.path.join(REPO, "examples", "graphs")
 # norm these match (_native_batch_norm_legit_no_training) comes from torch.export's decomposed
 # programs, which no bundled graph is.
 NEEDS_NEWER_TORCH = {"conv_bn_legit_stats", "conv_bn_legit"}
+# Rules for torch.export's core ATen form: graft verify builds graph files of make_fx's form, so
+# these are checked against the model by test_rule_library.SwinAttention instead.
+EXPORT_FORM_ONLY = {"sdpa_bias_shifted_permute", "sdpa_bias_permute", "sdpa_bias_one_window_permute"}
 
 WRONG = """local aten = graft.ops.aten
 return graft.rules {{
@@ -55,7 +58,7 @@ class Verify(unittest.TestCase):
             with self.subTest(rule=rule):
                 if rule == "add_to_mul":
                     self.assertEqual(v.status, "inexact")  # the guide's example: changes the model on purpose
-                elif rule in NEEDS_NEWER_TORCH:
+                elif rule in NEEDS_NEWER_TORCH or rule in EXPORT_FORM_ONLY:
                     self.assertEqual(v.status, "unchecked", v.message)
                 else:
                     self.assertEqual(v.status, "verified", v.message)
