@@ -11,7 +11,7 @@ from torch.export import graph_signature as gs
 
 import helpers
 import graft
-from torch2_cases import ATEN_RELU_TO_CLAMP_MIN, ScriptCase
+from torch2_cases import ATEN_RELU_TO_CLAMP_MIN, ScriptCase, random_program
 
 
 # Seed 003's rule (examples/python/rules/quant_matmul.lua): one pattern for npu_quant_matmul with
@@ -158,6 +158,41 @@ class ExportedPrograms(ExportCase):
         kinds = [s.kind for s in ep2.graph_signature.input_specs]
         self.assertEqual(kinds, [gs.InputKind.CONSTANT_TENSOR, gs.InputKind.USER_INPUT])
         torch.testing.assert_close(saved_and_loaded(ep2).module()(x), (torch.relu(x) + 1) * 3)
+
+    def test_a_lifted_tensor_in_a_program_without_user_inputs(self):
+        import copy
+
+        from graft_fx.exported_program import rebuild_program
+
+        class NoInputs(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.nn.Parameter(torch.randn(3))
+
+            def forward(self):
+                return torch.relu(self.w)
+
+        ep = torch.export.export(NoInputs(), ())
+        work = copy.deepcopy(ep.graph_module)
+        work.register_buffer("graft_one", torch.tensor(1.0))
+        graft.run(self.script(ADD_ONE_FROM_A_CONSTANT), work)
+        ep2 = rebuild_program(ep, work)
+        placeholders = [n.name for n in ep2.graph.nodes if n.op == "placeholder"]
+        self.assertEqual([s.arg.name for s in ep2.graph_signature.input_specs], placeholders)
+        self.assertEqual([s.kind for s in ep2.graph_signature.input_specs],
+                         [gs.InputKind.PARAMETER, gs.InputKind.CONSTANT_TENSOR])
+        torch.testing.assert_close(saved_and_loaded(ep2).module()(), ep.module()() + 1)
+
+    def test_generated_programs_compute_what_eager_does(self):
+        import random
+        for seed in range(int(os.environ.get("GRAFT_EXPORT_CASES", "30"))):
+            with self.subTest(seed=seed):
+                model, relus = random_program(random.Random(seed), may_break=False)
+                x = torch.randn(2, 5, generator=torch.Generator().manual_seed(seed))
+                ep = torch.export.export(model, (x,))
+                ep2, report = graft.export.run(self.script(ATEN_RELU_TO_CLAMP_MIN), ep)
+                self.assertEqual(report["passes"][0]["rules"][0]["rewrites"], relus)
+                torch.testing.assert_close(saved_and_loaded(ep2).module()(x), model(x), rtol=0, atol=0)
 
     def test_a_result_that_is_no_program_leaves_it_unchanged(self):
         ep = torch.export.export(Stateful(), (torch.randn(3, 4),))

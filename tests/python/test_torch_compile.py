@@ -10,7 +10,7 @@ import torch
 
 import helpers  # noqa: F401  (names the torch under test)
 import graft
-from torch2_cases import ATEN_RELU_TO_CLAMP_MIN, TORCH_RELU_TO_CLAMP, ScriptCase
+from torch2_cases import ATEN_RELU_TO_CLAMP_MIN, TORCH_RELU_TO_CLAMP, ScriptCase, random_program
 
 # Only where the last size is known to be 4: a specialisation on recorded meta.
 TORCH_RELU_WHEN_4_WIDE = """
@@ -290,29 +290,6 @@ class AotGraphs(CompileCase):
         with torch.no_grad(), config.patch(post_grad_custom_post_pass=hook):
             torch.testing.assert_close(torch.compile(model)(x), model(x))
         self.assertEqual([(r.stage, r.total_rewrites) for r in hook.reports], [("inference", 1)])
-
-
-def random_program(rng):
-    """A small model of elementwise ops, relu among them, maybe a graph break: generated."""
-    ops = [torch.relu, torch.sigmoid, torch.tanh, lambda t: t * 1.5, lambda t: t - 0.25, torch.relu]
-    chain = [rng.choice(ops) for _ in range(rng.randint(2, 8))]
-    breaks = rng.random() < 0.3
-
-    cut = rng.randint(1, len(chain) - 1)
-
-    def run(ops, x):
-        for op in ops:
-            x = op(x)
-        return x
-
-    class Program(torch.nn.Module):
-        def forward(self, x):
-            x = run(chain[:cut], x)
-            if breaks and x.sum() > 0:  # a graph break (dynamo cannot break inside the loop)
-                x = x + 1
-            return run(chain[cut:], x)
-
-    return Program(), sum(op is torch.relu for op in chain)
 
 
 class Generated(CompileCase):

@@ -32,6 +32,29 @@ return graft.rules {
 """
 
 
+def random_program(rng, may_break=True):
+    """A small model of elementwise ops, relu among them, maybe (`may_break`) a graph break:
+    generated. Returns it and how many relu calls it makes."""
+    ops = [torch.relu, torch.sigmoid, torch.tanh, lambda t: t * 1.5, lambda t: t - 0.25, torch.relu]
+    chain = [rng.choice(ops) for _ in range(rng.randint(2, 8))]
+    breaks = may_break and rng.random() < 0.3
+    cut = rng.randint(1, len(chain) - 1)
+
+    def run(ops, x):
+        for op in ops:
+            x = op(x)
+        return x
+
+    class Program(torch.nn.Module):
+        def forward(self, x):
+            x = run(chain[:cut], x)
+            if breaks and x.sum() > 0:  # a graph break (dynamo cannot break inside the loop)
+                x = x + 1
+            return run(chain[cut:], x)
+
+    return Program(), sum(op is torch.relu for op in chain)
+
+
 class ScriptCase(unittest.TestCase):
     """A test case with a temporary folder for the scripts it writes, and torch seeded."""
 

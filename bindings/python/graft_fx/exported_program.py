@@ -8,6 +8,7 @@ become inputs: a Parameter as a PARAMETER in the state dict, any other tensor as
 CONSTANT_TENSOR. Nodes without a fake value get one from their op's fake implementation.
 """
 import copy
+import dataclasses
 import re
 
 import torch
@@ -42,19 +43,30 @@ def _keep_traced_values(ep, gm):
 
 def _renamed_argument(arg, new):
     """The signature argument `arg` for the output value `new` (a node or a constant)."""
-    if isinstance(new, torch.fx.Node):
-        if hasattr(arg, "name") and not isinstance(arg, gs.ConstantArgument):
-            return type(arg)(**{**arg.__dict__, "name": new.name}) if arg.name != new.name else arg
-        return gs.TensorArgument(name=new.name)
-    return gs.ConstantArgument(name=getattr(arg, "name", ""), value=new)
+    if not isinstance(new, torch.fx.Node):
+        return gs.ConstantArgument(name=getattr(arg, "name", ""), value=new)
+    if hasattr(arg, "name") and not isinstance(arg, gs.ConstantArgument):
+        return dataclasses.replace(arg, name=new.name)
+    return gs.TensorArgument(name=new.name)
+
+
+def _new_input(gm, at, name):
+    """A placeholder made the `at`-th input (placeholders are in the signature's order)."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if at < len(placeholders):
+        where = gm.graph.inserting_before(placeholders[at])
+    elif placeholders:
+        where = gm.graph.inserting_after(placeholders[-1])
+    else:
+        where = gm.graph.inserting_before(next(iter(gm.graph.nodes)))
+    with where:
+        return gm.graph.placeholder(name)
 
 
 def _lift_tensor_attributes(gm, input_specs, state_dict, constants, mode):
-    """Top-level get_attr nodes of tensors become placeholders before the user inputs."""
-    first_user_input = next((n for n in gm.graph.nodes if n.op == "placeholder"
-                             and n.name in {s.arg.name for s in input_specs if s.kind == gs.InputKind.USER_INPUT}),
-                            None)
-    at = len([s for s in input_specs if s.kind != gs.InputKind.USER_INPUT])
+    """Top-level get_attr nodes of tensors become inputs, after the other lifted ones and before
+    the user's."""
+    at = sum(1 for s in input_specs if s.kind != gs.InputKind.USER_INPUT)
     lifted = {}
     for node in list(gm.graph.nodes):
         if node.op != "get_attr":
@@ -66,13 +78,7 @@ def _lift_tensor_attributes(gm, input_specs, state_dict, constants, mode):
         if node.target not in lifted:
             parameter = isinstance(value, torch.nn.Parameter)
             prefix = "p_" if parameter else "c_"
-            base = prefix + re.sub(r"\W", "_", node.target)
-            if first_user_input is not None:
-                with gm.graph.inserting_before(first_user_input):
-                    placeholder = gm.graph.placeholder(base)
-            else:
-                with gm.graph.inserting_before(next(iter(gm.graph.nodes))):
-                    placeholder = gm.graph.placeholder(base)
+            placeholder = _new_input(gm, at, prefix + re.sub(r"\W", "_", node.target))
             placeholder.meta["val"] = mode.from_tensor(value, static_shapes=True) if mode is not None else value
             kind = gs.InputKind.PARAMETER if parameter else gs.InputKind.CONSTANT_TENSOR
             input_specs.insert(at, gs.InputSpec(kind=kind, arg=gs.TensorArgument(name=placeholder.name),
@@ -85,7 +91,6 @@ def _lift_tensor_attributes(gm, input_specs, state_dict, constants, mode):
     for target in lifted:
         owner, _, name = target.rpartition(".")
         delattr(gm.get_submodule(owner), name)
-    return len(lifted)
 
 
 def flat_inputs(ep, user_inputs):
