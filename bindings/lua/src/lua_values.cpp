@@ -265,15 +265,19 @@ int ellipsis_tostring(lua_State* L) {
   return 1;
 }
 
-/// graft.Ellipsis, Python's `...`: one userdata per state, as graft.None.
-bool is_ellipsis(lua_State* L, int index) {
+/// Whether the value at `index` is the state's singleton kept in the registry under `key`
+/// (graft.None, graft.Ellipsis: one userdata each, identity is the test).
+bool is_singleton(lua_State* L, int index, const char* key) {
   if (lua_type(L, index) != LUA_TUSERDATA) return false;
   index = lua_absindex(L, index);
-  lua_getfield(L, LUA_REGISTRYINDEX, "graft.ellipsis_value");
+  lua_getfield(L, LUA_REGISTRYINDEX, key);
   const bool same = lua_rawequal(L, -1, index);
   lua_pop(L, 1);
   return same;
 }
+
+/// graft.Ellipsis, Python's `...`.
+bool is_ellipsis(lua_State* L, int index) { return is_singleton(L, index, "graft.ellipsis_value"); }
 
 /// __tostring of lists, tuples, dicts and slices: Python's repr, for print-debugging.
 int container_tostring(lua_State* L);
@@ -683,14 +687,7 @@ void append_json(lua_State* L, int index, std::string& out, std::string& what, i
 
 }  // namespace
 
-bool is_none(lua_State* L, int index) {
-  if (lua_type(L, index) != LUA_TUSERDATA) return false;
-  index = lua_absindex(L, index);
-  lua_getfield(L, LUA_REGISTRYINDEX, "graft.none_value");
-  const bool same = lua_rawequal(L, -1, index);
-  lua_pop(L, 1);
-  return same;
-}
+bool is_none(lua_State* L, int index) { return is_singleton(L, index, "graft.none_value"); }
 
 void push_new_dict(lua_State* L) {
   lua_createtable(L, 0, 4);
@@ -734,7 +731,7 @@ void register_value_types(lua_State* L, int module) {
     lua_setfield(L, -2, "__eq");
     lua_pop(L, 1);
   }
-  // None: one userdata per state; identity is the test.
+  // None and Ellipsis: one userdata per state each; identity is the test.
   lua_newuserdatauv(L, 0, 0);
   new_tag<none_tostring>(L, kNone);
   lua_setmetatable(L, -2);
