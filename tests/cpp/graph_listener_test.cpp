@@ -83,7 +83,7 @@ TEST_CASE("graph listener: node_changing comes before the change, for every node
   CHECK(std::find(before.seen.begin(), before.seen.end(), "x") != before.seen.end());
 }
 
-TEST_CASE("graph listener: a rollback says the order was rebuilt; a copy of the graph has no listeners") {
+TEST_CASE("graph listener: a rollback says the order was rebuilt, a copy of the graph has no listeners") {
   Graph g = chain();
   Recorder r;
   ListenerScope listening(g, r);

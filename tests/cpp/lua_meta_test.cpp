@@ -124,7 +124,7 @@ TEST_CASE("lua meta: schema names with and without overload, targets by position
   REQUIRE_MESSAGE(r.ok(), r.error->to_string());
 }
 
-TEST_CASE("lua meta: only_missing keeps recorded meta; strict names a call with no function") {
+TEST_CASE("lua meta: only_missing keeps recorded meta, strict names a call with no function") {
   GraphModule gm = sample();
   lua::PipelineReport r = run_on(R"lua(
     local calls = 0

@@ -22,7 +22,7 @@ std::string traced_style_graph() {
 
 }  // namespace
 
-TEST_CASE("patterns: arithmetic and method calls trace to what FX records; replace_pattern rewrites") {
+TEST_CASE("patterns: arithmetic and method calls trace to what FX records, replace_pattern rewrites") {
   GraphModule gm = parse(traced_style_graph());
   lua::PipelineReport r = run_on(R"(
       local torch = graft.ns("torch")
@@ -54,7 +54,7 @@ TEST_CASE("patterns: arithmetic and method calls trace to what FX records; repla
   CHECK(r.passes[0].nodes_changed == 1);  // relu's argument
 }
 
-TEST_CASE("patterns: a pattern graph prints as a table; every operator maps to FX's _operator name") {
+TEST_CASE("patterns: a pattern graph prints as a table, every operator maps to FX's _operator name") {
   auto sb = sandbox_with("return 0");
   auto text = sb->evaluate(R"(
       local p = graft.trace(function(a, b) return {a - b, a * b, a / b, a // b, a % b, a ^ b, -a} end)

@@ -70,7 +70,7 @@ TEST_CASE("pipeline: a pass that leaves an invalid graph is rolled back") {
   CHECK(save(gm) == before);
 }
 
-TEST_CASE("pipeline: checks after each pass; a failing check stops and undoes that pass unless suppressed") {
+TEST_CASE("pipeline: checks after each pass, a failing check stops and undoes that pass unless suppressed") {
   const char* script = R"(return graft.pipeline{
       passes = {
         graft.pass{name = "add_to_div", run = function(g)
@@ -397,7 +397,7 @@ TEST_CASE("pipeline: hostile declarations and values fail cleanly (review findin
   }
 }
 
-TEST_CASE("pipeline: a move and its undo is no change; runs are reproducible; open host transactions are refused") {
+TEST_CASE("pipeline: a move and its undo is no change, runs are reproducible, open host transactions are refused") {
   GraphModule gm = parse(small_aten_graph());
   lua::PipelineReport r = run_on(R"(return graft.pipeline{steps = 5, passes = {function(g)
       local n = g:node_list("call_function")[1]

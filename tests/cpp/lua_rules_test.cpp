@@ -166,7 +166,7 @@ TEST_CASE("lua rules: cycles are named, rules can be switched off, rs:pass runs 
   CHECK(save(gm).find("\"torch.sigmoid\"") == std::string::npos);
 }
 
-TEST_CASE("lua rules: modules matched by class; the replacement reaches their parameters by the pattern's name") {
+TEST_CASE("lua rules: modules matched by class, the replacement reaches their parameters by the pattern's name") {
   GraphModule gm = parse(graph_doc(
       node_line("x", "placeholder", "x", "[]") + ",\n" +
           node_line("blocks_0_proj", "call_module", "blocks.0.proj", R"([{"node":"x"}])") + ",\n" +

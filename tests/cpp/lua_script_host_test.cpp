@@ -94,7 +94,7 @@ TEST_CASE("script host: a script that loads but returns no pipeline is refused l
   CHECK(other.version(script) == 0);
 }
 
-TEST_CASE("script host: a top level that never ends is stopped by the load budget; v1 stays") {
+TEST_CASE("script host: a top level that never ends is stopped by the load budget, v1 stays") {
   TempDir dir("graft_host_loop");
   const auto script = dir.path / "p.lua";
   write_text(script, tagging_script("one"));
@@ -309,7 +309,7 @@ TEST_CASE("script host: pattern files named with dots, and the dead detach nodes
         std::string::npos);
 }
 
-TEST_CASE("script host soak: 1,000 saves, a third broken and a third runaway; no broken version is ever served") {
+TEST_CASE("script host soak: 1,000 saves, a third broken and a third runaway, no broken version is ever served") {
   TempDir dir("graft_host_soak");
   const auto script = dir.path / "p.lua";
   write_text(script, tagging_script("0"));

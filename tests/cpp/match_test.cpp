@@ -79,7 +79,7 @@ TEST_CASE("matcher: literals are type-strict, lists and tuples interchangeable")
   CHECK(m[0].placeholder_nodes[1].literal->holds<List>());
 }
 
-TEST_CASE("matcher: an inner node used outside the match is no match; returned nodes may be") {
+TEST_CASE("matcher: an inner node used outside the match is no match, returned nodes may be") {
   // add feeds relu (matched) and also the output directly: add is inner in pattern add->relu.
   Graph g = graph_of(
       lines({ph("x"), ph("y"), call("add", kAdd, R"([{"node":"x"},{"node":"y"}])"),

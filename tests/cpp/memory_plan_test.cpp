@@ -92,7 +92,7 @@ TEST_CASE("liveness: _unsafe_view shares its input's storage though its schema d
   CHECK(buffer_of(g, *l, "c").last == 3);  // read through v by r
 }
 
-TEST_CASE("liveness: a tuple's elements live apart; unknown calls hold their inputs") {
+TEST_CASE("liveness: a tuple's elements live apart, unknown calls hold their inputs") {
   Graph g = parsed(R"(
     x = placeholder
     m = call_function torch.ops.aten.max_pool2d_with_indices.default(x, [2, 2])
@@ -176,7 +176,7 @@ TEST_CASE("liveness: ops that may return their input, and views no schema annota
   CHECK(st->may_write[g.find("r")] == 1);
 }
 
-TEST_CASE("liveness: Python's getattr, operators and tuples; to(copy=True); dropout with p=0") {
+TEST_CASE("liveness: Python's getattr, operators and tuples, to(copy=True), dropout with p=0") {
   // Found in a second review: each was planned as a fresh tensor, freeing its input too early
   // (or, for to(copy=True), sharing a buffer that PyTorch copies).
   Graph g = parsed(R"(
@@ -207,7 +207,7 @@ TEST_CASE("liveness: Python's getattr, operators and tuples; to(copy=True); drop
   CHECK(buffer_of(g, l, "a").last == 9);  // returned (the output is step 9) through d and g0
 }
 
-TEST_CASE("liveness: module calls of known torch.nn classes are fresh; inplace activations share") {
+TEST_CASE("liveness: module calls of known torch.nn classes are fresh, inplace activations share") {
   Graph g = parsed(R"(
     x = placeholder
     conv = call_module conv(x)
@@ -509,7 +509,7 @@ TEST_CASE("planners: the exact search finds the least arena brute force finds (1
   MESSAGE("the exact search beat greedy-by-size on " << improved << " of 150 cases");
 }
 
-TEST_CASE("planners: the check names two overlapping tensors; bad options fail") {
+TEST_CASE("planners: the check names two overlapping tensors, bad options fail") {
   Graph g = parsed(R"(
     x = placeholder
     a = call_function torch.ops.aten.exp.default(x)
@@ -598,7 +598,7 @@ TEST_CASE("schedule: writes through values without meta or through modules keep 
   CHECK(check_alignment(std::uint64_t{1} << 31).message() == "alignment 2147483648 is above 1 GiB");
 }
 
-TEST_CASE("schedule: a write keeps its place among the reads of its storage; never worse") {
+TEST_CASE("schedule: a write keeps its place among the reads of its storage, never worse") {
   Graph g = parsed(R"(
     x = placeholder
     a = call_function torch.ops.aten.exp.default(x)

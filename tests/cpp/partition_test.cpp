@@ -42,7 +42,7 @@ constexpr std::string_view kBlockedByRelu = R"(
   return (b, c)
 )";
 
-TEST_CASE("partitions grow from the end; a path through an unsupported node splits them") {
+TEST_CASE("partitions grow from the end, a path through an unsupported node splits them") {
   GraphModule gm = module_of_text(kBlockedByRelu);
   CHECK(partition(gm) == Names{{"b", "c"}});
   PartitionOptions single;
@@ -369,7 +369,7 @@ TEST_CASE("a graph whose order is not topological is refused, naming the node") 
   CHECK(p.status().message() == "node 'u': uses 'a' before it is defined: the graph's order is not topological");
 }
 
-TEST_CASE("excluded getitems stay out; maximum sizes are cut before the size filters") {
+TEST_CASE("excluded getitems stay out, maximum sizes are cut before the size filters") {
   GraphModule gm = module_of_text(kSplitGetitems);
   OperatorSupport with_split =
       OperatorSupport::any_chain("any", {kAddMul, OperatorSupport::targets("split", {"torch.split"})});

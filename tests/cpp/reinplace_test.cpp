@@ -29,7 +29,7 @@ std::vector<std::string> decisions(const Graph& g, const ReinplaceReport& r) {
   return out;
 }
 
-TEST_CASE("reinplace: a dying input is written; inputs, later reads, aliases and shapes refuse") {
+TEST_CASE("reinplace: a dying input is written, inputs, later reads, aliases and shapes refuse") {
   GraphModule gm = test::module_of_text(R"(
     x = placeholder
     a = call_function torch.ops.aten.clone.default(x)
@@ -65,7 +65,7 @@ TEST_CASE("reinplace: a dying input is written; inputs, later reads, aliases and
   CHECK(gm.graph.target(gm.graph.find("d")) == "torch.ops.aten.mul_.Tensor");
 }
 
-TEST_CASE("reinplace: an in-place overload of another name; a tensor repeating its elements refuses") {
+TEST_CASE("reinplace: an in-place overload of another name, a tensor repeating its elements refuses") {
   // torch.fx's reinplace matches `op_` by argument types: pow.Tensor_Scalar -> pow_.Scalar.
   GraphModule gm = test::module_of_text(R"(
     x = placeholder

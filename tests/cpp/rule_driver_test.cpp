@@ -60,7 +60,7 @@ std::string text(const GraphModule& gm) {
 
 }  // namespace
 
-TEST_CASE("rules: once finds all matches first (FX); a fixed point keeps going") {
+TEST_CASE("rules: once finds all matches first (FX), a fixed point keeps going") {
   std::vector<Rule> rules{rule("collapse", twice(kRelu), unary(kRelu))};
   GraphModule a = relu_chain(5);
   DriveOptions once;
@@ -90,7 +90,7 @@ return [r4]
   CHECK(lint(b.graph).is_ok());
 }
 
-TEST_CASE("rules: the higher priority wins a node; disabled rules never fire") {
+TEST_CASE("rules: the higher priority wins a node, disabled rules never fire") {
   std::vector<Rule> rules{rule("to_gelu", unary(kRelu), unary(kGelu), 1),
                           rule("to_sigmoid", unary(kRelu), unary("torch.sigmoid"), 5)};
   GraphModule a = relu_chain(2);

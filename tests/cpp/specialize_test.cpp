@@ -41,7 +41,7 @@ TEST_CASE("specialize: the question's x.dtype becomes the dtype, as torch.dynamo
         "return to_2\n");
 }
 
-TEST_CASE("specialize: sizes, ranks and shape items; symbolic sizes and unknown meta stay") {
+TEST_CASE("specialize: sizes, ranks and shape items, symbolic sizes and unknown meta stay") {
   GraphModule gm = test::module_of_text(R"(
     x = placeholder
     s = placeholder

@@ -132,7 +132,7 @@ TEST_CASE("transaction: the journal's diff agrees with a full before/after diff"
   }
 }
 
-TEST_CASE("transaction: commit keeps the edits; a copy of a graph has no open transaction") {
+TEST_CASE("transaction: commit keeps the edits, a copy of a graph has no open transaction") {
   GraphModule gm = start_graph(5);
   REQUIRE(gm.graph.begin_transaction().is_ok());
   const NodeId n = gm.graph.create_node(OpKind::CallFunction, "torch.ops.aten.neg.default", {}, {}, "neg");
@@ -159,7 +159,7 @@ std::string raw(const Graph& g) {
 }
 }  // namespace
 
-TEST_CASE("transaction: a nested transaction undoes only its own edits; the outer one still covers them") {
+TEST_CASE("transaction: a nested transaction undoes only its own edits, the outer one still covers them") {
   for (unsigned seed = 1; seed <= 200; ++seed) {
     CAPTURE(seed);
     GraphModule gm = start_graph(30);
@@ -261,7 +261,7 @@ TEST_CASE("order keys: comes_before agrees with positions through inserts, moves
   }
 }
 
-TEST_CASE("transaction: an erased node comes back whole on rollback; after commit its slot keeps nothing") {
+TEST_CASE("transaction: an erased node comes back whole on rollback, after commit its slot keeps nothing") {
   GraphModule gm = start_graph(6);
   Graph& g = gm.graph;
   const std::string before = text(gm);
