@@ -13,7 +13,7 @@ venv="$(tools/python-env.sh)"
   -DGRAFT_BUILD_EXAMPLES=OFF -DGRAFT_PYTHON="$venv/bin/python" >/dev/null
 /usr/bin/cmake --build build-pyasan -j2 --target graft_python_native
 suites=(${GRAFT_ASAN_SUITES:-test_python_safety test_python_module test_match_vs_fx test_rewrite_vs_fx test_verify
-  test_torch_compile test_exported_programs test_python_fuzz})
+  test_torch_compile test_exported_programs test_pattern_matcher_vs_inductor test_pattern_matcher_pass test_python_fuzz})
 logs="$(mktemp -d /tmp/graft-pyasan.XXXXXX)"
 preload="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
 status=0

@@ -24,8 +24,33 @@ py::list bindings(const std::vector<MatchValue>& nodes_map, const FxGraph& patte
 
 }  // namespace
 
-Matcher::Matcher(std::shared_ptr<FxGraph> p, MatchOptions options) : pattern(std::move(p)) {
-  Result<SubgraphMatcher> m = SubgraphMatcher::create(pattern->ir().graph, std::move(options));
+Matcher::Matcher(std::shared_ptr<FxGraph> p, MatchOptions options)
+    : Matcher(std::move(p), std::move(options), py::list()) {}
+
+Matcher::Matcher(std::shared_ptr<FxGraph> p, MatchOptions options, const py::list& constraints)
+    : pattern(std::move(p)) {
+  Pattern constrained(pattern->ir().graph);
+  for (const py::handle item : constraints) {
+    auto entry = item.cast<py::tuple>();
+    const NodeId n = pattern->node_id(entry[0].ptr());
+    NodeConstraint& c = constrained.constrain(n);
+    for (const auto& [key, value] : entry[1].cast<py::dict>()) {
+      const auto name = key.cast<std::string>();
+      if (name == "users") {
+        c.users = value.cast<std::uint32_t>();
+      } else if (name == "wildcard") {
+        c.wildcard = value.cast<bool>();
+      } else if (name == "alternatives") {
+        const bool function = constrained.graph.op(n) == OpKind::CallFunction;
+        for (const py::handle target : value)
+          c.alternatives.push_back(function ? pattern->codec().function_name(target.ptr())
+                                            : target.cast<std::string>());
+      } else {
+        throw py::key_error("unknown pattern constraint '" + name + "'");
+      }
+    }
+  }
+  Result<SubgraphMatcher> m = SubgraphMatcher::create(std::move(constrained), std::move(options));
   if (!m) throw EngineError("pattern: " + m.status().message());
   matcher = std::make_unique<SubgraphMatcher>(std::move(m.value()));
 }
@@ -44,6 +69,15 @@ py::tuple Matches::describe(std::size_t i) const {
 Matches match(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph) {
   Matches out{graph, matcher, {}};
   out.list = matcher->matcher->match(graph->ir());
+  return out;
+}
+
+Matches match_at(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph,
+                 const py::handle& node) {
+  Matches out{graph, matcher, {}};
+  const GraphModule& ir = graph->ir();
+  if (std::optional<SubgraphMatch> m = matcher->matcher->match_at(ir.graph, &ir.modules, graph->node_id(node.ptr())))
+    out.list.push_back(std::move(*m));
   return out;
 }
 

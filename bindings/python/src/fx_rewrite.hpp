@@ -20,6 +20,10 @@ struct EngineError : std::runtime_error {
 /// A pattern compiled for matching, with the FX graph it came from.
 struct Matcher {
   Matcher(std::shared_ptr<FxGraph> pattern, MatchOptions options);
+  /// With constraints per pattern FX node: a dict of `alternatives` (further targets: functions
+  /// for call_function, method names for call_method), `users` (an exact user count) and
+  /// `wildcard` (a placeholder that stands for any one argument).
+  Matcher(std::shared_ptr<FxGraph> pattern, MatchOptions options, const py::list& constraints);
   std::shared_ptr<FxGraph> pattern;
   std::unique_ptr<SubgraphMatcher> matcher;
 };
@@ -35,6 +39,9 @@ struct Matches {
 };
 
 Matches match(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph);
+/// The match whose anchor is FX node `node` of `graph`, if any: a list of 0 or 1 match.
+Matches match_at(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph,
+                 const py::handle& node);
 
 /// Replaces matches `selected` (indices into `matches`, in order) by `replacement`, applies the
 /// result to the FX graph, and reports each as (pattern anchor, bindings, new FX nodes).

@@ -85,7 +85,18 @@ PYBIND11_MODULE(_native, m) {
            }),
            py::arg("pattern"), py::arg("match_output") = false, py::arg("match_placeholder") = false,
            py::arg("remove_overlapping_matches") = true, py::arg("ignore_literals") = false)
-      .def("match", &graft::python::match, py::arg("graph"));
+      .def(py::init([](std::shared_ptr<FxGraph> pattern, const py::list& constraints, const std::string& semantics) {
+             MatchOptions o;
+             if (semantics == "inductor") o.semantics = MatchSemantics::Inductor;
+             else if (semantics != "fx")
+               throw py::value_error("semantics is 'fx' or 'inductor', not '" + semantics + "'");
+             return std::make_shared<Matcher>(std::move(pattern), std::move(o), constraints);
+           }),
+           py::arg("pattern"), py::arg("constraints"), py::arg("semantics") = "fx",
+           "A pattern with constraints per pattern node: [(fx_node, {alternatives, users, wildcard})]")
+      .def("match", &graft::python::match, py::arg("graph"))
+      .def("match_at", &graft::python::match_at, py::arg("graph"), py::arg("node"),
+           "The match anchored at FX node `node` of `graph`, as Matches of length 0 or 1");
 
   py::class_<Matches>(m, "Matches")
       .def("__len__", [](const Matches& ms) { return ms.list.size(); })

@@ -20,6 +20,33 @@ bool holds_node_ref(const Argument& a) {
   return found;
 }
 
+/// A number as Python compares numbers (True == 1 == 1.0), or nothing for other kinds.
+std::optional<double> python_number(const Argument& a) {
+  switch (a.kind()) {
+    case ArgKind::Bool: return a.get<bool>() ? 1.0 : 0.0;
+    case ArgKind::Int: return static_cast<double>(a.get<std::int64_t>());
+    case ArgKind::Float: return a.get<double>();
+    default: return std::nullopt;
+  }
+}
+
+/// Literals equal under `semantics`: type-strict for torch.fx, Python's `==` for Inductor
+/// (containers compare item by item; a list equals a tuple under both).
+bool literals_equal(const Argument& a, const Argument& b, MatchSemantics semantics) {
+  if (a == b) return true;
+  if (semantics != MatchSemantics::Inductor) return false;
+  if (auto x = python_number(a)) {
+    auto y = python_number(b);
+    return y && *x == *y;
+  }
+  const bool a_seq = a.kind() == ArgKind::List || a.kind() == ArgKind::Tuple;
+  const bool b_seq = b.kind() == ArgKind::List || b.kind() == ArgKind::Tuple;
+  if (!a_seq || !b_seq || a.items()->size() != b.items()->size()) return false;
+  for (std::size_t i = 0; i < a.items()->size(); ++i)
+    if (!literals_equal((*a.items())[i], (*b.items())[i], semantics)) return false;
+  return true;
+}
+
 /// One attempt to extend a match; undone through `trail` when it fails.
 class Walk {
  public:
@@ -81,7 +108,8 @@ class Walk {
       if (have.node == gn) return true;
       return fail(MatchFailure::Kind::AlreadyBound, gn, pn, have.node);
     }
-    if (g2p_[gn] != kNoNode && g2p_[gn] != pn) return fail(MatchFailure::Kind::NotInjective, gn, pn, g2p_[gn]);
+    if (g2p_[gn] != kNoNode && g2p_[gn] != pn && o_.semantics == MatchSemantics::Fx)
+      return fail(MatchFailure::Kind::NotInjective, gn, pn, g2p_[gn]);
     if (c != nullptr && !c->module_class.empty() && p_.op(pn) == OpKind::CallModule && modules_ == nullptr)
       return fail(MatchFailure::Kind::NoModules, gn, pn);
     if (!equal(pn, gn)) return fail(MatchFailure::Kind::WrongNode, gn, pn);
@@ -105,7 +133,9 @@ class Walk {
   }
 
   void bind(NodeId pn, MatchValue v) {
-    if (v.node != kNoNode) g2p_[v.node] = pn;
+    // Inductor's bindings need no reverse map (not injective, no containment), and a second
+    // binding of one node must not clear the first one's entry when it is undone.
+    if (v.node != kNoNode && o_.semantics == MatchSemantics::Fx) g2p_[v.node] = pn;
     p2g_[pn] = std::move(v);
     trail_.push_back(pn);
   }
@@ -192,6 +222,7 @@ class Walk {
     }
     const auto& pa = *pa_ptr;
     const auto& pk = *pk_ptr;
+    if (o_.semantics == MatchSemantics::Inductor) return inductor_arguments(pn, gn, pa, pk);
     // Keyword arguments compare by name (torch 2.14 compares the key lists in order; a decided
     // difference, docs/FX_DIFFERENCES.md).
     bool same_shape = pa.size() == ga.size() && pk.size() == gk.size();
@@ -234,6 +265,36 @@ class Walk {
     return true;
   }
 
+  /// Inductor's rule: the same number of positional arguments, compared by position; each
+  /// keyword the pattern names is the graph's, or its schema default when the graph omits it;
+  /// keywords only the graph passes are not compared.
+  bool inductor_arguments(NodeId pn, NodeId gn, const std::vector<Argument>& pa, const Kwargs& pk) {
+    const auto& ga = g_.args(gn);
+    const auto& gk = g_.kwargs(gn);
+    if (pa.size() != ga.size()) return fail(MatchFailure::Kind::ArgumentShape, gn, pn);
+    for (std::size_t i = 0; i < pa.size(); ++i) {
+      Where at(*this, gn, "argument " + std::to_string(i));
+      if (!values(pa[i], ga[i])) return false;
+    }
+    // The graph node's own overload: the pattern's target may be one of several alternatives.
+    const OpSchema* schema = g_.op(gn) == OpKind::CallFunction ? schemas().find(g_.target(gn)) : nullptr;
+    for (const auto& [key, value] : pk) {
+      Where at(*this, gn, "keyword '" + key + "'");
+      auto given = std::find_if(gk.begin(), gk.end(), [&k = key](const auto& kv) { return kv.first == k; });
+      if (given != gk.end()) {
+        if (!values(value, given->second)) return false;
+        continue;
+      }
+      std::optional<Argument> omitted;
+      if (schema != nullptr)
+        for (const SchemaArgument& sa : schema->arguments)
+          if (sa.name == key) omitted = schema_default(sa);
+      if (!omitted) return fail(MatchFailure::Kind::ArgumentShape, gn, pn);
+      if (!values(value, *omitted)) return false;
+    }
+    return true;
+  }
+
   /// Where the comparison is, for explanations: set for the scope of one argument.
   struct Where {
     Walk& w;
@@ -260,7 +321,7 @@ class Walk {
       if (p_.op(pn) == OpKind::Placeholder) {
         const MatchValue& have = p2g_[pn];
         if (have.bound()) {
-          if (have.literal != nullptr && *have.literal == b) return true;
+          if (have.literal != nullptr && literals_equal(*have.literal, b, o_.semantics)) return true;
           return fail(MatchFailure::Kind::AlreadyBound, where_node_, pn, have.node,
                       have.literal ? std::optional<Argument>(*have.literal) : std::nullopt, b);
         }
@@ -290,7 +351,7 @@ class Walk {
     const bool ignore = o_.ignore_literals && !holds_node_ref(a);
     if (b.is_node())
       return ignore || fail(MatchFailure::Kind::LiteralVsNode, where_node_, kNoNode, b.node_id(), a, std::nullopt);
-    if (a == b || ignore) return true;  // type-strict: 1 is not 1.0, True is not 1
+    if (ignore || literals_equal(a, b, o_.semantics)) return true;  // torch.fx: 1 is not 1.0, True is not 1
     return fail(MatchFailure::Kind::LiteralMismatch, where_node_, kNoNode, kNoNode, a, b);
   }
 
@@ -338,7 +399,9 @@ class Walk {
 };
 
 /// Containment (inner nodes used only inside) and convexity of a completed walk.
-MatchFailure check_contained(const Graph& p, const Graph& g, const Walk& walk, const std::vector<NodeId>& returned) {
+/// Inductor's patterns count users instead: only the cycle check applies to them.
+MatchFailure check_contained(const Graph& p, const Graph& g, const Walk& walk, const std::vector<NodeId>& returned,
+                             MatchSemantics semantics) {
   const auto& b = walk.bindings();
   thread_local std::vector<NodeId> compute;  // reused: a match is checked once per candidate
   compute.clear();
@@ -346,6 +409,7 @@ MatchFailure check_contained(const Graph& p, const Graph& g, const Walk& walk, c
     if (p.op(n) == OpKind::Placeholder || p.op(n) == OpKind::Output) continue;
     const NodeId gn = b[n].node;
     compute.push_back(gn);
+    if (semantics == MatchSemantics::Inductor) continue;
     if (std::find(returned.begin(), returned.end(), n) != returned.end()) continue;
     for (NodeId u : g.users(gn)) {
       const NodeId pu = walk.pattern_of(u);
@@ -426,7 +490,7 @@ void SubgraphMatcher::search(const Graph& g, const ModuleTable* modules, const C
       if (n == output_ && !options_.match_output) continue;
       if (!b[n].bound() && p.op(n) != OpKind::Placeholder) return false;
     }
-    if (check_contained(p, g, walk, returned_).kind != MatchFailure::Kind::None) return false;
+    if (check_contained(p, g, walk, returned_, options_.semantics).kind != MatchFailure::Kind::None) return false;
     SubgraphMatch m;
     m.anchors = anchors_;
     m.nodes_map = b;
@@ -593,7 +657,7 @@ std::vector<MatchExplanation> SubgraphMatcher::explain(const Graph& g, NodeId no
       if (walk.nodes(anchors_.front(), c)) {
         if (anchors_.size() > 1)
           failure = MatchFailure{MatchFailure::Kind::OtherAnchors, c, anchors_.front(), kNoNode, {}, {}, {}, 0};
-        else failure = check_contained(p, g, walk, returned_);
+        else failure = check_contained(p, g, walk, returned_, options_.semantics);
         failure.matched = compute_nodes();
       }
       if (first_try || failure.kind == MatchFailure::Kind::None) e.failure = failure;

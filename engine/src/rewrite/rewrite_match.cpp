@@ -195,9 +195,13 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
   for (NodeId p : pattern.nodes())
     if (pattern.op(p) != OpKind::Placeholder && pattern.op(p) != OpKind::Output) matched.push_back(m.nodes_map[p].node);
   std::sort(matched.begin(), matched.end(), [&](NodeId a, NodeId b) { return g.comes_before(b, a); });
+  matched.erase(std::unique(matched.begin(), matched.end()), matched.end());  // Inductor binds a node twice
+  const bool inductor = matcher.options().semantics == MatchSemantics::Inductor;
   for (NodeId n : matched) {
     if (std::find(result.replacements.begin(), result.replacements.end(), n) != result.replacements.end()) continue;
     if (std::find(bound_attributes.begin(), bound_attributes.end(), n) != bound_attributes.end()) continue;
+    // Inductor keeps a matched node something outside the match still uses (a `_users=MULTIPLE` node).
+    if (inductor && !g.users(n).empty()) continue;
     if (Status s = g.erase_node(n); !s) return s;
   }
   // A new node in a returned node's place takes that node's name, now free.

@@ -29,7 +29,16 @@
 
 namespace graft {
 
+/// Whose matching rules apply. Inductor's pattern matcher (torch._inductor.pattern_matcher)
+/// differs from torch.fx's: two pattern nodes may bind one graph node; inner nodes may have
+/// users outside the match (its patterns state each node's user count instead, as
+/// NodeConstraint::users); positional arguments are compared by count and position, a keyword
+/// the graph passes but the pattern does not name is ignored, one the pattern names but the
+/// graph omits takes its schema default; literals compare as Python's `==` (1 == 1.0 == True).
+enum class MatchSemantics { Fx, Inductor };
+
 struct MatchOptions {
+  MatchSemantics semantics = MatchSemantics::Fx;
   bool match_output = false;  ///< the pattern's output must match the graph's output
   bool match_placeholder = false;  ///< pattern inputs match only graph inputs
   bool remove_overlapping_matches = true;
