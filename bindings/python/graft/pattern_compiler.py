@@ -74,20 +74,20 @@ def list_lengths(pattern, node):
         return all(walk(a, v) for a, v in (*zip(expr.args, value.args), *kwargs))
 
     # A ListOf the walk did not reach sits where the graph has another shape: no match.
-    return lengths if walk(pattern, node) and len(lengths) == _count_list_of(pattern) else None
+    return lengths if walk(pattern, node) and len(lengths) == count_list_of(pattern) else None
 
 
-def _count_list_of(expr, seen=None):
+def count_list_of(expr, seen=None):
     seen = set() if seen is None else seen
     if id(expr) in seen:
         return 0
     seen.add(id(expr))
     if isinstance(expr, inductor.ListOf):
-        return 1 + _count_list_of(expr.pattern, seen)
+        return 1 + count_list_of(expr.pattern, seen)
     if isinstance(expr, (list, tuple)):
-        return sum(_count_list_of(x, seen) for x in expr)
+        return sum(count_list_of(x, seen) for x in expr)
     if op_of(expr) is not None:
-        return sum(_count_list_of(x, seen) for x in (*expr.args, *expr.kwargs.values()))
+        return sum(count_list_of(x, seen) for x in (*expr.args, *expr.kwargs.values()))
     return 0
 
 
@@ -120,7 +120,7 @@ class CompiledPattern:
         self._lengths = lengths
         root = self._build(pattern, {}, self.arg_slots, is_root=True)
         self.graph.output(root)
-        self.native = _native.Matcher(_native.Graph(self.graph, codec), list(self.constraints.items()),
+        self.native = _native.Matcher(_native.Graph(self.graph, codec, with_meta=False), list(self.constraints.items()),
                                       semantics="inductor")
 
     # -- building the pattern graph, in the order inductor's matcher walks it --

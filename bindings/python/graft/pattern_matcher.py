@@ -32,7 +32,7 @@ from torch.utils import _pytree as pytree
 
 from . import _native
 from .errors import GraftValueError
-from .pattern_compiler import CompiledPattern, op_of, check_supported, list_lengths
+from .pattern_compiler import CompiledPattern, check_supported, count_list_of, list_lengths, op_of
 
 __all__ = ["Arg", "CallFunction", "CallMethod", "ExclusiveKeywordArg", "FailedMatch", "Ignored", "KeywordArg",
            "ListOf", "MULTIPLE", "Match", "PatternExpr", "PatternMatcherPass", "fwd_only", "is_match",
@@ -48,11 +48,11 @@ class _Session:
         self.codec = _native.Codec()
         self._native = None
         self._compiled = {}
-        self._checked = {}  # id -> pattern (kept alive, so that its id stays its own)
+        self._checked = {}  # id -> (pattern, holds a ListOf); the pattern kept alive: its id stays its own
 
     def native(self):
         if self._native is None:
-            self._native = _native.Graph(self.graph, self.codec)
+            self._native = _native.Graph(self.graph, self.codec, with_meta=False)  # inductor's rules read no meta
         return self._native
 
     def stale(self):
@@ -64,8 +64,8 @@ class _Session:
                 raise GraftValueError(f"graft's pattern matcher takes a CallFunction or CallMethod pattern, "
                                       f"not {type(pattern).__name__} ({pattern!r})")
             check_supported(pattern)
-            self._checked[id(pattern)] = pattern
-        lengths = list_lengths(pattern, node)
+            self._checked[id(pattern)] = (pattern, count_list_of(pattern) > 0)
+        lengths = list_lengths(pattern, node) if self._checked[id(pattern)][1] else {}
         if lengths is None:
             return FailedMatch("graft: {} does not have the lists {} needs", node, pattern)
         key = (id(pattern), tuple(sorted(lengths.items())))
@@ -121,12 +121,14 @@ class PatternMatcherPass(_inductor.PatternMatcherPass):
                 if not torch.fx.experimental.symbolic_shapes.guard_or_false(entry.extra_check(m)):
                     continue
                 count += 1
-                if isinstance(entry, _GraftReplacement) and entry.splice(m, session):
-                    pass
-                else:  # inductor's own entry edits the FX graph itself
-                    entry.apply(m, graph, node)
+                # Region ids follow new nodes by themselves (get_mutation_region_id fills them in);
+                # only a mutation matched or added moves the regions after it.
+                moves_regions = regions and (not isinstance(entry, ReplacementPatternEntry) or
+                                             _inductor._replacement_changes_mutation_regions(entry, m))
+                if not (isinstance(entry, _GraftReplacement) and entry.splice(m, session)):
+                    entry.apply(m, graph, node)  # inductor's own entry edits the FX graph itself
                     session.stale()
-                if regions:
+                if moves_regions:
                     _inductor.compute_mutation_region_ids(graph)
         if count:
             _fill_fake_values(gm)
@@ -196,7 +198,7 @@ class _GraftReplacement(ReplacementPatternEntry):
                 return False
             out = out[0]
         graph.output(out)
-        (_, _, fresh), = _native.replace(found, [0], _native.Graph(graph, session.codec))
+        (_, _, fresh), = _native.replace(found, [0], _native.Graph(graph, session.codec, with_meta=False))
         # As inductor: new nodes nothing uses (the match's value was dead) do not stay.
         erased = False
         for n in reversed(fresh):

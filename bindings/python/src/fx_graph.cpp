@@ -52,8 +52,8 @@ py::object get(PyObject* o, const py::str& name) {
 
 }  // namespace
 
-FxGraph::FxGraph(std::shared_ptr<Codec> codec, py::object graph, const std::string& modules_json)
-    : codec_(std::move(codec)), graph_(std::move(graph)) {
+FxGraph::FxGraph(std::shared_ptr<Codec> codec, py::object graph, const std::string& modules_json, bool with_meta)
+    : codec_(std::move(codec)), graph_(std::move(graph)), with_meta_(with_meta) {
   if (!modules_json.empty()) {
     Result<GraphModule> table = parse_graph_json(modules_json, "<module table>");
     if (!table) throw py::value_error(table.status().message());
@@ -99,7 +99,7 @@ FxGraph::FxGraph(std::shared_ptr<Codec> codec, py::object graph, const std::stri
       kwargs.emplace_back(key_text, codec_->to_argument(value, id_of, fmt::format("{}.kwargs['{}']", where, key_text)));
     }
     py::object meta = get(n, k.meta);
-    NodeMeta node_meta = PyDict_Size(meta.ptr()) == 0 ? NodeMeta{} : codec_->node_meta(n);
+    NodeMeta node_meta = !with_meta_ || PyDict_Size(meta.ptr()) == 0 ? NodeMeta{} : codec_->node_meta(n);
     Result<NodeId> id =
         g.append_node(op, g.intern_target(target_text), std::move(args), std::move(kwargs), name, std::move(node_meta));
     if (!id) throw py::value_error(fmt::format("{}: {}", where, id.status().message()));
@@ -193,6 +193,7 @@ void FxGraph::set_fx_args(const py::object& node, NodeId n, const FxOf& fx_of,
 }
 
 void FxGraph::set_fx_meta(const py::object& node, NodeId n) {
+  if (!with_meta_) return;  // the IR never saw the meta: the FX node's stays as it is
   const NodeMeta& want = ir_.graph.meta(n);
   py::dict meta = node.attr("meta");
   const NodeMeta have = PyDict_Size(meta.ptr()) == 0 ? NodeMeta{} : codec_->node_meta(node.ptr());

@@ -35,8 +35,10 @@ class ChangeLog : public GraphListener {
 class FxGraph {
  public:
   /// Converts `graph` (a torch.fx.Graph). `modules_json` is a graph document whose module table
-  /// describes the graph's owner (graft_fx writes it; its nodes are ignored).
-  FxGraph(std::shared_ptr<Codec> codec, py::object graph, const std::string& modules_json);
+  /// describes the graph's owner (graft_fx writes it; its nodes are ignored). Without
+  /// `with_meta` the IR holds no metadata (matching by operators needs none, and converting it
+  /// is most of a conversion's cost) and syncing leaves every FX node's meta as it is.
+  FxGraph(std::shared_ptr<Codec> codec, py::object graph, const std::string& modules_json, bool with_meta = true);
   ~FxGraph();
   FxGraph(const FxGraph&) = delete;
   FxGraph& operator=(const FxGraph&) = delete;
@@ -86,6 +88,7 @@ class FxGraph {
   std::shared_ptr<Codec> codec_;
   GraphModule ir_;
   py::object graph_;
+  bool with_meta_ = true;
   std::vector<py::object> fx_nodes_;  ///< by NodeId; erased nodes keep theirs (FX's reports name them)
   std::unordered_map<PyObject*, NodeId> ids_;
   ChangeLog log_;
