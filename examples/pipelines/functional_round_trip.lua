@@ -18,8 +18,8 @@
 local fuse = require("rules.linear_act_aten")
 local functions = require("meta.functions")
 
--- graft_fx.kernels.linear_act(x, w, b, act[, shape]): F.linear, then a view to `shape` if given
-functions["graft_fx.kernels.linear_act"] = function(a)
+-- graft.linear_act(x, w, b, act[, shape]): F.linear, then a view to `shape` if given
+functions["torch.ops.graft.linear_act.default"] = function(a)
   local out = functions["aten::linear"]({ input = a[1], weight = a[2] })
   local shape = a[5] or a.shape
   if shape then return functions["aten::view"]({ self = out, size = shape }) end

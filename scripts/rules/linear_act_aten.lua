@@ -1,9 +1,15 @@
--- linear_act_aten: fuse a linear layer and the activation after it, in ATen graphs
--- (graft_fx export --mode aten), into one call of graft_fx.kernels.linear_act:
+-- linear_act_aten: fuse a linear layer and the activation after it, in ATen graphs, into one
+-- call of the operator graft::linear_act (graft_fx/kernels.py registers it with torch.library):
 --
---   act(addmm(b, x, t(w)))                  ->  graft_fx.kernels.linear_act(x, w, b, "act")
---   act(view(addmm(b, x, t(w)), shape))     ->  graft_fx.kernels.linear_act(x, w, b, "act", shape)
+--   act(addmm(b, x, t(w)))                  ->  graft.linear_act(x, w, b, "act")
+--   act(view(addmm(b, x, t(w)), shape))     ->  graft.linear_act(x, w, b, "act", shape)
+--   act(linear(x, w, b))                    ->  graft.linear_act(x, w, b, "act")
 --
+-- in every ATen form torch 2.14 makes: make_fx and AOT autograd write t(w) and view (or
+-- _unsafe_view); torch.export's core ATen (run_decompositions) and inductor's post-grad graphs
+-- write permute(w, [1, 0]) and reshape (the *_permute rules); torch.export's default graph keeps
+-- aten.linear (linear_op_act). Only make_fx traced with autograd leaves dead clones, so the
+-- *_clone rules have no permute form.
 -- act is relu, gelu (approximate 'none' or 'tanh'), hardswish, silu, sigmoid, tanh or
 -- hardsigmoid, out of place or in place (relu_, hardswish_, ...: the matmul's result is a
 -- temporary nothing else reads, so computing the activation out of place is the same). ATen
@@ -12,16 +18,18 @@
 -- ViT-B/16: the 12 MLP blocks (addmm -> view -> gelu); MobileNetV3-Small: the classifier's
 -- Linear -> Hardswish (addmm -> hardswish_, with its dead clone); ResNet-18: none.
 --
--- Exact: linear_act runs F.linear, which for a 2-D input with a bias is aten.addmm(b, x, w.t())
--- itself (ATen's at::linear), then the same view and the same activation kernel, so the fused
--- graph imported back into PyTorch gives bit-identical outputs
--- (tests/python/test_rule_library_fusions.py checks ViT-B/16 and MobileNetV3-Small).
+-- Exact: the operator runs F.linear, which for a 2-D input with a bias is
+-- aten.addmm(b, x, w.t()) itself (ATen's at::linear), then the same view and the same
+-- activation kernel, so the fused graph gives bit-identical outputs in PyTorch
+-- (tests/python/test_rule_library_fusions.py checks the models and forms). Being an operator
+-- with a fake implementation, it is a node torch.export's verifier, AOT autograd and inductor
+-- take.
 --
 --   graft match scripts/rules/linear_act_aten.lua examples/graphs/vit_b_16.aten.json
 --   graft explain scripts/rules/linear_act_aten.lua examples/graphs/vit_b_16.aten.json --rule linear_view_act
 --   graft run scripts/rules/linear_act_aten.lua examples/graphs/vit_b_16.aten.json -o out.json
 local aten = graft.ops.aten
-local kernels = graft.ns("graft_fx.kernels")
+local graft_ops = graft.ops.graft
 
 --- activation target -> graft_fx.kernels.ACTIVATIONS name (gelu: see activation_of)
 local ACTIVATION = {}
@@ -48,9 +56,15 @@ local function activation_of(node)
   return name
 end
 
-local function linear(x, w, b)
-  return aten.addmm.default(b, x, aten.t.default(w))
-end
+--- w^T as each form spells it: make_fx and AOT autograd write aten.t; torch.export's
+--- run_decompositions (core ATen) and inductor's post-grad graphs write permute(w, [1, 0]).
+local TRANSPOSE = {
+  t = function(w) return aten.t.default(w) end,
+  permute = function(w) return aten.permute.default(w, { 1, 0 }) end,
+}
+
+--- the view after the matmul: view or _unsafe_view (make_fx, AOT), reshape (post-grad)
+local view = graft.one_of(aten.view.default, aten._unsafe_view.default, aten.reshape.default)
 
 local function activation(h)
   -- gelu may spell approximate= (checked by the filter); the others have no keyword
@@ -63,42 +77,54 @@ local function dead_clone(h)
     { users = 0 })
 end
 
-local patterns = {
-  linear_act = graft.trace(function(x, w, b)
-    return activation(linear(x, w, b))
-  end),
-  linear_view_act = graft.trace(function(x, w, b, shape)
-    return activation(aten.view.default(linear(x, w, b), shape))
-  end),
-  linear_act_clone = graft.trace(function(x, w, b)
-    local h = linear(x, w, b)
-    return { activation(h), dead_clone(h) }
-  end),
-  linear_view_act_clone = graft.trace(function(x, w, b, shape)
-    local h = aten.view.default(linear(x, w, b), shape)
-    return { activation(h), dead_clone(h) }
-  end),
-}
+--- The patterns of one transpose form.
+local function patterns_for(form)
+  local function linear(x, w, b)
+    return aten.addmm.default(b, x, TRANSPOSE[form](w))
+  end
+  return {
+    linear_act = graft.trace(function(x, w, b)
+      return activation(linear(x, w, b))
+    end),
+    linear_view_act = graft.trace(function(x, w, b, shape)
+      return activation(view(linear(x, w, b), shape))
+    end),
+    linear_act_clone = graft.trace(function(x, w, b)
+      local h = linear(x, w, b)
+      return { activation(h), dead_clone(h) }
+    end),
+    linear_view_act_clone = graft.trace(function(x, w, b, shape)
+      local h = view(linear(x, w, b), shape)
+      return { activation(h), dead_clone(h) }
+    end),
+  }
+end
+local patterns = { t = patterns_for("t"), permute = patterns_for("permute") }
+-- torch.export's default graph (before run_decompositions): aten.linear itself
+patterns.t.linear_op_act = graft.trace(function(x, w, b)
+  return activation(aten.linear.default(x, w, b))
+end)
 
 --- The rule `name`: the fused call, once per output of the pattern (a dead clone's
 --- replacement is never read; it just goes away with the clone).
-local function rule(name, with_view, outputs)
+local function rule(name, with_view, outputs, form)
+  form = form or "t"
   return graft.rule {
-    name = name,
+    name = form == "t" and name or name .. "_" .. form,
     examples = {
       "../../examples/graphs/rule_examples.aten.json", "../../examples/graphs/mobilenet_v3_small.aten.json",
       "../../examples/graphs/vit_b_16.aten.json",
     },
-    pattern = patterns[name],
+    pattern = patterns[form][name],
     filter = function(m) return activation_of(m.returning[1]) ~= nil end,
     replacement = function(m)
       local a = activation_of(m.returning[1])
       local function fused(x, w, b, shape)
         local y
         if with_view then
-          y = kernels.linear_act(x, w, b, a, shape)
+          y = graft_ops.linear_act.default(x, w, b, a, shape)
         else
-          y = kernels.linear_act(x, w, b, a)
+          y = graft_ops.linear_act.default(x, w, b, a)
         end
         if outputs == 1 then return y end
         return { y, y }
@@ -116,4 +142,7 @@ return graft.rules {
   rule("linear_view_act", true, 1),
   rule("linear_act_clone", false, 2),
   rule("linear_view_act_clone", true, 2),
+  rule("linear_op_act", false, 1),
+  rule("linear_act", false, 1, "permute"),
+  rule("linear_view_act", true, 1, "permute"),
 }

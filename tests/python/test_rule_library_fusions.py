@@ -12,6 +12,7 @@ with `graft match --json`; the rewritten graphs must lint and their op counts mu
 match rewritten."""
 import collections
 import copy
+import io
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch.fx.experimental.optimization import fuse as torch_fuse
 
+import graft
 from graft_fx import export_graph_module, trace_aten
 from graft_fx import format as fmt
 from graft_fx.importer import import_graph
@@ -40,7 +42,8 @@ ADDMM, T, VIEW, CLONE = ATEN + "addmm.default", ATEN + "t.default", ATEN + "view
 CONV, BN = ATEN + "convolution.default", ATEN + "native_batch_norm.default"
 BN_LEGIT = ATEN + "_native_batch_norm_legit_no_training.default"
 GETITEM = "_operator.getitem"
-LINEAR_ACT_KERNEL = "graft_fx.kernels.linear_act"
+LINEAR_ACT_KERNEL = "graft_fx.kernels.linear_act"  # linear_act_fx.lua's (FX graphs hold Python functions)
+LINEAR_ACT_OP = "torch.ops.graft.linear_act.default"  # linear_act_aten.lua's, an operator export and inductor take
 ACTIVATIONS = {ATEN + name + suffix + ".default"
                for name in ("relu", "gelu", "hardswish", "silu", "sigmoid", "tanh", "hardsigmoid")
                for suffix in ("", "_")}
@@ -236,6 +239,26 @@ def check_outputs(test, model, doc, name, x, x2, expected=None):
     test.assertTrue(torch.equal(expected, got), f"{name}: outputs differ")
 
 
+# gelu (tanh approximation), relu_ and silu on 3-D inputs (view), an in-place hardswish_ with its
+# clone and a sigmoid on 2-D inputs; a tanh whose linear output is also read elsewhere is left alone
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(16, 32), torch.nn.Linear(32, 32)
+        self.c, self.d = torch.nn.Linear(32, 24), torch.nn.Linear(24, 12)
+        self.e, self.f = torch.nn.Linear(12, 6), torch.nn.Linear(6, 6)
+
+    def forward(self, x):
+        h = F.gelu(self.a(x), approximate="tanh")
+        h = F.relu(self.b(h), inplace=True)
+        h = F.silu(self.c(h)).mean(1)
+        h = F.hardswish(self.d(h), inplace=True)
+        h = torch.sigmoid(self.e(h))
+        y = self.f(h)
+        return torch.tanh(y) + y
+
+
+
 class LinearActivation(Case):
     """linear_act_aten.lua: exact, so the fused graph must give torch.equal outputs."""
 
@@ -246,12 +269,14 @@ class LinearActivation(Case):
         counts = self.match_counts(LINEAR_ACT, source)
         self.assertEqual(counts, {
             "linear_act": sites[("plain", False)], "linear_view_act": sites[("view", False)],
-            "linear_act_clone": sites[("plain", True)], "linear_view_act_clone": sites[("view", True)]})
+            "linear_act_clone": sites[("plain", True)], "linear_view_act_clone": sites[("view", True)],
+            # make_fx graphs: no aten.linear, no permuted weights (the other forms: LinearActivationForms)
+            "linear_op_act": 0, "linear_act_permute": 0, "linear_view_act_permute": 0})
         n = sum(sites.values())
 
         after = Graph(self.run_rules(LINEAR_ACT, source, name))
         t_before, t_after = before.targets(), after.targets()
-        self.assertEqual(t_after[LINEAR_ACT_KERNEL], n)
+        self.assertEqual(t_after[LINEAR_ACT_OP], n)
         self.assertEqual(t_after[ADDMM], t_before[ADDMM] - n)
         self.assertEqual(t_after[T], t_before[T] - n)
         self.assertEqual(sum(t_after[a] for a in ACTIVATIONS), sum(t_before[a] for a in ACTIVATIONS) - n)
@@ -272,7 +297,7 @@ class LinearActivation(Case):
         v = vit_b_16()
         after = self.check(v["model"], os.path.join(GRAPHS, "vit_b_16.aten.json"), "vit_b_16",
                            collections.Counter({("view", False): 12}), v["x"], v["x2"], v["expected_aten"])
-        fused = [n for n in after.nodes if n["target"] == LINEAR_ACT_KERNEL]
+        fused = [n for n in after.nodes if n["target"] == LINEAR_ACT_OP]
         self.assertEqual({n["args"][3] for n in fused}, {"gelu"})
         self.assertEqual({tuple(n["args"][4]) for n in fused}, {(1, 197, 3072)})
         self.assertTrue(all(n["args"][1].name.startswith("_param_constant") for n in fused))
@@ -280,7 +305,7 @@ class LinearActivation(Case):
     def test_mobilenet_v3_small_classifier(self):
         # addmm -> hardswish_ (nn.Hardswish(inplace=True)), with autograd's dead clone
         after = self.check_torchvision("mobilenet_v3_small", {("plain", True): 1})
-        fused = [n for n in after.nodes if n["target"] == LINEAR_ACT_KERNEL]
+        fused = [n for n in after.nodes if n["target"] == LINEAR_ACT_OP]
         self.assertEqual([n["args"][3] for n in fused], ["hardswish"])
 
     def test_resnet18_has_none(self):
@@ -293,31 +318,56 @@ class LinearActivation(Case):
         # gelu (tanh approximation), relu_ and silu on 3-D inputs (view), an in-place hardswish_
         # with its clone and a sigmoid on 2-D inputs; a tanh whose linear output is also read
         # elsewhere is left alone
-        class Mlp(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.a, self.b = torch.nn.Linear(16, 32), torch.nn.Linear(32, 32)
-                self.c, self.d = torch.nn.Linear(32, 24), torch.nn.Linear(24, 12)
-                self.e, self.f = torch.nn.Linear(12, 6), torch.nn.Linear(6, 6)
-
-            def forward(self, x):
-                h = F.gelu(self.a(x), approximate="tanh")
-                h = F.relu(self.b(h), inplace=True)
-                h = F.silu(self.c(h)).mean(1)
-                h = F.hardswish(self.d(h), inplace=True)
-                h = torch.sigmoid(self.e(h))
-                y = self.f(h)
-                return torch.tanh(y) + y
-
         torch.manual_seed(0)
         model = Mlp().eval()
         x, x2 = torch.randn(2, 5, 16), torch.randn(2, 5, 16)
         source = self.export(model, x, "mlp")
         after = self.check(model, source, "mlp",
                            collections.Counter({("view", False): 3, ("plain", True): 1, ("plain", False): 1}), x, x2)
-        self.assertEqual([n["args"][3] for n in after.nodes if n["target"] == LINEAR_ACT_KERNEL],
+        self.assertEqual([n["args"][3] for n in after.nodes if n["target"] == LINEAR_ACT_OP],
                          ["gelu_tanh", "relu", "silu", "hardswish", "sigmoid"])
         self.assertEqual(after.targets()[ATEN + "tanh.default"], 1)
+
+
+class LinearActivationForms(unittest.TestCase):
+    """linear_act_aten.lua on the other ATen forms torch 2.14 makes of the same model: the fused
+    program computes bit for bit what the model does, and an exported one saves and loads."""
+
+    @classmethod
+    def setUpClass(cls):
+        torch.manual_seed(0)
+        cls.model, cls.x = Mlp().eval(), torch.randn(2, 5, 16)
+        cls.expected = cls.model(cls.x)
+        cls.program = torch.export.export(cls.model, (cls.x,))
+
+    def rewrites(self, report):
+        return {r["name"]: r["rewrites"] for p in report["passes"] for r in p.get("rules", []) if r["rewrites"]}
+
+    def test_torch_export_default_graph_keeps_aten_linear(self):
+        ep, report = graft.export.run(LINEAR_ACT, self.program)
+        self.assertEqual(self.rewrites(report), {"linear_op_act": 5})
+        self.assertTrue(torch.equal(ep.module()(self.x), self.expected))
+        buffer = io.BytesIO()
+        torch.export.save(ep, buffer)
+        buffer.seek(0)
+        loaded = torch.export.load(buffer)
+        self.assertEqual(sum(n.target is torch.ops.graft.linear_act.default for n in loaded.graph.nodes), 5)
+        self.assertTrue(torch.equal(loaded.module()(self.x), self.expected))
+
+    def test_core_aten_permutes_the_weight(self):
+        # core ATen decomposes hardswish and silu: the three activations left are fused
+        ep, report = graft.export.run(LINEAR_ACT, self.program.run_decompositions())
+        self.assertEqual(self.rewrites(report), {"linear_act_permute": 1, "linear_view_act_permute": 2})
+        self.assertTrue(torch.equal(ep.module()(self.x), self.expected))
+
+    def test_aot_autograd_inference_graph(self):
+        torch._dynamo.reset()
+        backend = graft.backend(LINEAR_ACT, aot=True, then="eager", strict=True)
+        with torch.no_grad():
+            out = torch.compile(self.model, backend=backend)(self.x)
+        self.assertEqual({k: v for k, v in backend.reports[0].rewrites.items() if v},
+                         {"linear_act": 2, "linear_view_act": 3})
+        self.assertTrue(torch.equal(out, self.expected))
 
 
 class LinearActivationFx(Case):

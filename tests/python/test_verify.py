@@ -16,7 +16,11 @@ EXAMPLES = os.path.join(REPO, "examples", "graphs")
 NEEDS_NEWER_TORCH = {"conv_bn_legit_stats", "conv_bn_legit"}
 # Rules for torch.export's core ATen form: graft verify builds graph files of make_fx's form, so
 # these are checked against the model by test_rule_library.SwinAttention instead.
-EXPORT_FORM_ONLY = {"sdpa_bias_shifted_permute", "sdpa_bias_permute", "sdpa_bias_one_window_permute"}
+# Rules for the forms torch.export makes (its default graph, core ATen), which `graft verify`
+# cannot rebuild from a graph file yet; test_rule_library (Swin-T in core ATen) and
+# test_rule_library_fusions (LinearActivationForms) check them on exported programs instead.
+EXPORT_FORM_ONLY = {"sdpa_bias_shifted_permute", "sdpa_bias_permute", "sdpa_bias_one_window_permute",
+                    "linear_op_act", "linear_act_permute", "linear_view_act_permute"}
 
 WRONG = """local aten = graft.ops.aten
 return graft.rules {{

@@ -1,17 +1,19 @@
 """Python functions that fused graph nodes call.
 
 A rewrite rule that fuses several ops into one node needs a target the importer can resolve
-(`graft_fx.kernels.linear_act` through `importer.resolve_qualified`). The functions here are
+(`torch.ops.graft.linear_act`, registered here; importing graft_fx registers it). The functions here are
 the reference semantics of those nodes: they run exactly the ops the rule replaced, so a fused
 graph imported back into PyTorch computes bit for bit what the original graph computes; a
 backend that has a real fused kernel can map the target onto it.
 
 Used by scripts/rules/linear_act_aten.lua (and linear_act_fx.lua).
 """
+from typing import List, Optional
+
 import torch
 import torch.nn.functional as F
 
-__all__ = ["ACTIVATIONS", "linear_act", "matmul_8bit"]
+__all__ = ["ACTIVATIONS", "linear_act", "linear_act_op", "matmul_8bit"]
 
 
 def _gelu_tanh(x):
@@ -50,6 +52,20 @@ def linear_act(input, weight, bias, activation, shape=None):
     if shape is not None:
         out = out.view(shape)
     return act(out)
+
+
+@torch.library.custom_op("graft::linear_act", mutates_args=())
+def linear_act_op(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], activation: str,
+                  shape: Optional[List[int]] = None) -> torch.Tensor:
+    """`linear_act` as an operator (`torch.ops.graft.linear_act`): what the shipped rules call,
+    so that a fused graph stays a graph torch.export's verifier, AOT autograd and inductor take
+    (they refuse a plain Python function; inductor runs the op as a fallback kernel)."""
+    return linear_act(input, weight, bias, activation, shape)
+
+
+@linear_act_op.register_fake
+def _linear_act_fake(input, weight, bias, activation, shape=None):
+    return linear_act(input, weight, bias, activation, shape)
 
 
 def matmul_8bit(x, weight, bias, threshold):
