@@ -49,6 +49,20 @@ TEST_CASE("constraints: alternatives accept any of several targets") {
   CHECK(returned(g, find(p, g)) == "gelu,relu");
 }
 
+TEST_CASE("constraints: an explanation names every target a node accepts") {
+  Graph g = graph_of(lines({ph("x"), ph("y"), call("mul", kMul, R"([{"node":"x"},{"node":"y"}])"),
+                            call("relu", kRelu, R"([{"node":"mul"}])"), out(R"([{"node":"relu"}])")}));
+  Pattern p = add_relu_pattern();
+  p.constrain(p.graph.find("add")).alternatives = {"torch.ops.aten.sub.Tensor", "torch.ops.aten.div.Tensor"};
+  auto m = SubgraphMatcher::create(p, {});
+  REQUIRE(m.is_ok());
+  auto why = m.value().explain(g, g.find("relu"));
+  REQUIRE(why.size() == 1);
+  CHECK(describe_failure(why[0].failure, why[0].candidate, g, m.value()) ==
+        "mul is call_function torch.ops.aten.mul.Tensor, the pattern's 'add' is call_function "
+        "torch.ops.aten.add.Tensor, torch.ops.aten.sub.Tensor or torch.ops.aten.div.Tensor");
+}
+
 TEST_CASE("constraints: commutative operands match either order, backtracking over the choice") {
   // mul(add(x, y), x) against mul(add(p, q), q): only the swapped add binds x consistently.
   Pattern p(graph_of(lines({ph("x"), ph("y"), call("add", kAdd, R"([{"node":"x"},{"node":"y"}])"),

@@ -27,9 +27,16 @@ std::string describe_failure(const MatchFailure& f, NodeId candidate, const Grap
                            m != nullptr ? " (" + m->class_name + ")" : std::string(), pname(f.pattern_node),
                            c->module_classes_text());
       }
-      return fmt::format("{} is {} {}, the pattern's '{}' is {} {}", gname(f.graph_node),
-                         op_kind_name(g.op(f.graph_node)), g.target(f.graph_node), pname(f.pattern_node),
-                         op_kind_name(p.op(f.pattern_node)), p.target(f.pattern_node));
+      {
+        // Every target the pattern node accepts (graft.one_of, inductor's list of functions).
+        std::string targets = p.target(f.pattern_node);
+        if (const NodeConstraint* c = matcher.constraint(f.pattern_node); c != nullptr)
+          for (std::size_t i = 0; i < c->alternatives.size(); ++i)
+            targets += (i + 1 == c->alternatives.size() ? " or " : ", ") + c->alternatives[i];
+        return fmt::format("{} is {} {}, the pattern's '{}' is {} {}", gname(f.graph_node),
+                           op_kind_name(g.op(f.graph_node)), g.target(f.graph_node), pname(f.pattern_node),
+                           op_kind_name(p.op(f.pattern_node)), targets);
+      }
     case K::AlreadyBound:
       return fmt::format("{}: pattern input '{}' is already bound to {}, found {}", at, pname(f.pattern_node),
                          f.expected ? lit(f.expected) : gname(f.other), f.found ? lit(f.found) : gname(f.graph_node));
