@@ -242,6 +242,29 @@ class CustomOps(ExportCase):
         self.assertEqual(report.rewrites, {"quant_matmul_pretransposed": 2}, report.line())
         self.assertEqual(report.meta_filled, 2)
 
+    def test_a_backend_learns_operators_registered_after_it(self):
+        # The pattern passes `bias` by keyword, the graph by position: only the op's schema says
+        # they are the same call, and the op exists only after the backend was made.
+        rule = self.script("""
+            local late, aten = graft.ops.graft_late, graft.ops.aten
+            return graft.rules { graft.rule {
+              name = "scaled_to_mul_add",
+              pattern = graft.trace(function(x, w, b) return late.scaled.default(x, w, graft.kw { bias = b }) end),
+              replacement = graft.trace(function(x, w, b) return aten.add.Tensor(aten.mul.Tensor(x, w), b) end),
+            } }""", name="late.lua")
+        torch._dynamo.reset()
+        backend = graft.backend(rule, then="eager", aot=True, strict=True)
+
+        @torch.library.custom_op("graft_late::scaled", mutates_args=())
+        def scaled(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+            return x * w + bias
+
+        scaled.register_fake(lambda x, w, bias: torch.empty_like(x))
+        x, w, b = torch.randn(3), torch.randn(3), torch.randn(3)
+        out = torch.compile(lambda x, w, b: torch.ops.graft_late.scaled(x, w, b), backend=backend)(x, w, b)
+        torch.testing.assert_close(out, x * w + b)
+        self.assertEqual(backend.reports[-1].rewrites, {"scaled_to_mul_add": 1}, backend.reports[-1].line())
+
     def test_a_script_may_still_register_the_same_schema(self):
         text = str(torch.ops.npu.npu_quant_matmul.default._schema)
         same = self.script(f"graft.register_schema[[{text}]]\n" + QUANT_MATMUL_TEXT, name="same.lua")

@@ -14,6 +14,7 @@ from typing import Optional
 
 from ._native import GraftError
 from graft_fx.fake_values import fill_fake_values, graph_fake_mode
+from .operator_schemas import registered_schemas
 from .scripts import ScriptError, ScriptHost
 
 __all__ = ["GraftCompileWarning", "GraphReport", "GraphRewriter"]
@@ -74,6 +75,7 @@ class GraphRewriter:
         self.script_roots, self.budgets = tuple(script_roots), budgets
         self.reports = []
         self._host = None
+        self._schemas = registered_schemas()  # what the host was made with
         try:
             self._host = ScriptHost(self.script, script_roots=self.script_roots, **budgets)
         except ScriptError as e:
@@ -86,8 +88,13 @@ class GraphRewriter:
         return self._host.files() if self._host is not None else [self.script]
 
     def _current_host(self):
+        if self._host is not None and registered_schemas() is not self._schemas:
+            # operators registered since the host was made (a custom op defined after the
+            # backend): a new host knows their schemas
+            self._host = None
         if self._host is None:  # retried on each graph: the user may have fixed the file
             self._host = ScriptHost(self.script, script_roots=self.script_roots, **self.budgets)
+            self._schemas = registered_schemas()
         elif self.reload:
             for event in self._host.poll():
                 if not event.get("ok"):
