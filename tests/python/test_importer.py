@@ -64,6 +64,20 @@ class Resolve(unittest.TestCase):
             import_graph(d, torch.nn.Linear(2, 2))
 
 
+class TraceAten(unittest.TestCase):
+    def test_detach_stays_detach_as_the_command_line_writes_it(self):
+        # torch 2.14's make_fx without a decomposition table writes detach as aten.alias;
+        # graft_fx export (and the shipped remove_detach pass) expect detach.
+        def f(x):
+            return torch.softmax(x, -1).detach() + 1
+
+        for table in (None, {}):
+            gm = trace_aten(f, (torch.randn(2, 3),), table)
+            targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+            self.assertIn(torch.ops.aten.detach.default, targets)
+            self.assertNotIn(torch.ops.aten.alias.default, targets)
+
+
 class Names(unittest.TestCase):
     def test_names_fx_would_change_are_kept(self):
         d = doc(node("input", "placeholder", "input"),

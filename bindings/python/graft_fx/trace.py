@@ -76,4 +76,6 @@ def trace_aten(model, example_inputs, decompositions=None):
     graft_fx.models.run_as_traced runs a model the same way for comparisons.
     """
     from torch.fx.experimental.proxy_tensor import make_fx
-    return make_fx(model, decomposition_table=decompositions)(*example_inputs)
+    # An empty table, not None: without one, torch 2.14's make_fx writes detach as aten.alias,
+    # which the shipped passes (remove_detach) and the CLI's graphs do not have.
+    return make_fx(model, decomposition_table=decompositions if decompositions is not None else {})(*example_inputs)
