@@ -34,6 +34,7 @@ from helpers import REPO, graft_bin
 SCRIPTS = os.path.join(REPO, "scripts")
 LINEAR_ACT = os.path.join(SCRIPTS, "rules", "linear_act_aten.lua")
 LINEAR_ACT_FX = os.path.join(SCRIPTS, "rules", "linear_act_fx.lua")
+LINEAR_ACT_TORCH = os.path.join(SCRIPTS, "rules", "linear_act_torch.lua")
 CONV_BN = os.path.join(SCRIPTS, "rules", "conv_bn_aten.lua")
 GRAPHS = os.path.join(REPO, "examples", "graphs")
 
@@ -368,6 +369,32 @@ class LinearActivationForms(unittest.TestCase):
         self.assertEqual({k: v for k, v in backend.reports[0].rewrites.items() if v},
                          {"linear_act": 2, "linear_view_act": 3})
         self.assertTrue(torch.equal(out, self.expected))
+
+
+class LinearActivationDynamo(unittest.TestCase):
+    """linear_act_torch.lua on the graphs dynamo hands a torch.compile backend: functional
+    calls (torch._C._nn.linear, torch._C._nn.gelu, F.hardswish(h, True)), exact."""
+
+    def compile(self, model, *args):
+        torch._dynamo.reset()
+        backend = graft.backend(LINEAR_ACT_TORCH, then="eager", strict=True)
+        with torch.no_grad():
+            out = torch.compile(model, backend=backend)(*args)
+        self.assertTrue(torch.equal(out, model(*args)))
+        [report] = backend.reports
+        return {k: v for k, v in report.rewrites.items() if v}
+
+    def test_every_activation_kind(self):
+        torch.manual_seed(0)
+        self.assertEqual(self.compile(Mlp().eval(), torch.randn(2, 5, 16)), {"torch_linear_act": 5})
+
+    def test_arguments_by_position_and_gelu_approximations(self):
+        def f(x, w, b):
+            return (torch._C._nn.gelu(F.linear(x, w, b), approximate="tanh") + F.gelu(F.linear(x, w, b))
+                    + F.relu(F.linear(x, w, b), True) + F.gelu(F.linear(x, w, b), approximate="none"))
+
+        got = self.compile(f, torch.randn(3, 4), torch.randn(5, 4), torch.randn(5))
+        self.assertEqual(got, {"torch_linear_act": 3, "torch_linear_act_inplace": 1})
 
 
 class LinearActivationFx(Case):
