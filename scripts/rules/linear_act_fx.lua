@@ -14,12 +14,9 @@
 -- Linear's output is a fresh tensor nothing else reads), so the outputs are bit-identical
 -- (tests/python/test_rule_library_fusions.py checks MobileNetV3-Small in PyTorch).
 --
--- nn.GELU has a setting the graph file does not record (`approximate`, 'none' or 'tanh'), so
--- the rule `linear_gelu` assumes the default 'none' and is disabled: enable it when you know
--- (ViT-B/16's 12 MLP blocks):
---
---   local rules = require("rules.linear_act_fx")
---   return rules:pass { enable = { "linear_gelu" } }
+-- nn.GELU's `approximate` ('none' or 'tanh') is read from the module's settings the graph file
+-- records (graft_fx export writes them); a file without them is left alone. ViT-B/16's 12 MLP
+-- blocks.
 --
 --   graft match scripts/rules/linear_act_fx.lua examples/graphs/mobilenet_v3_small.fx.json
 --   graft run scripts/rules/linear_act_fx.lua examples/graphs/mobilenet_v3_small.fx.json -o out.json
@@ -35,33 +32,44 @@ local function has_bias(m)
   return false
 end
 
---- activation module class -> graft_fx.kernels.ACTIVATIONS name
-local function rule(class, activation, enabled)
+--- The kernel's name for GELU: its `approximate` setting as the graph file recorded it
+--- ("none" -> gelu, "tanh" -> gelu_tanh); nil for a file that did not record it.
+local function gelu_kind(m)
+  local module = m.nodes.act.module
+  local approximate = module and module.settings and module.settings.approximate
+  if approximate == "none" then return "gelu" end
+  if approximate == "tanh" then return "gelu_tanh" end
+  return nil
+end
+
+--- activation module class -> graft_fx.kernels.ACTIVATIONS name (or a function of the match)
+local function rule(class, name, activation)
+  local kind = type(activation) == "function" and activation or function() return activation end
   return graft.rule {
-    name = "linear_" .. activation,
+    name = "linear_" .. name,
     examples = { "../../examples/graphs/rule_examples.fx.json" },
-    enabled = enabled,
     pattern = graft.trace(function(x)
       local lin = graft.module("torch.nn.Linear", "lin")
       local act = graft.module(class, "act")
       return act(lin(x))
     end),
+    filter = function(m) return kind(m) ~= nil end,
     replacement = function(m)
-      local bias = has_bias(m)
+      local bias, act = has_bias(m), kind(m)
       return graft.trace(function(x)
         return kernels.linear_act(x, graft.get_attr("lin.weight"),
-          bias and graft.get_attr("lin.bias") or graft.None, activation)
+          bias and graft.get_attr("lin.bias") or graft.None, act)
       end)
     end,
   }
 end
 
 return graft.rules {
-  rule("torch.nn.ReLU", "relu", true),
-  rule("torch.nn.Hardswish", "hardswish", true),
-  rule("torch.nn.SiLU", "silu", true),
-  rule("torch.nn.Sigmoid", "sigmoid", true),
-  rule("torch.nn.Tanh", "tanh", true),
-  rule("torch.nn.Hardsigmoid", "hardsigmoid", true),
-  rule("torch.nn.GELU", "gelu", false),
+  rule("torch.nn.ReLU", "relu", "relu"),
+  rule("torch.nn.Hardswish", "hardswish", "hardswish"),
+  rule("torch.nn.SiLU", "silu", "silu"),
+  rule("torch.nn.Sigmoid", "sigmoid", "sigmoid"),
+  rule("torch.nn.Tanh", "tanh", "tanh"),
+  rule("torch.nn.Hardsigmoid", "hardsigmoid", "hardsigmoid"),
+  rule("torch.nn.GELU", "gelu", gelu_kind),
 }

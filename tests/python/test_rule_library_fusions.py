@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from torch.fx.experimental.optimization import fuse as torch_fuse
 
 import graft
-from graft_fx import export_graph_module, trace_aten
+from graft_fx import export_graph_module, trace_aten, trace_symbolic
 from graft_fx import format as fmt
 from graft_fx.importer import import_graph
 from graft_fx.models import build_model, run_as_traced
@@ -428,20 +428,29 @@ class LinearActivationFx(Case):
         fused = [m for m in after.nodes if m["target"] == LINEAR_ACT_KERNEL]
         self.assertEqual(after.arg(fused[0], 1)["target"], "classifier.0.weight")
 
-    def test_vit_b_16_gelu_when_enabled(self):
-        # linear_gelu is disabled (nn.GELU's `approximate` is not in the graph file): no match
-        # by default; a pipeline that enables it fuses the 12 MLP blocks.
+    def test_vit_b_16_gelu_from_the_recorded_setting(self):
+        # nn.GELU's `approximate` comes from the module settings the file records: ViT's 12
+        # MLP blocks fuse as "gelu"; a file without the setting is left alone.
         source = os.path.join(GRAPHS, "vit_b_16.fx.json")
-        self.assertNotIn("linear_gelu", self.match_counts(LINEAR_ACT_FX, source))
-        out = json.loads(self.graft("match", LINEAR_ACT_FX, source, "--rule", "linear_gelu", "--json"))
-        self.assertEqual(out["rules"][0]["count"], 12)
-        self.assertEqual(self.run_rules(LINEAR_ACT_FX, source, "vit_default")["nodes"], fmt.read(source)["nodes"])
-        pipeline = os.path.join(self.tmp, "linear_gelu.lua")
-        with open(pipeline, "w") as f:
-            f.write('local rules = require("rules.linear_act_fx")\n'
-                    'return rules:pass { enable = { "linear_gelu" } }\n')
         v = vit_b_16()
-        self.check(v["model"], "vit_b_16", pipeline, {"gelu": 12}, v["x"], None, v["expected"])
+        after = self.check(v["model"], "vit_b_16", LINEAR_ACT_FX, {"gelu": 12}, v["x"], None, v["expected"])
+        self.assertEqual({m["args"][3] for m in after.nodes if m["target"] == LINEAR_ACT_KERNEL}, {"gelu"})
+        doc = fmt.read(source)
+        for module in doc["modules"]:
+            if module["class"].endswith(".GELU"):
+                module["attributes"].pop("approximate")
+        unrecorded = os.path.join(self.tmp, "vit_unrecorded.fx.json")
+        fmt.write(doc, unrecorded)
+        self.assertEqual(self.run_rules(LINEAR_ACT_FX, unrecorded, "vit_unrecorded")["nodes"], doc["nodes"])
+
+    def test_tanh_gelu(self):
+        model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU(approximate="tanh")).eval()
+        x, x2 = torch.randn(3, 8), torch.randn(3, 8)
+        source = self.write(export_graph_module(trace_symbolic(model), root_module=model, example_inputs=(x,)),
+                            "tanh_gelu")
+        after = Graph(self.run_rules(LINEAR_ACT_FX, source, "tanh_gelu"))
+        self.assertEqual([m["args"][3] for m in after.nodes if m["target"] == LINEAR_ACT_KERNEL], ["gelu_tanh"])
+        check_outputs(self, model, after.doc, "tanh_gelu", x, x2)
 
 
 class ConvBatchNorm(Case):
