@@ -20,3 +20,4 @@ $PY -m graft_fx export torchvision.models.swin_t -o $OUT/swin_t.aten.json --mode
 # Small models for the rules torchvision's models do not exercise (graft verify; scripts/rules name them).
 $PY -m graft_fx export graft_fx.example_models.activations -o $OUT/rule_examples.fx.json --mode symbolic --input-shape 2,3,8 --seed 0
 $PY -m graft_fx export graft_fx.example_models.activations -o $OUT/rule_examples.aten.json --mode aten --input-shape 2,3,8 --seed 0
+$PY -m graft_fx export graft_fx.example_models.activations -o $OUT/rule_examples.export.json --mode export --input-shape 2,3,8 --seed 0

@@ -23,6 +23,7 @@ BUNDLED = {
     "swin_t.aten.json": ("torchvision.models.swin_t", "1,3,224,224"),
     "rule_examples.fx.json": ("graft_fx.example_models.activations", "2,3,8"),
     "rule_examples.aten.json": ("graft_fx.example_models.activations", "2,3,8"),
+    "rule_examples.export.json": ("graft_fx.example_models.activations", "2,3,8"),
 }
 
 

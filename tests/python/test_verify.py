@@ -16,11 +16,11 @@ EXAMPLES = os.path.join(REPO, "examples", "graphs")
 NEEDS_NEWER_TORCH = {"conv_bn_legit_stats", "conv_bn_legit"}
 # Rules for torch.export's core ATen form: graft verify builds graph files of make_fx's form, so
 # these are checked against the model by test_rule_library.SwinAttention instead.
-# Rules for the forms torch.export makes (its default graph, core ATen), which `graft verify`
-# cannot rebuild from a graph file yet; test_rule_library (Swin-T in core ATen) and
+# Rules for core ATen (torch.export's graph after run_decompositions), which graft_fx export
+# does not write and no bundled graph holds; test_rule_library (Swin-T in core ATen) and
 # test_rule_library_fusions (LinearActivationForms) check them on exported programs instead.
 EXPORT_FORM_ONLY = {"sdpa_bias_shifted_permute", "sdpa_bias_permute", "sdpa_bias_one_window_permute",
-                    "linear_op_act", "linear_act_permute", "linear_view_act_permute"}
+                    "linear_act_permute", "linear_view_act_permute"}
 # Rules for the Torch-level graphs dynamo hands a backend, which no graph file holds;
 # test_rule_library_fusions (LinearActivationDynamo) checks them under torch.compile instead.
 TORCH_COMPILE_ONLY = {"torch_linear_act", "torch_linear_act_inplace"}
@@ -90,6 +90,35 @@ class Verify(unittest.TestCase):
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertIn("differs    gelu_to_tanh_gelu", proc.stdout)
         self.assertIn("1 of 3 rules do not compute what they replace", proc.stderr)
+
+    def test_an_exported_programs_graph(self):
+        # --mode export: the graph takes parameters and buffers as inputs; verify exports the
+        # model again for them. The wrong rule is caught there too.
+        script = os.path.join(self.dir, "wrong_export.lua")
+        with open(script, "w") as f:
+            f.write(WRONG.format(fx=os.path.join(EXAMPLES, "rule_examples.export.json")))
+        verdicts = {v.rule: v for v in self.graft.verify(script, trials=2)}
+        self.assertEqual(verdicts["gelu_to_tanh_gelu"].status, "differs", verdicts["gelu_to_tanh_gelu"].message)
+        self.assertEqual(verdicts["relu_to_relu"].status, "verified", verdicts["relu_to_relu"].message)
+
+    def test_a_rewritten_graph_that_does_not_run_is_an_error_verdict(self):
+        script = os.path.join(self.dir, "broken.lua")
+        with open(script, "w") as f:
+            f.write(f"""local aten, F = graft.ops.aten, graft.ns("torch.nn.functional")
+return graft.rules {{ graft.rule {{
+  name = "relu_to_bad_gelu", examples = {{ {os.path.join(EXAMPLES, "rule_examples.aten.json")!r} }},
+  pattern = graft.trace(function(x) return aten.relu.default(x) end),
+  replacement = graft.trace(function(x) return F.gelu(x, graft.kw {{ approximate = 1 }}) end),
+}} }}
+""")
+        [v] = self.graft.verify(script, trials=1)
+        self.assertEqual(v.status, "error", v.message)
+        self.assertIn("after rule 'relu_to_bad_gelu' does not run: TypeError", v.message)
+        proc = subprocess.run([graft_bin(self), "verify", script, "--trials", "1"], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        # (torch.fx prints the failing line of the generated code itself; the verdict is graft's)
+        self.assertIn("relu_to_bad_gelu", proc.stdout)
+        self.assertIn("does not run: TypeError", proc.stdout)
 
     def test_the_command_passes_a_good_script_and_strict_wants_every_rule_checked(self):
         graft = graft_bin(self)

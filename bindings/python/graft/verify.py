@@ -22,6 +22,7 @@ from typing import List
 import torch
 
 from graft_fx import format as _fmt
+from graft_fx.exported_program import flat_inputs
 from graft_fx.importer import import_graph
 from graft_fx.models import build_model, example_inputs
 from graft_fx.trust import registered_model
@@ -129,6 +130,16 @@ def _build(factory, seed, path):
         raise RuntimeError(f"{path}: building its model failed: {type(e).__name__}: {e}") from None
 
 
+def _call(graph_module, inputs, what):
+    """The module's outputs; what it raises becomes an error verdict naming the graph."""
+    try:
+        return graph_module(*inputs)
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as e:  # noqa: BLE001 - a graph may raise anything; the verdict says what
+        raise RuntimeError(f"{what} does not run: {type(e).__name__}: {e}") from None
+
+
 def _check_example(path, rule, module, roots, trials, rtol, atol, seed, budgets, models):
     result = ExampleResult(graph=path)
     doc = _fmt.read(path)
@@ -137,9 +148,21 @@ def _check_example(path, rule, module, roots, trials, rtol, atol, seed, budgets,
         raise ValueError(f"{path}: the graph's meta names no model (source) or input shapes: export it with "
                          "`python3 -m graft_fx export MODEL --input-shape ...`")
     model = _build(_model_factory(meta["source"], path, models), meta.get("seed", 0), path)
-    before = import_graph(doc, model)
+    owner, feed = model, list
+    if meta.get("mode") == "export":
+        # An ExportedProgram's graph takes the parameters, buffers and constants as inputs:
+        # export the model again (as graft_fx import does) for their values and order.
+        try:
+            program = torch.export.export(model, tuple(example_inputs(meta["input_shapes"], seed)))
+        except Exception as e:  # noqa: BLE001 - any failure of torch.export is the file's verdict
+            raise RuntimeError(f"{path}: exporting its model again failed: {type(e).__name__}: {e}") from None
+        owner = program.graph_module
+
+        def feed(inputs):
+            return flat_inputs(program, inputs)
+    before = import_graph(doc, owner)
     for prepare in (False, True):
-        after = import_graph(doc, model)
+        after = import_graph(doc, owner)
         with tempfile.TemporaryDirectory(prefix="graft_verify_") as work:
             wrapper = os.path.join(work, "verify_one_rule.lua")
             with open(wrapper, "w") as f:
@@ -157,7 +180,8 @@ def _check_example(path, rule, module, roots, trials, rtol, atol, seed, budgets,
     with torch.no_grad():
         for t in range(trials):
             inputs = example_inputs(shapes, seed + t)
-            want, got = before(*inputs), after(*inputs)
+            want = _call(before, feed(inputs), f"{path}: the graph as exported")
+            got = _call(after, feed(inputs), f"{path}: the graph after rule {rule!r}")
             result.trials += 1
             ok, worst, why = _compare(want, got, rtol, atol)
             result.max_abs_diff = max(result.max_abs_diff, worst)
