@@ -21,3 +21,4 @@ $PY -m graft_fx export torchvision.models.swin_t -o $OUT/swin_t.aten.json --mode
 $PY -m graft_fx export graft_fx.example_models.activations -o $OUT/rule_examples.fx.json --mode symbolic --input-shape 2,3,8 --seed 0
 $PY -m graft_fx export graft_fx.example_models.activations -o $OUT/rule_examples.aten.json --mode aten --input-shape 2,3,8 --seed 0
 $PY -m graft_fx export graft_fx.example_models.activations -o $OUT/rule_examples.export.json --mode export --input-shape 2,3,8 --seed 0
+$PY -m graft_fx export graft_fx.example_models.conv_batch_norms -o $OUT/conv_examples.export.json --mode export --input-shape 2,3,8,8 --seed 0

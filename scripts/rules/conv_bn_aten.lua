@@ -15,7 +15,8 @@
 -- (they must have no users) and drop them; after dead code elimination the plain rules match.
 -- The fold ops read only parameters and buffers, so a constant-folding pass can precompute them.
 -- ResNet-18: 20 folds; MobileNetV3-Small: 34 (every batch norm; the SE blocks' convolutions
--- have none and stay as they are).
+-- have none and stay as they are). torch.export's default graph keeps the composite ops
+-- (conv2d(...), batch_norm(...)): the conv*_batch_norm rules fold those, the same 20 and 34.
 --
 -- Not bit-exact: the folded weights round differently from normalising after the
 -- convolution. The ops and their order are fuse_conv_bn_weights's, so the result equals
@@ -124,9 +125,46 @@ local function rule(name, kind, stats)
   }
 end
 
+--- torch.export's default graph keeps the composite ops: conv1d/conv2d/conv3d (stride, padding,
+--- dilation and groups, trailing defaults left out) and batch_norm (one output). Inputs: x, w, b,
+--- stride, padding, dilation, groups, gamma, beta, mean, var, eps.
+local function composite_rule(op)
+  local convolution = aten[op].default
+  return graft.rule {
+    name = op .. "_batch_norm",
+    examples = { "../../examples/graphs/conv_examples.export.json" },
+    pattern = graft.trace(function(x, w, b, stride, padding, dilation, groups, gamma, beta, mean, var, eps)
+      local y = convolution(x, w, b, stride, padding, dilation, groups)
+      return eval_mode(aten.batch_norm.default(y, gamma, beta, mean, var, graft.any, graft.any, eps, graft.any))
+    end),
+    filter = function(m)
+      return weight_rank(m.inputs[2]) ~= nil and type(m.inputs[12]) == "number"
+    end,
+    replacement = function(m)
+      local inp = m.inputs
+      local rank = weight_rank(inp[2])
+      local shape = { -1 }
+      for _ = 2, rank do shape[#shape + 1] = 1 end
+      local no_bias, no_gamma, no_beta = is_none(inp[3]), is_none(inp[8]), is_none(inp[9])
+      return graft.trace(function(x, w, b, stride, padding, dilation, groups, gamma, beta, mean, var, eps)
+        local s = aten.rsqrt.default(aten.add.Tensor(var, eps))
+        local scale = no_gamma and s or aten.mul.Tensor(gamma, s)
+        local w2 = aten.mul.Tensor(w, aten.view.default(scale, shape))
+        local b2 = aten.mul.Tensor(no_bias and aten.neg.default(mean) or aten.sub.Tensor(b, mean), s)
+        if not no_gamma then b2 = aten.mul.Tensor(b2, gamma) end
+        if not no_beta then b2 = aten.add.Tensor(b2, beta) end
+        return convolution(x, w2, b2, stride, padding, dilation, groups)
+      end)
+    end,
+  }
+end
+
 return graft.rules {
   rule("conv_bn_stats", "native", true),
   rule("conv_bn", "native", false),
   rule("conv_bn_legit_stats", "legit", true),
   rule("conv_bn_legit", "legit", false),
+  composite_rule("conv1d"),
+  composite_rule("conv2d"),
+  composite_rule("conv3d"),
 }

@@ -24,6 +24,7 @@ BUNDLED = {
     "rule_examples.fx.json": ("graft_fx.example_models.activations", "2,3,8"),
     "rule_examples.aten.json": ("graft_fx.example_models.activations", "2,3,8"),
     "rule_examples.export.json": ("graft_fx.example_models.activations", "2,3,8"),
+    "conv_examples.export.json": ("graft_fx.example_models.conv_batch_norms", "2,3,8,8"),
 }
 
 

@@ -453,6 +453,24 @@ class LinearActivationFx(Case):
         check_outputs(self, model, after.doc, "tanh_gelu", x, x2)
 
 
+class ConvBatchNormExport(unittest.TestCase):
+    """conv_bn_aten.lua on torch.export's default graph (conv2d, batch_norm): the same folds,
+    close to the model, and the program saves and loads."""
+
+    def test_resnet18_and_mobilenet_v3_small(self):
+        for name, folds in (("resnet18", 20), ("mobilenet_v3_small", 34)):
+            with self.subTest(model=name):
+                model, x = build_model(f"torchvision.models.{name}", 0), torch.randn(1, 3, 224, 224)
+                ep, report = graft.export.run(CONV_BN, torch.export.export(model, (x,)))
+                rewrites = {r["name"]: r["rewrites"] for p in report["passes"] for r in p["rules"] if r["rewrites"]}
+                self.assertEqual(rewrites, {"conv2d_batch_norm": folds})
+                self.assertFalse(any(n.target is torch.ops.aten.batch_norm.default for n in ep.graph.nodes))
+                buffer = io.BytesIO()
+                torch.export.save(ep, buffer)
+                buffer.seek(0)
+                torch.testing.assert_close(torch.export.load(buffer).module()(x), model(x), rtol=1e-4, atol=1e-5)
+
+
 class ConvBatchNorm(Case):
     """conv_bn_aten.lua: folding rounds differently, so outputs are compared with allclose."""
 
@@ -468,7 +486,9 @@ class ConvBatchNorm(Case):
             self.assertEqual(counts, {
                 "conv_bn_stats": 0 if legit else sites["stats"], "conv_bn": 0 if legit else sites["plain"],
                 "conv_bn_legit_stats": sites["stats"] if legit else 0,
-                "conv_bn_legit": sites["plain"] if legit else 0})
+                "conv_bn_legit": sites["plain"] if legit else 0,
+                # torch.export's composite ops (ConvBatchNormExport)
+                "conv1d_batch_norm": 0, "conv2d_batch_norm": 0, "conv3d_batch_norm": 0})
 
         after = Graph(self.run_rules(rules, source, name))
         t_before, t_after = before.targets(), after.targets()

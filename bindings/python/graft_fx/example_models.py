@@ -32,5 +32,31 @@ def activations():
     return Activations()
 
 
+class ConvBatchNorms(torch.nn.Module):
+    """A convolution of each rank, each followed by an eval-mode batch norm with statistics
+    that are not the identity (a bias-free convolution, a grouped and dilated one, a batch norm
+    without affine parameters): what scripts/rules/conv_bn_aten.lua folds."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.b1 = torch.nn.Conv1d(3, 4, 3, padding=1), torch.nn.BatchNorm1d(4)
+        self.c2, self.b2 = torch.nn.Conv2d(3, 4, 3, stride=2, bias=False), torch.nn.BatchNorm2d(4)
+        self.c3, self.b3 = torch.nn.Conv3d(3, 4, 1, groups=1, dilation=2), torch.nn.BatchNorm3d(4, affine=False)
+        for i, bn in enumerate((self.b1, self.b2, self.b3)):
+            bn.running_mean.copy_(torch.linspace(-1, 1, 4) * (i + 1))
+            bn.running_var.copy_(torch.linspace(0.5, 2, 4))
+
+    def forward(self, x):
+        y1 = self.b1(self.c1(x.flatten(2)))
+        y2 = self.b2(self.c2(x))
+        y3 = self.b3(self.c3(x.unsqueeze(2)))
+        return y1.sum(-1) + y2.sum((-2, -1)) + y3.sum((-3, -2, -1))
+
+
+def conv_batch_norms():
+    return ConvBatchNorms().eval()
+
+
 # What a graph file's meta.source may name without the caller's trust.
-REGISTERED = {"graft_fx.example_models.activations": activations}
+REGISTERED = {"graft_fx.example_models.activations": activations,
+              "graft_fx.example_models.conv_batch_norms": conv_batch_norms}
