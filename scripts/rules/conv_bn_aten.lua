@@ -87,6 +87,18 @@ end
 
 local function is_none(v) return v == graft.None end
 
+--- The folded weight and bias, traced: fuse_conv_bn_weights's ops in its order. `shape` views
+--- the per-channel scale for the weight; the flags say which parameters are None.
+local function folded_parameters(w, b, gamma, beta, mean, var, eps, shape, no_bias, no_gamma, no_beta)
+  local s = aten.rsqrt.default(aten.add.Tensor(var, eps))
+  local scale = no_gamma and s or aten.mul.Tensor(gamma, s)
+  local w2 = aten.mul.Tensor(w, aten.view.default(scale, shape))
+  local b2 = aten.mul.Tensor(no_bias and aten.neg.default(mean) or aten.sub.Tensor(b, mean), s)
+  if not no_gamma then b2 = aten.mul.Tensor(b2, gamma) end
+  if not no_beta then b2 = aten.add.Tensor(b2, beta) end
+  return w2, b2
+end
+
 --- The fold of one match. `m.inputs` as in `pattern`; None for a missing conv bias or affine
 --- parameter. The order of the ops is fuse_conv_bn_weights's.
 local function fold(m, outputs)
@@ -98,12 +110,7 @@ local function fold(m, outputs)
 
   return graft.trace(function(x, w, b, stride, padding, dilation, output_padding, groups,
                               gamma, beta, mean, var, eps)
-    local s = aten.rsqrt.default(aten.add.Tensor(var, eps))
-    local scale = no_gamma and s or aten.mul.Tensor(gamma, s)
-    local w2 = aten.mul.Tensor(w, aten.view.default(scale, shape))
-    local b2 = aten.mul.Tensor(no_bias and aten.neg.default(mean) or aten.sub.Tensor(b, mean), s)
-    if not no_gamma then b2 = aten.mul.Tensor(b2, gamma) end
-    if not no_beta then b2 = aten.add.Tensor(b2, beta) end
+    local w2, b2 = folded_parameters(w, b, gamma, beta, mean, var, eps, shape, no_bias, no_gamma, no_beta)
     local y = conv(x, w2, b2, stride, padding, dilation, output_padding, groups)
     if outputs == 1 then return y end
     return { y, y, y } -- the dead statistics go with the batch norm
@@ -147,12 +154,7 @@ local function composite_rule(op)
       for _ = 2, rank do shape[#shape + 1] = 1 end
       local no_bias, no_gamma, no_beta = is_none(inp[3]), is_none(inp[8]), is_none(inp[9])
       return graft.trace(function(x, w, b, stride, padding, dilation, groups, gamma, beta, mean, var, eps)
-        local s = aten.rsqrt.default(aten.add.Tensor(var, eps))
-        local scale = no_gamma and s or aten.mul.Tensor(gamma, s)
-        local w2 = aten.mul.Tensor(w, aten.view.default(scale, shape))
-        local b2 = aten.mul.Tensor(no_bias and aten.neg.default(mean) or aten.sub.Tensor(b, mean), s)
-        if not no_gamma then b2 = aten.mul.Tensor(b2, gamma) end
-        if not no_beta then b2 = aten.add.Tensor(b2, beta) end
+        local w2, b2 = folded_parameters(w, b, gamma, beta, mean, var, eps, shape, no_bias, no_gamma, no_beta)
         return convolution(x, w2, b2, stride, padding, dilation, groups)
       end)
     end,
