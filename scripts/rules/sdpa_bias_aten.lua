@@ -11,8 +11,9 @@
 -- differ only where the mask is -100 (weights of e^-100, which round to the same sum). The
 -- filter checks every shape against q, k and v's tensor_meta, a scalar scale, and a float mask of
 -- q's dtype that broadcasts to the scores. Forms: make_fx (`graft_fx export --mode aten`: clone
--- + _unsafe_view around the matmuls, k transposed) and torch.export in core ATen
--- (`run_decompositions()`: clone + view, k permuted). Whether the batch-merging views need a
+-- + _unsafe_view around the matmuls, k transposed), torch.export in core ATen
+-- (`run_decompositions()`: clone + view, k permuted), and torch.export's default graph (matmul,
+-- softmax and an eval-mode dropout: the *_matmul rules). Whether the batch-merging views need a
 -- clone first depends on the window count (Swin's last stage has one window and no clones);
 -- graft patterns have no optional node, so each form is a rule of its own.
 --
@@ -144,5 +145,70 @@ for _, kt in ipairs { "transpose", "permute" } do
       filter = filter(v.shifted),
     }
   end
+end
+-- torch.export's default graph (before run_decompositions) keeps the composite ops: matmul,
+-- softmax.int, and the eval-mode dropout F.dropout(p, training=False) records (the identity).
+local function matmul_pattern(shifted)
+  local function body(q, k, v, scale, bias, s5, mask, s4b)
+    local scores = aten.matmul.default(scale_mul(q, scale), aten.transpose.int(k, -2, -1))
+    local x = graft.constrain(aten.add.Tensor(scores, bias), { commutative = true })
+    if shifted then
+      x = reshape(graft.constrain(aten.add.Tensor(reshape(x, s5), mask), { commutative = true }), s4b)
+    end
+    local w = aten.dropout.default(aten.softmax.int(x, -1), graft.any, false)
+    return aten.matmul.default(w, v)
+  end
+  if shifted then return graft.trace(body) end
+  return graft.trace(function(q, k, v, scale, bias) return body(q, k, v, scale, bias) end)
+end
+
+-- luacheck: push no unused args
+local matmul_replacement = {
+  [true] = function(m)
+    local qs, ks = shape_of(m.inputs[1]), shape_of(m.inputs[2])
+    local scores = { qs[1], qs[2], qs[3], ks[3] }
+    return graft.trace(function(q, k, v, scale, bias, s5, mask, s4b)
+      local n = aten.view.default(aten.add.Tensor(aten.view.default(aten.expand.default(bias, scores), s5), mask), s4b)
+      return getitem(aten._scaled_dot_product_attention_math.default(aten.mul.Tensor(q, scale), k, v, n,
+        graft.kw { scale = 1.0 }), 0)
+    end)
+  end,
+  [false] = graft.trace(function(q, k, v, scale, bias)
+    return getitem(aten._scaled_dot_product_attention_math.default(aten.mul.Tensor(q, scale), k, v, bias,
+      graft.kw { scale = 1.0 }), 0)
+  end),
+}
+-- luacheck: pop
+
+--- The filter of the matmul form: q, k, v, the scale, the bias and the mask as `filter`
+--- checks them, without the views matmul makes itself.
+local function matmul_filter(shifted)
+  return function(m)
+    local i = m.inputs
+    local qs, ks, vs = shape_of(i[1]), shape_of(i[2]), shape_of(i[3])
+    if not (qs and ks and vs and #qs == 4 and #ks == 4 and #vs == 4) then return false end
+    local n, h, l, e, s = qs[1], qs[2], qs[3], qs[4], ks[3]
+    for _, d in ipairs { n, h, l, e, s } do
+      if math.type(d) ~= "integer" then return false end
+    end
+    if not (same(ks, { n, h, s, e }) and same(vs, { n, h, s, e })) then return false end
+    if type(i[4]) ~= "number" or not broadcasts(shape_of(i[5]), { n, h, l, s }) then return false end
+    if not same_dtype(i[5], i[1]) or (shifted and not same_dtype(i[7], i[1])) then return false end
+    if not shifted then return true end
+    local s5, s4b = i[6], i[8]
+    if not (type(s5) == "table" or type(s5) == "userdata") or #s5 ~= 5 then return false end
+    if not (s5[1] * s5[2] == n and s5[3] == h and s5[4] == l and s5[5] == s) then return false end
+    if not broadcasts(shape_of(i[7]), { s5[1], s5[2], h, l, s }) then return false end
+    return same(s4b, { -1, h, l, s }) or same(s4b, { n, h, l, s })
+  end
+end
+
+for _, shifted in ipairs { true, false } do
+  rules[#rules + 1] = graft.rule {
+    name = shifted and "sdpa_bias_shifted_matmul" or "sdpa_bias_matmul",
+    pattern = matmul_pattern(shifted),
+    replacement = matmul_replacement[shifted],
+    filter = matmul_filter(shifted),
+  }
 end
 return graft.rules(rules)

@@ -233,6 +233,17 @@ class SwinAttention(unittest.TestCase):
         self.assertTrue(torch.equal(ep2.module()(self.x), ep.module()(self.x)))
 
 
+    def test_exported_programs_default_graph(self):
+        # matmul, softmax and an eval-mode dropout: the *_matmul rules
+        import graft
+        ep = torch.export.export(self.model, (self.x,))
+        ep2, report = graft.export.run(os.path.join(SCRIPTS, "pipelines", "fuse_attention.lua"), ep)
+        fused = [n for n in ep2.graph.nodes if n.target is torch.ops.aten._scaled_dot_product_attention_math.default]
+        self.assertEqual(len(fused), 12, report)
+        self.assertFalse(any(n.target is torch.ops.aten.softmax.int for n in ep2.graph.nodes))
+        self.assertTrue(torch.equal(ep2.module()(self.x), ep.module()(self.x)))
+
+
 class TwoBlocks(torch.nn.Module):
     """Linear -> ReLU twice, at different paths, plus one Linear without ReLU."""
 

@@ -16,10 +16,11 @@ EXAMPLES = os.path.join(REPO, "examples", "graphs")
 NEEDS_NEWER_TORCH = {"conv_bn_legit_stats", "conv_bn_legit"}
 # Rules for torch.export's core ATen form: graft verify builds graph files of make_fx's form, so
 # these are checked against the model by test_rule_library.SwinAttention instead.
-# Rules for core ATen (torch.export's graph after run_decompositions), which graft_fx export
-# does not write and no bundled graph holds; test_rule_library (Swin-T in core ATen) and
+# Rules for exported forms no bundled graph holds (core ATen, which graft_fx export does not
+# write; Swin-T's attention in torch.export's default graph); test_rule_library (Swin-T) and
 # test_rule_library_fusions (LinearActivationForms) check them on exported programs instead.
 EXPORT_FORM_ONLY = {"sdpa_bias_shifted_permute", "sdpa_bias_permute", "sdpa_bias_one_window_permute",
+                    "sdpa_bias_shifted_matmul", "sdpa_bias_matmul",
                     "linear_act_permute", "linear_view_act_permute"}
 # Rules for the Torch-level graphs dynamo hands a backend, which no graph file holds;
 # test_rule_library_fusions (LinearActivationDynamo) checks them under torch.compile instead.
