@@ -97,29 +97,43 @@ local function broadcasts(shape, to)
   return true
 end
 
+--- q, k and v of matching [N, H, L|S, E] shapes, a scalar scale, a bias of q's dtype that
+--- broadcasts to the scores and, when shifted, a mask (input `mask_at`) of q's dtype: the
+--- dimensions N, H, L, E, S, or nil.
+local function attention_dims(i, shifted, mask_at)
+  local qs, ks, vs = shape_of(i[1]), shape_of(i[2]), shape_of(i[3])
+  if not (qs and ks and vs and #qs == 4 and #ks == 4 and #vs == 4) then return nil end
+  local n, h, l, e, s = qs[1], qs[2], qs[3], qs[4], ks[3]
+  for _, d in ipairs { n, h, l, e, s } do
+    if math.type(d) ~= "integer" then return nil end
+  end
+  if not (same(ks, { n, h, s, e }) and same(vs, { n, h, s, e })) then return nil end
+  if type(i[4]) ~= "number" then return nil end -- a scalar scale (q is pre-scaled as given)
+  if not broadcasts(shape_of(i[5]), { n, h, l, s }) then return nil end
+  if not same_dtype(i[5], i[1]) or (shifted and not same_dtype(i[mask_at], i[1])) then return nil end
+  return n, h, l, e, s
+end
+
+--- The shifted windows' views: scores [N, H, L, S] as [N/W, W, H, L, S] (`s5`), the mask
+--- broadcasting to that, and back to [N, H, L, S] (`s4b`, -1 allowed for N).
+local function window_views_ok(s5, mask, s4b, n, h, l, s)
+  if not (type(s5) == "table" or type(s5) == "userdata") or #s5 ~= 5 then return false end
+  if not (s5[1] * s5[2] == n and s5[3] == h and s5[4] == l and s5[5] == s) then return false end
+  if not broadcasts(shape_of(mask), { s5[1], s5[2], h, l, s }) then return false end
+  return same(s4b, { -1, h, l, s }) or same(s4b, { n, h, l, s })
+end
+
 local function filter(shifted)
   return function(m)
     local i = m.inputs
-    local qs, ks, vs = shape_of(i[1]), shape_of(i[2]), shape_of(i[3])
-    if not (qs and ks and vs and #qs == 4 and #ks == 4 and #vs == 4) then return false end
-    local n, h, l, e, s = qs[1], qs[2], qs[3], qs[4], ks[3]
-    for _, d in ipairs { n, h, l, e, s } do
-      if math.type(d) ~= "integer" then return false end
-    end
-    if not (same(ks, { n, h, s, e }) and same(vs, { n, h, s, e })) then return false end
-    if type(i[4]) ~= "number" then return false end -- a scalar scale (q is pre-scaled as given)
-    if not broadcasts(shape_of(i[5]), { n, h, l, s }) then return false end
-    if not same_dtype(i[5], i[1]) or (shifted and not same_dtype(i[17], i[1])) then return false end
+    local n, h, l, e, s = attention_dims(i, shifted, 17)
+    if not n then return false end
     local ok = same(i[6], { n, h, l, e }) and same(i[7], { n, h, e, s }) and same(i[8], { n * h, l, e })
       and same(i[9], { n * h, e, s }) and same(i[10], { n, h, l, s }) and same(i[11], { n, h, l, s })
       and same(i[12], { n * h, l, s }) and same(i[13], { n, h, s, e }) and same(i[14], { n * h, s, e })
       and same(i[15], { n, h, l, e })
     if not ok or not shifted then return ok end
-    local s5, s4b = i[16], i[18]
-    if not (type(s5) == "table" or type(s5) == "userdata") or #s5 ~= 5 then return false end
-    if not (s5[1] * s5[2] == n and s5[3] == h and s5[4] == l and s5[5] == s) then return false end
-    if not broadcasts(shape_of(i[17]), { s5[1], s5[2], h, l, s }) then return false end
-    return same(s4b, { -1, h, l, s }) or same(s4b, { n, h, l, s })
+    return window_views_ok(i[16], i[17], i[18], n, h, l, s)
   end
 end
 
@@ -180,26 +194,13 @@ local matmul_replacement = {
 }
 -- luacheck: pop
 
---- The filter of the matmul form: q, k, v, the scale, the bias and the mask as `filter`
---- checks them, without the views matmul makes itself.
+--- The filter of the matmul form: the same checks, without the views matmul makes itself.
 local function matmul_filter(shifted)
   return function(m)
     local i = m.inputs
-    local qs, ks, vs = shape_of(i[1]), shape_of(i[2]), shape_of(i[3])
-    if not (qs and ks and vs and #qs == 4 and #ks == 4 and #vs == 4) then return false end
-    local n, h, l, e, s = qs[1], qs[2], qs[3], qs[4], ks[3]
-    for _, d in ipairs { n, h, l, e, s } do
-      if math.type(d) ~= "integer" then return false end
-    end
-    if not (same(ks, { n, h, s, e }) and same(vs, { n, h, s, e })) then return false end
-    if type(i[4]) ~= "number" or not broadcasts(shape_of(i[5]), { n, h, l, s }) then return false end
-    if not same_dtype(i[5], i[1]) or (shifted and not same_dtype(i[7], i[1])) then return false end
-    if not shifted then return true end
-    local s5, s4b = i[6], i[8]
-    if not (type(s5) == "table" or type(s5) == "userdata") or #s5 ~= 5 then return false end
-    if not (s5[1] * s5[2] == n and s5[3] == h and s5[4] == l and s5[5] == s) then return false end
-    if not broadcasts(shape_of(i[7]), { s5[1], s5[2], h, l, s }) then return false end
-    return same(s4b, { -1, h, l, s }) or same(s4b, { n, h, l, s })
+    local n, h, l, _, s = attention_dims(i, shifted, 7)
+    if not n then return false end
+    return not shifted or window_views_ok(i[6], i[7], i[8], n, h, l, s)
   end
 end
 
