@@ -165,6 +165,10 @@ class PatternMatcherPassVsInductor(unittest.TestCase):
         multi = inductor.MultiOutputPattern([inductor.CallFunction(aten.relu.default, gpm.Arg())])
         with self.assertRaisesRegex(GraftValueError, "MultiOutputPattern"):
             gpm.match(multi, relu)
+        with self.assertRaisesRegex(TypeError, "GraphModule or a Graph, not int"):
+            p.apply(3)  # even with no pattern registered
+        with self.assertRaisesRegex(TypeError, "torch.fx.Node, not str"):
+            gpm.match(inductor.CallFunction(aten.relu.default, gpm.Arg()), "relu")
         del p
 
 

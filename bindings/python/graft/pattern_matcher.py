@@ -93,14 +93,14 @@ class PatternMatcherPass(_inductor.PatternMatcherPass):
     and a match its extra check accepts is replaced at once, as inductor does."""
 
     def apply(self, gm):
-        if not self.patterns:
-            return 0
         if isinstance(gm, torch.fx.GraphModule):
             graph = gm.graph
         elif isinstance(gm, torch.fx.Graph):
             graph, gm = gm, gm.owning_module
         else:
             raise TypeError(f"PatternMatcherPass.apply takes a GraphModule or a Graph, not {type(gm).__name__}")
+        if not self.patterns:
+            return 0
         regions = _inductor.should_compute_mutation_region_ids(graph)
         if regions:
             _inductor.compute_mutation_region_ids(graph)
