@@ -9,7 +9,7 @@
 --
 -- It fires only on batch norms in eval mode: native_batch_norm with training=False (a `where`
 -- predicate; in training mode batch norm normalises with the batch's statistics, which no fold
--- can know), or _native_batch_norm_legit_no_training (newer torch exports); and only on
+-- can know), or _native_batch_norm_legit_no_training (torch.export's core ATen, AOT autograd); and only on
 -- convolutions that are not transposed. Graphs traced with autograd keep the batch norm's
 -- other two outputs (save_mean, save_invstd) as dead getitems: the *_stats rules match them
 -- (they must have no users) and drop them; after dead code elimination the plain rules match.
@@ -120,8 +120,10 @@ end
 local function rule(name, kind, stats)
   return graft.rule {
     name = name,
-    -- graft verify checks each rule here (the *_legit ones need newer torch's exports)
-    examples = { "../../examples/graphs/resnet18.aten.json", "../../examples/graphs/mobilenet_v3_small.aten.json" },
+    -- graft verify checks each rule here: make_fx's form (native_batch_norm) and torch.export's
+    -- core ATen (_native_batch_norm_legit_no_training, dead statistics already removed)
+    examples = { "../../examples/graphs/resnet18.aten.json", "../../examples/graphs/mobilenet_v3_small.aten.json",
+      "../../examples/graphs/conv_examples.core_aten.json" },
     pattern = pattern(kind, stats),
     -- the fold needs the weight's rank (for the per-channel view); eps must be a number
     filter = function(m)

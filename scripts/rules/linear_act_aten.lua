@@ -114,6 +114,7 @@ local function rule(name, with_view, outputs, form)
     examples = {
       "../../examples/graphs/rule_examples.aten.json", "../../examples/graphs/mobilenet_v3_small.aten.json",
       "../../examples/graphs/vit_b_16.aten.json", "../../examples/graphs/rule_examples.export.json",
+      "../../examples/graphs/rule_examples.core_aten.json",
     },
     pattern = patterns[form][name],
     filter = function(m) return activation_of(m.returning[1]) ~= nil end,

@@ -79,61 +79,19 @@ end
 
 local shapes = require("lib.shapes")
 local shape_of, same = shapes.shape_of, shapes.same
-
---- an additive float mask of q's dtype (a bool tensor would mean keep/drop to the kernel)
-local function same_dtype(a, b)
-  local ta = type(a) == "userdata" and a.meta.tensor_meta or nil
-  local tb = type(b) == "userdata" and b.meta.tensor_meta or nil
-  return ta ~= nil and tb ~= nil and ta.dtype == tb.dtype
-end
-
---- `shape` broadcasts to `to` (numpy rules, trailing dims aligned)
-local function broadcasts(shape, to)
-  if not shape or #shape > #to then return false end
-  for i = 0, #shape - 1 do
-    local a, b = shape[#shape - i], to[#to - i]
-    if a ~= 1 and a ~= b then return false end
-  end
-  return true
-end
-
---- q, k and v of matching [N, H, L|S, E] shapes, a scalar scale, a bias of q's dtype that
---- broadcasts to the scores and, when shifted, a mask (input `mask_at`) of q's dtype: the
---- dimensions N, H, L, E, S, or nil.
-local function attention_dims(i, shifted, mask_at)
-  local qs, ks, vs = shape_of(i[1]), shape_of(i[2]), shape_of(i[3])
-  if not (qs and ks and vs and #qs == 4 and #ks == 4 and #vs == 4) then return nil end
-  local n, h, l, e, s = qs[1], qs[2], qs[3], qs[4], ks[3]
-  for _, d in ipairs { n, h, l, e, s } do
-    if math.type(d) ~= "integer" then return nil end
-  end
-  if not (same(ks, { n, h, s, e }) and same(vs, { n, h, s, e })) then return nil end
-  if type(i[4]) ~= "number" then return nil end -- a scalar scale (q is pre-scaled as given)
-  if not broadcasts(shape_of(i[5]), { n, h, l, s }) then return nil end
-  if not same_dtype(i[5], i[1]) or (shifted and not same_dtype(i[mask_at], i[1])) then return nil end
-  return n, h, l, e, s
-end
-
---- The shifted windows' views: scores [N, H, L, S] as [N/W, W, H, L, S] (`s5`), the mask
---- broadcasting to that, and back to [N, H, L, S] (`s4b`, -1 allowed for N).
-local function window_views_ok(s5, mask, s4b, n, h, l, s)
-  if not (type(s5) == "table" or type(s5) == "userdata") or #s5 ~= 5 then return false end
-  if not (s5[1] * s5[2] == n and s5[3] == h and s5[4] == l and s5[5] == s) then return false end
-  if not broadcasts(shape_of(mask), { s5[1], s5[2], h, l, s }) then return false end
-  return same(s4b, { -1, h, l, s }) or same(s4b, { n, h, l, s })
-end
+local attention = require("lib.attention")
 
 local function filter(shifted)
   return function(m)
     local i = m.inputs
-    local n, h, l, e, s = attention_dims(i, shifted, 17)
+    local n, h, l, e, s = attention.dims(i, shifted, 17)
     if not n then return false end
     local ok = same(i[6], { n, h, l, e }) and same(i[7], { n, h, e, s }) and same(i[8], { n * h, l, e })
       and same(i[9], { n * h, e, s }) and same(i[10], { n, h, l, s }) and same(i[11], { n, h, l, s })
       and same(i[12], { n * h, l, s }) and same(i[13], { n, h, s, e }) and same(i[14], { n * h, s, e })
       and same(i[15], { n, h, l, e })
     if not ok or not shifted then return ok end
-    return window_views_ok(i[16], i[17], i[18], n, h, l, s)
+    return attention.window_views_ok(i[16], i[17], i[18], n, h, l, s)
   end
 end
 
@@ -151,9 +109,9 @@ for _, kt in ipairs { "transpose", "permute" } do
     local c = { v.clones, v.clones, v.clones }
     rules[#rules + 1] = graft.rule {
       name = "sdpa_bias" .. v.suffix .. "_" .. kt,
-      -- make_fx's form is bundled; torch.export's core ATen (permute) is checked by
-      -- tests/python/test_rule_library.py, since graft verify builds graph files of make_fx's form
-      examples = kt == "transpose" and { "../../examples/graphs/swin_t.aten.json" } or nil,
+      -- make_fx's form (transpose) and torch.export's core ATen (permute)
+      examples = { kt == "transpose" and "../../examples/graphs/swin_t.aten.json"
+        or "../../examples/graphs/swin_t.core_aten.json" },
       pattern = pattern(kt, v.shifted, c),
       replacement = replacement(v.shifted),
       filter = filter(v.shifted),
@@ -198,15 +156,16 @@ local matmul_replacement = {
 local function matmul_filter(shifted)
   return function(m)
     local i = m.inputs
-    local n, h, l, _, s = attention_dims(i, shifted, 7)
+    local n, h, l, _, s = attention.dims(i, shifted, 7)
     if not n then return false end
-    return not shifted or window_views_ok(i[6], i[7], i[8], n, h, l, s)
+    return not shifted or attention.window_views_ok(i[6], i[7], i[8], n, h, l, s)
   end
 end
 
 for _, shifted in ipairs { true, false } do
   rules[#rules + 1] = graft.rule {
     name = shifted and "sdpa_bias_shifted_matmul" or "sdpa_bias_matmul",
+    examples = { "../../examples/graphs/swin_t.export.json" },
     pattern = matmul_pattern(shifted),
     replacement = matmul_replacement[shifted],
     filter = matmul_filter(shifted),

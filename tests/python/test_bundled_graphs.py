@@ -1,7 +1,7 @@
 """The bundled graphs (examples/graphs) are torch 2.14's: each was exported by the torch the
 tests run, and `python -m graft_fx import --check` rebuilds its model and finds the graph
 computes exactly what the model computes, in every export mode (symbolic, aten with and without
-a decomposed kernel, hierarchy)."""
+a decomposed kernel, hierarchy, torch.export before and after core ATen decomposition)."""
 import json
 import os
 import unittest
@@ -21,10 +21,14 @@ BUNDLED = {
     "vit_b_16.aten.json": ("torchvision.models.vit_b_16", "1,3,224,224"),
     "vit_b_16.hierarchy.json": ("torchvision.models.vit_b_16", "1,3,224,224"),
     "swin_t.aten.json": ("torchvision.models.swin_t", "1,3,224,224"),
+    "swin_t.export.json": ("torchvision.models.swin_t", "1,3,224,224"),
+    "swin_t.core_aten.json": ("torchvision.models.swin_t", "1,3,224,224"),
     "rule_examples.fx.json": ("graft_fx.example_models.activations", "2,3,8"),
     "rule_examples.aten.json": ("graft_fx.example_models.activations", "2,3,8"),
     "rule_examples.export.json": ("graft_fx.example_models.activations", "2,3,8"),
+    "rule_examples.core_aten.json": ("graft_fx.example_models.activations", "2,3,8"),
     "conv_examples.export.json": ("graft_fx.example_models.conv_batch_norms", "2,3,8,8"),
+    "conv_examples.core_aten.json": ("graft_fx.example_models.conv_batch_norms", "2,3,8,8"),
 }
 
 

@@ -334,6 +334,40 @@ class CommandLine(ExportCase):
         self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
         self.assertIn("changed the program's inputs", proc.stderr)
 
+    def test_core_aten_export_rewrite_import(self):
+        import json
+        import subprocess
+        graph, out = os.path.join(self.dir, "g.json"), os.path.join(self.dir, "out.json")
+        model = "torchvision.models.resnet18"
+        proc = helpers.run_cli("export", model, "--mode", "export", "--core-aten", "--drop-meta", "stack_trace",
+                               "-o", graph)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(graph) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["meta"]["decompositions"], "core_aten")
+        targets = [n.get("target") for n in doc["nodes"]]
+        # core ATen: batch norm as _native_batch_norm_legit_no_training, the linear as addmm
+        self.assertEqual(targets.count("torch.ops.aten._native_batch_norm_legit_no_training.default"), 20)
+        self.assertNotIn("torch.ops.aten.linear.default", targets)
+        self.assertFalse(any("stack_trace" in n.get("meta", {}) for n in doc["nodes"]))
+        self.assertTrue(any("nn_module_stack" in n.get("meta", {}) for n in doc["nodes"]))  # only the key asked for
+        relu_to_clamp_min = RELU__TO_CLAMP_MIN_.replace("relu_.default", "relu.default").replace(
+            "clamp_min_.default", "clamp_min.default")  # core ATen has no in-place ops
+        run = subprocess.run([helpers.graft_bin(self), "run", self.script(relu_to_clamp_min), graph, "-o", out],
+                             capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("relu__to_clamp_min_ 17/17", run.stdout)
+        # import decomposes the model's program again, so the graph's inputs are the same
+        proc = helpers.run_cli("import", out, "--model", model, "--check")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("check: outputs identical", proc.stdout)
+
+    def test_core_aten_needs_the_export_mode(self):
+        proc = helpers.run_cli("export", "torchvision.models.resnet18", "--core-aten", "-o",
+                               os.path.join(self.dir, "g.json"))
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--core-aten decomposes an ExportedProgram: use it with --mode export", proc.stderr)
+
 
 class Example(unittest.TestCase):
     def test_the_torch2_workflows_example_runs(self):

@@ -194,7 +194,7 @@ class RuleLibrary(unittest.TestCase):
 class SwinAttention(unittest.TestCase):
     """Swin-T's 12 window attention blocks (6 shifted, with a per-window mask), written out by
     hand with a relative-position bias: fused by fuse_attention in the ATen forms torch 2.14
-    makes, each checked bit for bit against the model."""
+    makes and by sdpa_bias_torch in dynamo's graphs, each checked bit for bit against the model."""
 
     @classmethod
     def setUpClass(cls):
@@ -242,6 +242,32 @@ class SwinAttention(unittest.TestCase):
         self.assertEqual(len(fused), 12, report)
         self.assertFalse(any(n.target is torch.ops.aten.softmax.int for n in ep2.graph.nodes))
         self.assertTrue(torch.equal(ep2.module()(self.x), ep.module()(self.x)))
+
+    def compile(self, model, x, then="eager"):
+        import graft
+        torch._dynamo.reset()
+        backend = graft.backend(os.path.join(SCRIPTS, "rules", "sdpa_bias_torch.lua"), then=then, strict=True)
+        with torch.no_grad():
+            got, want = torch.compile(model, backend=backend)(x), model(x)
+        [report] = backend.reports
+        return got, want, {k: v for k, v in report.rewrites.items() if v}
+
+    def test_dynamo_graph(self):
+        # dynamo's Torch-level graph: operator.mul, Tensor.matmul, F.softmax, F.dropout, and the
+        # shifted windows' views with their sizes as separate arguments
+        got, want, rewrites = self.compile(self.model, self.x)
+        self.assertEqual(rewrites, {"torch_sdpa_bias": 7, "torch_sdpa_bias_shifted": 5})
+        self.assertTrue(torch.equal(got, want), f"max difference {(got - want).abs().max().item()}")
+
+    def test_dynamo_graph_then_inductor(self):
+        from torchvision.models.swin_transformer import SwinTransformer
+        torch.manual_seed(0)
+        small = SwinTransformer(patch_size=[4, 4], embed_dim=24, depths=[2, 2], num_heads=[2, 4],
+                                window_size=[7, 7], num_classes=10).eval()
+        x = torch.randn(2, 3, 56, 56)
+        got, want, rewrites = self.compile(small, x, then="inductor")
+        self.assertEqual(rewrites, {"torch_sdpa_bias": 3, "torch_sdpa_bias_shifted": 1})
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)  # inductor's own fusions round differently
 
 
 class TwoBlocks(torch.nn.Module):

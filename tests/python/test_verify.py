@@ -10,21 +10,13 @@ from helpers import REPO, graft_bin, graft_module
 RULES = os.path.join(REPO, "scripts", "rules")
 EXAMPLES = os.path.join(REPO, "examples", "graphs")
 
-# Rules no bundled example can exercise: make_fx (torch 2.14) records native_batch_norm; the batch
-# norm these match (_native_batch_norm_legit_no_training) comes from torch.export's decomposed
-# programs, which no bundled graph is.
-NEEDS_NEWER_TORCH = {"conv_bn_legit_stats", "conv_bn_legit"}
-# Rules for torch.export's core ATen form: graft verify builds graph files of make_fx's form, so
-# these are checked against the model by test_rule_library.SwinAttention instead.
-# Rules for exported forms no bundled graph holds (core ATen, which graft_fx export does not
-# write; Swin-T's attention in torch.export's default graph); test_rule_library (Swin-T) and
-# test_rule_library_fusions (LinearActivationForms) check them on exported programs instead.
-EXPORT_FORM_ONLY = {"sdpa_bias_shifted_permute", "sdpa_bias_permute", "sdpa_bias_one_window_permute",
-                    "sdpa_bias_shifted_matmul", "sdpa_bias_matmul",
-                    "linear_act_permute", "linear_view_act_permute"}
+# A rule no form of torch 2.14 gives an example of: the dead statistics after
+# _native_batch_norm_legit_no_training (torch.export and AOT autograd remove dead code first).
+NO_TORCH_FORM = {"conv_bn_legit_stats"}
 # Rules for the Torch-level graphs dynamo hands a backend, which no graph file holds;
-# test_rule_library_fusions (LinearActivationDynamo) checks them under torch.compile instead.
-TORCH_COMPILE_ONLY = {"torch_linear_act", "torch_linear_act_inplace"}
+# test_rule_library_fusions (LinearActivationDynamo) and test_rule_library (SwinAttention) check
+# them under torch.compile instead.
+TORCH_COMPILE_ONLY = {"torch_linear_act", "torch_linear_act_inplace", "torch_sdpa_bias", "torch_sdpa_bias_shifted"}
 
 WRONG = """local aten = graft.ops.aten
 return graft.rules {{
@@ -66,7 +58,7 @@ class Verify(unittest.TestCase):
             with self.subTest(rule=rule):
                 if rule == "add_to_mul":
                     self.assertEqual(v.status, "inexact")  # the guide's example: changes the model on purpose
-                elif rule in NEEDS_NEWER_TORCH or rule in EXPORT_FORM_ONLY or rule in TORCH_COMPILE_ONLY:
+                elif rule in NO_TORCH_FORM or rule in TORCH_COMPILE_ONLY:
                     self.assertEqual(v.status, "unchecked", v.message)
                 else:
                     self.assertEqual(v.status, "verified", v.message)
@@ -127,7 +119,7 @@ return graft.rules {{ graft.rule {{
         proc = subprocess.run([graft, "verify", script, "--trials", "1"], capture_output=True, text=True)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("verified   conv_bn_stats", proc.stdout)
-        self.assertIn("2 of 7 rules unchecked", proc.stderr)
+        self.assertIn("1 of 7 rules unchecked", proc.stderr)
         strict = subprocess.run([graft, "verify", script, "--trials", "1", "--strict"], capture_output=True, text=True)
         self.assertEqual(strict.returncode, 1)
 

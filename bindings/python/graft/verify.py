@@ -22,7 +22,7 @@ from typing import List
 import torch
 
 from graft_fx import format as _fmt
-from graft_fx.exported_program import flat_inputs
+from graft_fx.exported_program import export_program, flat_inputs
 from graft_fx.importer import import_graph
 from graft_fx.models import build_model, example_inputs
 from graft_fx.trust import registered_model
@@ -153,7 +153,7 @@ def _check_example(path, rule, module, roots, trials, rtol, atol, seed, budgets,
         # An ExportedProgram's graph takes the parameters, buffers and constants as inputs:
         # export the model again (as graft_fx import does) for their values and order.
         try:
-            program = torch.export.export(model, tuple(example_inputs(meta["input_shapes"], seed)))
+            program = export_program(model, example_inputs(meta["input_shapes"], seed), meta.get("decompositions"))
         except Exception as e:  # noqa: BLE001 - any failure of torch.export is the file's verdict
             raise RuntimeError(f"{path}: exporting its model again failed: {type(e).__name__}: {e}") from None
         owner = program.graph_module

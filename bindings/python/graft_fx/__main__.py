@@ -7,7 +7,7 @@ import torch
 
 from . import format as fmt
 from .export import export_graph_module, export_hierarchy, trace_aten, trace_symbolic
-from .exported_program import ProgramError, flat_inputs, program_signature, rebuild_program
+from .exported_program import CORE_ATEN, ProgramError, export_program, flat_inputs, program_signature, rebuild_program
 from .hierarchy import ExtractionError
 from .trace import check_leaves, decomposition_table
 from .importer import GraftImportError, import_graph
@@ -72,6 +72,12 @@ def _parser():
     e.add_argument("--decompose", action="append", default=[], metavar="OP",
                    help="with --mode aten: trace this ATen operator (aten._scaled_dot_product_flash_attention_for_cpu) "
                         "as the operators torch's own decomposition of it calls; repeatable")
+    e.add_argument("--core-aten", action="store_true",
+                   help="with --mode export: the program after run_decompositions(), in torch's core ATen opset "
+                        "(as a backend receives it); import and graft verify decompose again")
+    e.add_argument("--drop-meta", action="append", default=[], metavar="KEY",
+                   help="leave this free-form node meta key out of the file (stack_trace, nn_module_stack: the "
+                        "provenance that makes up most of an exported program's size); repeatable")
     e.add_argument("--values", action="store_true",
                    help="also write every parameter's and buffer's value (module settings are always written), "
                         "so that import can rebuild modules the target model lacks (export replacements with it)")
@@ -103,6 +109,8 @@ def _export(args):
     if (args.hierarchy or args.strict) and args.mode != "symbolic":
         raise GraftTraceError("--hierarchy keeps modules as graphs of their own: use it with --mode symbolic "
                               "(make_fx traces every module down to ATen operators)")
+    if args.core_aten and args.mode != "export":
+        raise GraftTraceError("--core-aten decomposes an ExportedProgram: use it with --mode export")
     if args.decompose and args.mode != "aten":
         raise GraftTraceError("--decompose names ATen operators: use it with --mode aten")
     try:
@@ -127,22 +135,41 @@ def _export(args):
     if args.decompose:
         meta["decomposed"] = list(args.decompose)
     doc = export_graph_module(gm, root_module=model, example_inputs=inputs, meta=meta, values=args.values)
+    _drop_meta(doc, args.drop_meta)
     fmt.write(doc, args.output)
     print(f"wrote {args.output}: {len(doc['nodes'])} nodes, {len(doc['modules'])} modules",
           file=sys.stderr if args.output == "-" else sys.stdout)
     return 0
 
 
+def _drop_meta(doc, keys):
+    """Remove the free-form meta `keys` from every node of the document, subgraphs included."""
+    if not keys:
+        return
+    if isinstance(doc, dict):
+        for node in doc.get("nodes", []) if isinstance(doc.get("nodes"), list) else []:
+            for key in keys:
+                node.get("meta", {}).pop(key, None)
+        for value in doc.values():
+            _drop_meta(value, keys)
+    elif isinstance(doc, list):
+        for value in doc:
+            _drop_meta(value, keys)
+
+
 def _export_program(args, model, inputs):
     try:
-        ep = torch.export.export(model, tuple(inputs))
+        ep = export_program(model, inputs, CORE_ATEN if args.core_aten else None)
     except Exception as e:  # noqa: BLE001 - any export failure becomes one clear sentence
         raise GraftTraceError(_trace_failure(args, e)) from None
     meta = {"source": args.model, "mode": args.mode, "seed": args.seed,
             "program": program_signature(ep)}
+    if args.core_aten:
+        meta["decompositions"] = CORE_ATEN
     doc = export_graph_module(ep.graph_module, root_module=ep.graph_module, example_inputs=flat_inputs(ep, inputs),
                               meta=meta, values=args.values)
     doc["meta"]["input_shapes"] = [list(x.shape) for x in inputs]  # the user's: what import exports again with
+    _drop_meta(doc, args.drop_meta)
     fmt.write(doc, args.output)
     print(f"wrote {args.output}: {len(doc['nodes'])} nodes, an ExportedProgram's graph "
           f"({len(ep.graph_signature.input_specs)} inputs, {len(inputs)} of them the user's)",
@@ -162,6 +189,7 @@ def _export_hierarchy(args, model, inputs):
         import traceback
         cause = "".join(traceback.format_exception(e.__cause__)) if e.__cause__ else ""
         raise GraftTraceError(f"{e}{_user_frame(e.__cause__)}\n\nthe trace's exception:\n{cause.rstrip()}") from None
+    _drop_meta(doc, args.drop_meta)
     fmt.write(doc, args.output)
     graphs = sum(1 for m in doc["modules"] if "graph" in m)
     opaque = [m["path"] for m in doc["modules"] if "opaque" in m]
@@ -190,7 +218,7 @@ def _trace_failure(args, error):
     """What failed, where in the model's own code, and what to try."""
     where = _user_frame(error)
     first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-    how = "torch.fx.symbolic_trace" if args.mode == "symbolic" else "make_fx"
+    how = {"symbolic": "torch.fx.symbolic_trace", "aten": "make_fx", "export": "torch.export.export"}[args.mode]
     hint = ("; data-dependent control flow cannot be traced symbolically: try --mode aten"
             if args.mode == "symbolic" else "; check --input-shape and --input-dtype match what the model expects")
     return f"cannot trace {args.model} with {how}{where}: {type(error).__name__}: {first}{hint}"
@@ -296,7 +324,7 @@ def _import_program(args, model, doc):
     shapes = args.input_shape or doc["meta"].get("input_shapes") or [DEFAULT_SHAPE]
     inputs = example_inputs(shapes, args.seed, args.input_dtype, args.int_high)
     try:
-        ep = torch.export.export(model, tuple(inputs))
+        ep = export_program(model, inputs, doc["meta"].get("decompositions"))
     except Exception as e:  # noqa: BLE001
         raise GraftImportError(f"{args.graph}: exporting {args.model} again failed: {type(e).__name__}: {e}") from None
     gm = import_graph(doc, ep.graph_module)

@@ -13,8 +13,9 @@ import torch.nn.functional as F
 
 class Activations(torch.nn.Module):
     """A Linear followed by each activation the linear_act rules fuse: as modules (FX graphs
-    keep them as call_module nodes), and in place on a 3-d input (ATen graphs: addmm -> view ->
-    an in-place activation, with autograd's dead clone of its input)."""
+    keep them as call_module nodes), in place on a 3-d input (ATen graphs: addmm -> view -> an
+    in-place activation, with autograd's dead clone of its input), and on a 2-d input (addmm
+    straight into the activation: core ATen's permuted weight without a view)."""
 
     def __init__(self):
         super().__init__()
@@ -25,7 +26,8 @@ class Activations(torch.nn.Module):
     def forward(self, x):
         for linear, act in zip(self.linears, self.acts):
             x = act(linear(x))
-        return F.hardswish(self.linears[0](x), inplace=True) + F.relu(self.linears[1](x), inplace=True)
+        y = F.hardswish(self.linears[0](x), inplace=True) + F.relu(self.linears[1](x), inplace=True)
+        return y + F.relu(self.linears[2](x[:, 0])).unsqueeze(1)
 
 
 def activations():

@@ -17,11 +17,24 @@ from torch.export.exported_program import ExportedProgram
 
 from .fake_values import fill_fake_values, graph_fake_mode
 
-__all__ = ["ProgramError", "flat_inputs", "program_signature", "rebuild_program"]
+__all__ = ["ProgramError", "export_program", "flat_inputs", "program_signature", "rebuild_program"]
+
+# what `meta.decompositions` of a graph file exported with --core-aten says
+CORE_ATEN = "core_aten"
 
 
 class ProgramError(ValueError):
     """The edited graph cannot be the graph of an ExportedProgram."""
+
+
+def export_program(model, inputs, decompositions=None):
+    """`torch.export.export(model, inputs)`, and with decompositions="core_aten" the program
+    after `run_decompositions()` (torch's core ATen opset): the program a graph file's meta
+    (`mode` "export", `decompositions`) says it was written from."""
+    if decompositions not in (None, CORE_ATEN):
+        raise ValueError(f"unknown decompositions {decompositions!r} (expected {CORE_ATEN!r} or none)")
+    ep = torch.export.export(model, tuple(inputs))
+    return ep.run_decompositions() if decompositions == CORE_ATEN else ep
 
 
 def _outputs(gm):
