@@ -36,6 +36,8 @@ LINEAR_ACT = os.path.join(SCRIPTS, "rules", "linear_act_aten.lua")
 LINEAR_ACT_FX = os.path.join(SCRIPTS, "rules", "linear_act_fx.lua")
 LINEAR_ACT_TORCH = os.path.join(SCRIPTS, "rules", "linear_act_torch.lua")
 CONV_BN = os.path.join(SCRIPTS, "rules", "conv_bn_aten.lua")
+CONV_BN_TORCH = os.path.join(SCRIPTS, "rules", "conv_bn_torch.lua")
+CONV_BN_FX = os.path.join(SCRIPTS, "rules", "conv_bn_fx.lua")
 GRAPHS = os.path.join(REPO, "examples", "graphs")
 
 ATEN = "torch.ops.aten."
@@ -181,8 +183,9 @@ def randomize_batch_norms(model, seed=1):
         for m in model.modules():
             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
                 n = m.num_features
-                m.running_mean.copy_(torch.randn(n, generator=gen) * 0.1)
-                m.running_var.copy_(torch.rand(n, generator=gen) + 0.5)
+                if m.track_running_stats:
+                    m.running_mean.copy_(torch.randn(n, generator=gen) * 0.1)
+                    m.running_var.copy_(torch.rand(n, generator=gen) + 0.5)
                 if m.affine:
                     m.weight.copy_(torch.rand(n, generator=gen) + 0.5)
                     m.bias.copy_(torch.randn(n, generator=gen) * 0.1)
@@ -469,6 +472,73 @@ class ConvBatchNormExport(unittest.TestCase):
                 torch.export.save(ep, buffer)
                 buffer.seek(0)
                 torch.testing.assert_close(torch.export.load(buffer).module()(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+def conv_bn_models():
+    """(name, model with random batch-norm statistics, input, folds): torchvision's and the
+    example with a convolution of each rank, a bias-free one and a batch norm without affine
+    parameters."""
+    from graft_fx.example_models import conv_batch_norms
+    return [("resnet18", randomize_batch_norms(build_model("torchvision.models.resnet18", 0)),
+             torch.randn(1, 3, 224, 224), {"conv2d": 20}),
+            ("mobilenet_v3_small", randomize_batch_norms(build_model("torchvision.models.mobilenet_v3_small", 0)),
+             torch.randn(1, 3, 224, 224), {"conv2d": 34}),
+            ("conv_batch_norms", randomize_batch_norms(conv_batch_norms()), torch.randn(2, 3, 8, 8),
+             {"conv1d": 1, "conv2d": 1, "conv3d": 1})]
+
+
+class ConvBatchNormTorchLevel(unittest.TestCase):
+    """conv_bn_torch.lua in dynamo's graphs and conv_bn_fx.lua in symbolic_trace's: every batch
+    norm folded, bit for bit what torch.fx's own eval-mode fusion computes."""
+
+    def test_dynamo_graphs(self):
+        for name, model, x, folds in conv_bn_models():
+            with self.subTest(model=name):
+                torch._dynamo.reset()
+                backend = graft.backend(CONV_BN_TORCH, then="eager", strict=True)
+                with torch.no_grad():
+                    got, fused = torch.compile(model, backend=backend)(x), torch_fuse(model)(x)
+                [report] = backend.reports
+                self.assertEqual({k: v for k, v in report.rewrites.items() if v},
+                                 {f"torch_{op}_batch_norm": n for op, n in folds.items()})
+                self.assertTrue(torch.equal(got, fused), f"max difference {(got - fused).abs().max().item()}")
+
+    def test_fx_graphs(self):
+        for name, model, x, folds in conv_bn_models():
+            with self.subTest(model=name):
+                gm = torch.fx.symbolic_trace(model)
+                fused_gm, report = graft.run(CONV_BN_FX, gm)
+                [rule] = [r for p in report["passes"] for r in p["rules"]]
+                self.assertEqual(rule["rewrites"], sum(folds.values()))
+                self.assertFalse(any(n.op == "call_module" and isinstance(gm.get_submodule(n.target),
+                                                                         torch.nn.modules.batchnorm._BatchNorm)
+                                     for n in fused_gm.graph.nodes))
+                with torch.no_grad():
+                    got, fused = fused_gm(x), torch_fuse(model)(x)
+                self.assertTrue(torch.equal(got, fused), f"max difference {(got - fused).abs().max().item()}")
+
+    def test_training_mode_and_padding_modes_are_left_alone(self):
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c1, self.b1 = torch.nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect"), torch.nn.BatchNorm2d(4)
+                self.c2, self.b2 = torch.nn.Conv2d(4, 4, 1), torch.nn.BatchNorm2d(4, track_running_stats=False)
+                self.c3, self.b3 = torch.nn.Conv2d(4, 4, 1), torch.nn.BatchNorm2d(4)
+
+            def forward(self, x):
+                return self.b3(self.c3(self.b2(self.c2(self.b1(self.c1(x))))))
+
+        model = randomize_batch_norms(Net().eval())
+        model.b3.train()
+        x = torch.randn(2, 3, 6, 6)
+        fused_gm, report = graft.run(CONV_BN_FX, torch.fx.symbolic_trace(model))
+        self.assertEqual(sum(r["rewrites"] for p in report["passes"] for r in p["rules"]), 0)
+        torch._dynamo.reset()
+        backend = graft.backend(CONV_BN_TORCH, then="eager", strict=True)
+        with torch.no_grad():
+            torch.compile(model, backend=backend)(x)
+        # reflect padding is F.pad + conv2d(padding 0) in dynamo's graph, which folds like any other
+        self.assertEqual({k: v for k, v in backend.reports[0].rewrites.items() if v}, {"torch_conv2d_batch_norm": 1})
 
 
 class ConvBatchNorm(Case):

@@ -14,9 +14,10 @@ EXAMPLES = os.path.join(REPO, "examples", "graphs")
 # _native_batch_norm_legit_no_training (torch.export and AOT autograd remove dead code first).
 NO_TORCH_FORM = {"conv_bn_legit_stats"}
 # Rules for the Torch-level graphs dynamo hands a backend, which no graph file holds;
-# test_rule_library_fusions (LinearActivationDynamo) and test_rule_library (SwinAttention) check
-# them under torch.compile instead.
-TORCH_COMPILE_ONLY = {"torch_linear_act", "torch_linear_act_inplace", "torch_sdpa_bias", "torch_sdpa_bias_shifted"}
+# test_rule_library_fusions (LinearActivationDynamo, ConvBatchNormTorchLevel) and test_rule_library
+# (SwinAttention) check them under torch.compile instead.
+TORCH_COMPILE_ONLY = {"torch_linear_act", "torch_linear_act_inplace", "torch_sdpa_bias", "torch_sdpa_bias_shifted",
+                      "torch_conv1d_batch_norm", "torch_conv2d_batch_norm", "torch_conv3d_batch_norm"}
 
 WRONG = """local aten = graft.ops.aten
 return graft.rules {{
