@@ -22,6 +22,7 @@
 #include "match_command.hpp"
 #include "output_paths.hpp"
 #include "partition_command.hpp"
+#include "pass_command.hpp"
 #include "plan_command.hpp"
 #include "print_error.hpp"
 #include "rewrite_command.hpp"
@@ -293,6 +294,8 @@ static int run_command_line(int argc, char** argv) {
       "--modules-by-class", rewrite_opts.modules_by_class,
       "the pattern's module calls match modules of the same class, wherever they are; the replacement reaches them by the pattern's module names");
 
+  const cli::PassCommand pass_command(app);
+
   cli::PartitionCommandOptions partition_opts;
   CLI::App* partition = app.add_subcommand(
       "partition",
@@ -371,7 +374,9 @@ static int run_command_line(int argc, char** argv) {
     if (!plan_opts.graph_output.empty()) outputs.push_back({"--schedule-output", plan_opts.graph_output, true});
     inputs.push_back({"GRAPH", plan_opts.graph, true});
   }
-  const bool json_to_stdout = (*run && run_opts.json) || (*rewrite && rewrite_opts.json) || (*plan && plan_opts.json);
+  if (pass_command.chosen()) pass_command.paths(outputs, inputs);
+  const bool json_to_stdout = (pass_command.chosen() && pass_command.json_to_stdout()) || (*run && run_opts.json) ||
+      (*rewrite && rewrite_opts.json) || (*plan && plan_opts.json);
   if (std::count_if(outputs.begin(), outputs.end(), [](const cli::PathUse& o) { return o.path == "-"; }) +
           (json_to_stdout ? 1 : 0) >
       1) {
@@ -401,6 +406,7 @@ static int run_command_line(int argc, char** argv) {
   if (*save) return cmd_save(graph, out);
   if (*run) return cli::cmd_run(run_opts);
   if (*rewrite) return cli::cmd_rewrite(rewrite_opts);
+  if (pass_command.chosen()) return pass_command.run();
   if (*partition) return cli::cmd_partition(partition_opts);
   if (*plan) return cli::cmd_plan(plan_opts);
   if (*pattern) return cli::cmd_pattern(rules_opts);

@@ -620,7 +620,8 @@ function Graph:submodule(path, fn) end
 ---@class graft.Transformer: graft.TransformerSpec
 ---@field kind "transformer"
 
----@alias graft.BuiltinName "dead_code_elimination"|"common_subexpression_elimination"|"stable_topological_sort"|"normalize_args"|"functionalize"|"reinplace"|"specialize"|"lint"
+---A pass of the engine's registry: docs/reference/passes.md, or `graft pass --list`.
+---@alias graft.BuiltinName string
 
 ---@class graft.Builtin
 ---@field kind "builtin"

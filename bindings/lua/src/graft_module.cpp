@@ -6,6 +6,7 @@
 #include <string>
 
 #include "graft/ir/op_schema.hpp"
+#include "graft/passes/pass_registry.hpp"
 #include "graph_api.hpp"
 #include "handles.hpp"
 #include "lua_library.hpp"
@@ -104,15 +105,14 @@ int graft_limits(lua_State* L) {
 /// Declarations, written in Lua because they are only validation and tagging. `error(msg, 2)`
 /// points at the script line that made the bad declaration.
 constexpr const char* kPrelude = R"lua(
-local graft = ...
+local graft, builtin_names = ...
 -- Captured now: the state's real globals are emptied once the sandbox is built.
 local error, type, ipairs, pairs, tostring, string, table, math =
       error, type, ipairs, pairs, tostring, string, table, math
 local kinds = { pass = true, transformer = true, builtin = true, fixpoint = true, pipeline = true }
-local builtins = {
-  dead_code_elimination = true, common_subexpression_elimination = true, stable_topological_sort = true,
-  normalize_args = true, functionalize = true, reinplace = true, specialize = true, lint = true,
-}
+local builtins = {}  -- the pass registry's names (graft/passes/pass_registry.hpp)
+for _, name in ipairs(builtin_names) do builtins[name] = true end
+local builtin_list = table.concat(builtin_names, ", ")
 local handler_names = { call_function = true, call_method = true, call_module = true, get_attr = true }
 
 local function tagged(kind, t) t.kind = kind; return t end
@@ -164,7 +164,7 @@ end
 
 function graft.builtin(name)
   if not builtins[name] then
-    error("graft.builtin: unknown built-in pass '" .. tostring(name) .. "' (dead_code_elimination, common_subexpression_elimination, stable_topological_sort, normalize_args, functionalize, reinplace, specialize, lint)", 2)
+    error("graft.builtin: unknown built-in pass '" .. tostring(name) .. "' (" .. builtin_list .. ")", 2)
   end
   return tagged("builtin", { name = name })
 end
@@ -337,7 +337,13 @@ void push_graft_module(lua_State* L) {
   // The prelude runs with the real (not yet emptied) globals: it is our code, not a script's.
   if (luaL_loadbufferx(L, kPrelude, std::char_traits<char>::length(kPrelude), "=graft", "t") != LUA_OK) lua_error(L);
   lua_pushvalue(L, module);
-  lua_call(L, 1, 0);
+  lua_createtable(L, static_cast<int>(pass_registry().size()), 0);
+  lua_Integer i = 0;
+  for (const PassInfo* pass : pass_registry()) {
+    lua_pushlstring(L, pass->name.data(), pass->name.size());
+    lua_rawseti(L, -2, ++i);
+  }
+  lua_call(L, 2, 0);
 }
 
 }  // namespace graft::lua::detail

@@ -15,18 +15,12 @@
 #include "graft/ir/module_table.hpp"
 #include "graft/ir/op_schema.hpp"
 #include "graft/ir/target_name.hpp"
-#include "graft/passes/common_subexpressions.hpp"
-#include "graft/passes/dead_code.hpp"
-#include "graft/passes/functionalize.hpp"
-#include "graft/passes/normalize_args.hpp"
-#include "graft/passes/reinplace.hpp"
-#include "graft/passes/specialize.hpp"
-#include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
 #include "hierarchy_api.hpp"
 #include "lua_values.hpp"
 #include "memory_api.hpp"
 #include "meta_propagation.hpp"
+#include "pass_api.hpp"
 #include "pattern_api.hpp"
 #include "rule_api.hpp"
 #include "sandbox_state.hpp"
@@ -754,116 +748,6 @@ int graph_erase_node(lua_State* L) {
   return node_erase(L);
 }
 
-int graph_eliminate_dead_code(lua_State* L) {
-  CheckedGraph cg = check_graph(L, 1);
-  require_writable(L, *cg.session);
-  charge_graph(L, *cg.session->graph);
-  lua_pushinteger(L, static_cast<lua_Integer>(eliminate_dead_code(*cg.session->graph, *state_of(L).schemas())));
-  return 1;
-}
-
-/// g:normalize_args{defaults = "explicit" | "drop" | "keep", methods = true, keywords = false}: every
-/// call with a known schema in one spelling; returns {changed, unchanged, no_schema, skipped = {{node, reason}}}.
-int graph_normalize_args(lua_State* L) {
-  CheckedGraph cg = check_graph(L, 1);
-  require_writable(L, *cg.session);
-  const NormalizeOptions options = read_normalize_options(L, 2, "g:normalize_args");
-  Graph& g = *cg.session->graph;
-  charge_graph(L, g);
-  const NormalizeReport r = normalize_arguments(g, *state_of(L).schemas(), options);
-  push_normalize_report(L, r, [&](NodeId n) { push_node(L, cg.session_id, n); });
-  return 1;
-}
-
-/// g:functionalize(): every write replaced by its functional form; returns {writes, scatters,
-/// views_replayed, copy_backs = {{input | attribute, output}}}; raises (graph unchanged) when a
-/// write cannot be made functional.
-int graph_functionalize(lua_State* L) {
-  CheckedGraph cg = check_graph(L, 1);
-  require_writable(L, *cg.session);
-  Graph& g = *cg.session->graph;
-  charge_graph(L, g);
-  Result<FunctionalizeReport> r = functionalize(g, *state_of(L).schemas());
-  if (!r) raise_status(L, r.status());
-  lua_createtable(L, 0, 4);
-  lua_pushinteger(L, static_cast<lua_Integer>(r->writes));
-  lua_setfield(L, -2, "writes");
-  lua_pushinteger(L, static_cast<lua_Integer>(r->scatters));
-  lua_setfield(L, -2, "scatters");
-  lua_pushinteger(L, static_cast<lua_Integer>(r->views_replayed));
-  lua_setfield(L, -2, "views_replayed");
-  lua_createtable(L, static_cast<int>(r->copy_backs.size()), 0);
-  lua_Integer i = 0;
-  for (const CopyBack& c : r->copy_backs) {
-    lua_createtable(L, 0, 2);
-    lua_pushstring(L, c.input.c_str());
-    lua_setfield(L, -2, c.attribute ? "attribute" : "input");
-    lua_pushinteger(L, static_cast<lua_Integer>(c.output) + 1);  // Lua's position in the output tuple
-    lua_setfield(L, -2, "output");
-    lua_rawseti(L, -2, ++i);
-  }
-  lua_setfield(L, -2, "copy_backs");
-  return 1;
-}
-
-/// g:reinplace(): functional calls whose input dies there write into it; returns {done,
-/// decisions = {{node, inplace, done, reason}}}.
-int graph_reinplace(lua_State* L) {
-  CheckedGraph cg = check_graph(L, 1);
-  require_writable(L, *cg.session);
-  Graph& g = *cg.session->graph;
-  charge_graph(L, g);
-  const ReinplaceReport r = reinplace(g, *state_of(L).schemas());
-  lua_createtable(L, 0, 2);
-  lua_pushinteger(L, static_cast<lua_Integer>(r.done));
-  lua_setfield(L, -2, "done");
-  lua_createtable(L, static_cast<int>(r.decisions.size()), 0);
-  lua_Integer i = 0;
-  for (const ReinplaceDecision& d : r.decisions) {
-    lua_createtable(L, 0, 4);
-    push_node(L, cg.session_id, d.node);
-    lua_setfield(L, -2, "node");
-    lua_pushstring(L, d.inplace_target.c_str());
-    lua_setfield(L, -2, "inplace");
-    lua_pushboolean(L, d.done);
-    lua_setfield(L, -2, "done");
-    if (!d.done) {
-      lua_pushstring(L, d.reason.c_str());
-      lua_setfield(L, -2, "reason");
-    }
-    lua_rawseti(L, -2, ++i);
-  }
-  lua_setfield(L, -2, "decisions");
-  return 1;
-}
-
-/// g:specialize(): metadata queries answered from tensor meta, folded to constants; returns
-/// how many nodes were folded.
-int graph_specialize(lua_State* L) {
-  CheckedGraph cg = check_graph(L, 1);
-  require_writable(L, *cg.session);
-  charge_graph(L, *cg.session->graph);
-  lua_pushinteger(L, static_cast<lua_Integer>(specialize(*cg.session->graph).folded));
-  return 1;
-}
-
-int graph_eliminate_common_subexpressions(lua_State* L) {
-  CheckedGraph cg = check_graph(L, 1);
-  require_writable(L, *cg.session);
-  charge_graph(L, *cg.session->graph);
-  lua_pushinteger(
-      L, static_cast<lua_Integer>(eliminate_common_subexpressions(*cg.session->graph, *state_of(L).schemas())));
-  return 1;
-}
-
-int graph_stable_topological_sort(lua_State* L) {
-  CheckedGraph cg = check_graph(L, 1);
-  require_writable(L, *cg.session);
-  charge_graph(L, *cg.session->graph);
-  raise_status(L, stable_topological_sort(*cg.session->graph));
-  return 0;
-}
-
 /// g:lint(): true, or false and the message (so checks can `assert(g:lint())`).
 int graph_lint(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
@@ -1118,17 +1002,10 @@ void install_graph_metamethods(lua_State* L, int metatable) {
                               {"inserting_before", cfunction<graph_inserting_before>},
                               {"inserting_after", cfunction<graph_inserting_after>},
                               {"erase_node", cfunction<graph_erase_node>},
-                              {"eliminate_dead_code", cfunction<graph_eliminate_dead_code>},
-                              {"stable_topological_sort", cfunction<graph_stable_topological_sort>},
-                              {"normalize_args", cfunction<graph_normalize_args>},
-                              {"functionalize", cfunction<graph_functionalize>},
-                              {"reinplace", cfunction<graph_reinplace>},
-                              {"specialize", cfunction<graph_specialize>},
                               {"propagate_meta", cfunction<graph_propagate_meta>},
                               {"plan_memory", cfunction<graph_plan_memory>},
                               {"memory_peak", cfunction<graph_memory_peak>},
                               {"schedule_for_memory", cfunction<graph_schedule_for_memory>},
-                              {"eliminate_common_subexpressions", cfunction<graph_eliminate_common_subexpressions>},
                               {"lint", cfunction<graph_lint>},
                               {"module", cfunction<graph_module>},
                               {"modules", cfunction<graph_modules>},
@@ -1153,6 +1030,7 @@ void install_graph_metamethods(lua_State* L, int metatable) {
                               {nullptr, nullptr}};
   lua_newtable(L);
   luaL_setfuncs(L, methods, 0);
+  open_pass_methods(L, -1);
   lua_pushcclosure(L, cfunction<graph_index>, 1);
   lua_setfield(L, metatable, "__index");
   lua_pushcfunction(L, cfunction<graph_newindex>);
@@ -1165,48 +1043,6 @@ void install_graph_metamethods(lua_State* L, int metatable) {
   lua_setfield(L, metatable, "__eq");
   lua_pushstring(L, kGraphType);
   lua_setfield(L, metatable, "__name");
-}
-
-NormalizeOptions read_normalize_options(lua_State* L, int index, const char* caller) {
-  NormalizeOptions options;
-  if (lua_isnoneornil(L, index)) return options;
-  luaL_checktype(L, index, LUA_TTABLE);
-  check_option_names(L, index, caller, {"defaults", "methods", "keywords"});
-  if (lua_getfield(L, index, "defaults") != LUA_TNIL) {
-    const std::string_view d = luaL_checkstring(L, -1);
-    if (d == "explicit") options.defaults = DefaultArguments::Explicit;
-    else if (d == "drop") options.defaults = DefaultArguments::Drop;
-    else if (d == "keep") options.defaults = DefaultArguments::Keep;
-    else luaL_error(L, "%s: defaults must be \"explicit\", \"drop\" or \"keep\", not \"%s\"", caller, d.data());
-  }
-  lua_pop(L, 1);
-  if (lua_getfield(L, index, "methods") != LUA_TNIL) options.methods = lua_toboolean(L, -1) != 0;
-  lua_pop(L, 1);
-  if (lua_getfield(L, index, "keywords") != LUA_TNIL) options.keywords = lua_toboolean(L, -1) != 0;
-  lua_pop(L, 1);
-  return options;
-}
-
-void push_normalize_report(lua_State* L, const NormalizeReport& r,
-                           const std::function<void(NodeId)>& push_skipped_node) {
-  lua_createtable(L, 0, 4);
-  lua_pushinteger(L, static_cast<lua_Integer>(r.changed));
-  lua_setfield(L, -2, "changed");
-  lua_pushinteger(L, static_cast<lua_Integer>(r.unchanged));
-  lua_setfield(L, -2, "unchanged");
-  lua_pushinteger(L, static_cast<lua_Integer>(r.no_schema));
-  lua_setfield(L, -2, "no_schema");
-  lua_createtable(L, static_cast<int>(r.skipped.size()), 0);
-  lua_Integer i = 0;
-  for (const NormalizeSkip& skip : r.skipped) {
-    lua_createtable(L, 0, 2);
-    push_skipped_node(skip.node);
-    lua_setfield(L, -2, "node");
-    lua_pushstring(L, skip.reason.c_str());
-    lua_setfield(L, -2, "reason");
-    lua_rawseti(L, -2, ++i);
-  }
-  lua_setfield(L, -2, "skipped");
 }
 
 }  // namespace graft::lua::detail

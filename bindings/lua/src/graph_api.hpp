@@ -4,10 +4,7 @@
 
 #include <lua.hpp>
 
-#include <functional>
-
 #include "graft/ir/meta.hpp"
-#include "graft/passes/normalize_args.hpp"
 
 namespace graft::lua::detail {
 
@@ -21,11 +18,5 @@ void push_node_meta(lua_State* L, const NodeMeta& meta);
 /// Reads a tensor description table ({shape=, dtype=, stride=, device=}, a list of them,
 /// or graft.None) back into a ValueMeta.
 ValueMeta to_value_meta(lua_State* L, int index, int depth = 0);
-
-/// The options table of g:normalize_args / pattern:normalize_args (absent: the defaults).
-NormalizeOptions read_normalize_options(lua_State* L, int index, const char* caller);
-/// Pushes a normalisation report; `push_skipped_node` pushes what names a skipped node.
-void push_normalize_report(lua_State* L, const NormalizeReport& r,
-                           const std::function<void(NodeId)>& push_skipped_node);
 
 }  // namespace graft::lua::detail

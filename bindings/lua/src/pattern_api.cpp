@@ -31,10 +31,12 @@
 #include "graft/ir/target_name.hpp"
 #include "graft/match/describe_failure.hpp"
 #include "graft/match/subgraph_matcher.hpp"
+#include "graft/passes/normalize_args.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
 #include "graph_api.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
+#include "pass_api.hpp"
 #include "sandbox_state.hpp"
 #include "trampoline.hpp"
 
@@ -57,10 +59,10 @@ struct PatternBox {
 int pattern_normalize_args(lua_State* L) {
   auto* box = static_cast<PatternBox*>(luaL_checkudata(L, 1, kPatternType));
   if (box->traced == nullptr) luaL_error(L, "pattern already released");
-  const NormalizeOptions options = read_normalize_options(L, 2, "pattern:normalize_args");
+  const PassOptions options = read_pass_options(L, 2, *find_pass("normalize_args"), "pattern:normalize_args");
   Graph& g = box->traced->pattern.graph;
-  const NormalizeReport r = normalize_arguments(g, *state_of(L).schemas(), options);
-  push_normalize_report(L, r, [&](NodeId n) { lua_pushstring(L, g.name(n).c_str()); });
+  const NormalizeReport r = normalize_arguments(g, *state_of(L).schemas(), normalize_options(options));
+  push_report(L, normalize_report(r), [&](NodeId n) { lua_pushstring(L, g.name(n).c_str()); });
   return 1;
 }
 

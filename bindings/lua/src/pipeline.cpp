@@ -13,13 +13,7 @@
 #include "graft/ir/lint.hpp"
 #include "graft/ir/transaction.hpp"
 #include "graft/lua/sandbox.hpp"
-#include "graft/passes/common_subexpressions.hpp"
-#include "graft/passes/dead_code.hpp"
-#include "graft/passes/functionalize.hpp"
-#include "graft/passes/normalize_args.hpp"
-#include "graft/passes/reinplace.hpp"
-#include "graft/passes/specialize.hpp"
-#include "graft/passes/topological_sort.hpp"
+#include "graft/passes/pass_registry.hpp"
 #include "handles.hpp"
 #include "pipeline_spec.hpp"
 #include "rule_api.hpp"
@@ -89,13 +83,8 @@ void read_step(lua_State* L, int index, Step& step, int depth) {
   if (lua_type(L, index) == LUA_TSTRING) {
     step.kind = Step::Kind::Builtin;
     step.name = lua_tostring(L, index);
-    if (step.name != "dead_code_elimination" && step.name != "stable_topological_sort" && step.name != "lint" &&
-        step.name != "normalize_args" && step.name != "common_subexpression_elimination" &&
-        step.name != "functionalize" && step.name != "reinplace" && step.name != "specialize")
-      luaL_error(L,
-                 "unknown built-in pass '%s' (dead_code_elimination, common_subexpression_elimination, "
-                 "stable_topological_sort, normalize_args, functionalize, reinplace, specialize, lint)",
-                 step.name.c_str());
+    if (find_pass(step.name) == nullptr)
+      luaL_error(L, "unknown built-in pass '%s' (%s)", step.name.c_str(), pass_names().c_str());
     return;
   }
   if (!lua_istable(L, index)) luaL_error(L, "expected a pass, found a %s", luaL_typename(L, index));
@@ -343,39 +332,14 @@ class Runner {
   }
 
   Status run_builtin(const std::string& name) {
-    if (name == "dead_code_elimination") {
-      eliminate_dead_code(gm_.graph, *s_.schemas());
-      return Status::ok();
-    }
-    if (name == "stable_topological_sort") return stable_topological_sort(gm_.graph);
-    if (name == "common_subexpression_elimination") {
-      eliminate_common_subexpressions(gm_.graph, *s_.schemas());
-      return Status::ok();
-    }
-    if (name == "functionalize") {
-      Result<FunctionalizeReport> r = functionalize(gm_.graph, *s_.schemas());
-      if (!r)
-        return Status::error(Diagnostic{.file = s_.script_name(), .message = "functionalize: " + r.status().message()});
-      return Status::ok();
-    }
-    if (name == "specialize") {
-      specialize(gm_.graph);
-      return Status::ok();
-    }
-    if (name == "reinplace") {
-      reinplace(gm_.graph, *s_.schemas());
-      return Status::ok();
-    }
-    if (name == "normalize_args") {
-      normalize_arguments(gm_.graph, *s_.schemas());
-      return Status::ok();
-    }
-    if (name == "lint") {
-      Status st = lint(gm_);
-      if (!st) return Status::error(Diagnostic{.file = s_.script_name(), .message = "lint: " + st.message()});
-      return st;
-    }
-    return Status::error(Diagnostic{.file = s_.script_name(), .message = "unknown built-in pass '" + name + "'"});
+    const PassInfo* pass = find_pass(name);
+    if (pass == nullptr)
+      return Status::error(Diagnostic{.file = s_.script_name(), .message = "unknown built-in pass '" + name + "'"});
+    PassContext context{.graph = gm_.graph, .modules = gm_.modules, .schemas = *s_.schemas()};
+    Result<ReportValue> report = run_pass(*pass, context);
+    if (!report)
+      return Status::error(Diagnostic{.file = s_.script_name(), .message = name + ": " + report.status().message()});
+    return Status::ok();
   }
 
   /// Runs every check on the current graph (read-only); returns the failures' messages.

@@ -5,6 +5,7 @@
 
 #include "fx_graph.hpp"
 #include "fx_partition.hpp"
+#include "fx_passes.hpp"
 #include "fx_rewrite.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/ir/lint.hpp"
@@ -104,6 +105,7 @@ PYBIND11_MODULE(_native, m) {
       .def("__getitem__", &Matches::describe);
 
   bind_script_host(m);
+  bind_passes(m);
   {
     const lua::Limits defaults;
     py::dict budgets;

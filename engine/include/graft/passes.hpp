@@ -11,6 +11,7 @@
 #include "graft/passes/memory_plan.hpp"
 #include "graft/passes/memory_schedule.hpp"
 #include "graft/passes/normalize_args.hpp"
+#include "graft/passes/pass_registry.hpp"
 #include "graft/passes/purity.hpp"
 #include "graft/passes/reinplace.hpp"
 #include "graft/passes/specialize.hpp"

@@ -1,5 +1,6 @@
 // Common subexpression elimination: one forward sweep with a table of calls seen.
 #include "graft/passes/common_subexpressions.hpp"
+#include "graft/passes/pass_registry.hpp"
 
 #include <bit>
 #include <cstring>
@@ -144,5 +145,16 @@ std::size_t eliminate_common_subexpressions(Graph& g, const OpSchemaRegistry& op
   }
   return erased;
 }
+
+extern const PassInfo kCommonSubexpressionEliminationPass{
+    .name = "common_subexpression_elimination",
+    .method = "eliminate_common_subexpressions",
+    .summary = "A pure call computed twice from the same inputs is computed once.",
+    .report = "how many nodes were erased",
+    .options = {},
+    .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
+      return ReportValue::integer(static_cast<std::int64_t>(eliminate_common_subexpressions(c.graph, c.schemas)));
+    },
+};
 
 }  // namespace graft

@@ -1,6 +1,7 @@
 // Functionalisation: one forward sweep keeping, per storage base, its current value and a
 // version; views are remembered by their parent and made again when read after a write.
 #include "graft/passes/functionalize.hpp"
+#include "graft/passes/pass_registry.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -620,5 +621,30 @@ Result<FunctionalizeReport> functionalize(Graph& g, const OpSchemaRegistry& ops)
   if (r) tx.commit();
   return r;
 }
+
+extern const PassInfo kFunctionalizePass{
+    .name = "functionalize",
+    .method = "functionalize",
+    .summary =
+        "Every write replaced by its functional form; writes to inputs and module tensors become "
+        "outputs (copy-backs).",
+    .report = "{writes, scatters, views_replayed, copy_backs = {{input | attribute, output}}}",
+    .options = {},
+    .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
+      Result<FunctionalizeReport> r = functionalize(c.graph, c.schemas);
+      if (!r) return r.status();
+      ReportValue copy_backs = ReportValue::list();
+      for (const CopyBack& back : r->copy_backs)
+        copy_backs.add(ReportValue::record()
+                           .set(back.attribute ? "attribute" : "input", ReportValue::string(back.input))
+                           .set("output", ReportValue::position(back.output)));
+      ReportValue out = ReportValue::record();
+      out.set("writes", ReportValue::integer(static_cast<std::int64_t>(r->writes)))
+          .set("scatters", ReportValue::integer(static_cast<std::int64_t>(r->scatters)))
+          .set("views_replayed", ReportValue::integer(static_cast<std::int64_t>(r->views_replayed)))
+          .set("copy_backs", std::move(copy_backs));
+      return out;
+    },
+};
 
 }  // namespace graft

@@ -1,5 +1,6 @@
 // Argument normalisation through operator schemas.
 #include "graft/passes/normalize_args.hpp"
+#include "graft/passes/pass_registry.hpp"
 
 #include <utility>
 
@@ -87,5 +88,46 @@ NormalizeReport normalize_arguments(Graph& g, const OpSchemaRegistry& schemas, c
   }
   return report;
 }
+
+NormalizeOptions normalize_options(const PassOptions& options) {
+  NormalizeOptions out;
+  const std::string defaults = options.word("defaults", "explicit");
+  out.defaults = defaults == "drop" ? DefaultArguments::Drop
+      : defaults == "keep"          ? DefaultArguments::Keep
+                                    : DefaultArguments::Explicit;
+  out.methods = options.flag("methods", out.methods);
+  out.keywords = options.flag("keywords", out.keywords);
+  return out;
+}
+
+ReportValue normalize_report(const NormalizeReport& r) {
+  ReportValue skipped = ReportValue::list();
+  for (const NormalizeSkip& skip : r.skipped)
+    skipped.add(ReportValue::record()
+                    .set("node", ReportValue::node_ref(skip.node))
+                    .set("reason", ReportValue::string(skip.reason)));
+  ReportValue out = ReportValue::record();
+  out.set("changed", ReportValue::integer(static_cast<std::int64_t>(r.changed)))
+      .set("unchanged", ReportValue::integer(static_cast<std::int64_t>(r.unchanged)))
+      .set("no_schema", ReportValue::integer(static_cast<std::int64_t>(r.no_schema)))
+      .set("skipped", std::move(skipped));
+  return out;
+}
+
+extern const PassInfo kNormalizeArgsPass{
+    .name = "normalize_args",
+    .method = "normalize_args",
+    .summary = "Every call with a known schema in one spelling (torch.fx's normalize_function).",
+    .report = "{changed, unchanged, no_schema, skipped = {{node, reason}}}",
+    .options = {{.name = "defaults",
+                 .choices = {"explicit", "drop", "keep"},
+                 .fallback = "explicit",
+                 .doc = "arguments equal to their default: written out, left out, or as they are"},
+                {.name = "methods", .choices = {}, .fallback = "true", .doc = "also call_method nodes"},
+                {.name = "keywords", .choices = {}, .fallback = "false", .doc = "every argument as a keyword"}},
+    .run = [](PassContext& c, const PassOptions& options) -> Result<ReportValue> {
+      return normalize_report(normalize_arguments(c.graph, c.schemas, normalize_options(options)));
+    },
+};
 
 }  // namespace graft

@@ -1,5 +1,6 @@
 // Re-inplacing: alias classes from the schemas, last reads by graph position.
 #include "graft/passes/reinplace.hpp"
+#include "graft/passes/pass_registry.hpp"
 
 #include <numeric>
 
@@ -168,5 +169,28 @@ ReinplaceReport reinplace(Graph& g, const OpSchemaRegistry& ops) {
   }
   return report;
 }
+
+extern const PassInfo kReinplacePass{
+    .name = "reinplace",
+    .method = "reinplace",
+    .summary = "Functional calls whose input dies there write into it (torch.fx's reinplace).",
+    .report = "{done, decisions = {{node, inplace, done, reason}}}",
+    .options = {},
+    .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
+      const ReinplaceReport r = reinplace(c.graph, c.schemas);
+      ReportValue decisions = ReportValue::list();
+      for (const ReinplaceDecision& d : r.decisions) {
+        ReportValue one = ReportValue::record();
+        one.set("node", ReportValue::node_ref(d.node))
+            .set("inplace", ReportValue::string(d.inplace_target))
+            .set("done", ReportValue::boolean(d.done));
+        if (!d.done) one.set("reason", ReportValue::string(d.reason));
+        decisions.add(std::move(one));
+      }
+      ReportValue out = ReportValue::record();
+      out.set("done", ReportValue::integer(static_cast<std::int64_t>(r.done))).set("decisions", std::move(decisions));
+      return out;
+    },
+};
 
 }  // namespace graft

@@ -1,5 +1,6 @@
 // Specialisation: one forward sweep; a folded node's users read the constant instead.
 #include "graft/passes/specialize.hpp"
+#include "graft/passes/pass_registry.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -160,5 +161,18 @@ SpecializeReport specialize(Graph& g) {
   }
   return report;
 }
+
+extern const PassInfo kSpecializePass{
+    .name = "specialize",
+    .method = "specialize",
+    .summary =
+        "Metadata queries (x.dtype, x.size(), x.dim(), x.shape[i]) answered from tensor meta and folded "
+        "to constants.",
+    .report = "how many nodes were folded",
+    .options = {},
+    .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
+      return ReportValue::integer(static_cast<std::int64_t>(specialize(c.graph).folded));
+    },
+};
 
 }  // namespace graft

@@ -1,6 +1,7 @@
 // Stable topological sort: Kahn's algorithm where the ready node that comes first in the
 // current order always goes next, so an already valid order is left as it is.
 #include "graft/passes/topological_sort.hpp"
+#include "graft/passes/pass_registry.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -79,5 +80,17 @@ Result<std::vector<NodeId>> topological_sort_nodes(const Graph& g, const std::ve
   }
   return sorted;
 }
+
+extern const PassInfo kStableTopologicalSortPass{
+    .name = "stable_topological_sort",
+    .method = "stable_topological_sort",
+    .summary = "Orders every node after its inputs, keeping the present order wherever it is already valid.",
+    .report = "nothing",
+    .options = {},
+    .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
+      if (Status st = stable_topological_sort(c.graph); !st) return st;
+      return ReportValue{};
+    },
+};
 
 }  // namespace graft

@@ -8,6 +8,7 @@
 
 #include "graft/ir/graph.hpp"
 #include "graft/ir/op_schema.hpp"
+#include "graft/passes/pass_registry.hpp"
 
 namespace graft {
 
@@ -48,5 +49,10 @@ struct NormalizeReport {
 /// schemas', such as `Tensor.to`, have no schema here and are left alone).
 NormalizeReport normalize_arguments(Graph& g, const OpSchemaRegistry& schemas = OpSchemaRegistry::builtin(),
                                     const NormalizeOptions& options = {});
+
+/// The options of the registry's `normalize_args` (graft/passes/pass_registry.hpp) as NormalizeOptions.
+NormalizeOptions normalize_options(const PassOptions& options);
+/// A NormalizeReport as the registry's report: {changed, unchanged, no_schema, skipped = {{node, reason}}}.
+ReportValue normalize_report(const NormalizeReport& r);
 
 }  // namespace graft
