@@ -7,10 +7,17 @@
 
 #include "graft/ir/op_schema.hpp"
 #include "graft/passes/pass_registry.hpp"
+#include "graft_module.hpp"
 #include "graph_api.hpp"
 #include "handles.hpp"
-#include "lua_library.hpp"
+#include "hierarchy_api.hpp"
 #include "lua_values.hpp"
+#include "memory_api.hpp"
+#include "meta_propagation.hpp"
+#include "module_api.hpp"
+#include "node_api.hpp"
+#include "options.hpp"
+#include "pass_api.hpp"
 #include "pattern_api.hpp"
 #include "rule_api.hpp"
 #include "sandbox_state.hpp"
@@ -311,6 +318,26 @@ int graft_register_schema(lua_State* L) {
     lua_rawseti(L, -2, ++item);
   }
   return 1;
+}
+
+/// The graph methods, one table per concept file.
+constexpr MethodsOpener kGraphMethods[] = {
+    open_module_methods,  open_pass_methods,   open_pattern_methods,          open_rule_methods,
+    open_support_methods, open_memory_methods, open_meta_propagation_methods, open_hierarchy_methods};
+
+/// The metatables of node and graph handles (once per state).
+void register_handle_types(lua_State* L) {
+  luaL_newmetatable(L, kNodeType);
+  install_node_metamethods(L, lua_gettop(L));
+  install_trace_metamethods(L, lua_gettop(L));
+  lua_pushstring(L, kNodeType);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, kGraphType);
+  install_graph_metamethods(L, lua_gettop(L), kGraphMethods);
+  lua_pushstring(L, kGraphType);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
 }
 
 }  // namespace

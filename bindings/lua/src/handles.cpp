@@ -2,22 +2,8 @@
 #include "handles.hpp"
 
 #include "graft/ir/graph.hpp"
-#include "graph_api.hpp"
 
 namespace graft::lua::detail {
-
-void register_handle_types(lua_State* L) {
-  luaL_newmetatable(L, kNodeType);
-  install_node_metamethods(L, lua_gettop(L));
-  lua_pushstring(L, kNodeType);
-  lua_setfield(L, -2, "__metatable");
-  lua_pop(L, 1);
-  luaL_newmetatable(L, kGraphType);
-  install_graph_metamethods(L, lua_gettop(L));
-  lua_pushstring(L, kGraphType);
-  lua_setfield(L, -2, "__metatable");
-  lua_pop(L, 1);
-}
 
 void push_node(lua_State* L, int session_id, NodeId id) {
   SandboxState& s = state_of(L);
@@ -96,5 +82,22 @@ CheckedGraph check_graph(lua_State* L, int index) {
 void require_writable(lua_State* L, const GraphSession& s) {
   if (s.read_only) luaL_error(L, "this graph is read-only here (checks may look, not edit)");
 }
+
+int push_node_list(lua_State* L, int session, std::span<const NodeId> ids) {
+  state_of(L).charge_work(L, static_cast<double>(ids.size()));
+  lua_createtable(L, static_cast<int>(ids.size()), 0);
+  lua_Integer i = 0;
+  for (NodeId id : ids) {
+    push_node(L, session, id);
+    lua_rawseti(L, -2, ++i);
+  }
+  return 1;
+}
+
+void raise_status(lua_State* L, const Status& st) {
+  if (!st) luaL_error(L, "%s", st.message().c_str());
+}
+
+void charge_graph(lua_State* L, const Graph& g) { state_of(L).charge_work(L, static_cast<double>(g.num_slots())); }
 
 }  // namespace graft::lua::detail

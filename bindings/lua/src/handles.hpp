@@ -5,10 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include <lua.hpp>
 
+#include "graft/ir/graph.hpp"
 #include "graft/ir/ids.hpp"
+#include "graft/status.hpp"
 #include "sandbox_state.hpp"
 
 namespace graft::lua::detail {
@@ -25,9 +28,6 @@ struct GraphHandle {
 
 inline constexpr const char* kNodeType = "graft.Node";
 inline constexpr const char* kGraphType = "graft.Graph";
-
-/// Creates the metatables (once per state).
-void register_handle_types(lua_State* L);
 
 /// Pushes the handle of node `id` of session `session`; the same node always gets the same
 /// userdata while the session lasts, so handles work as table keys and compare with ==.
@@ -51,6 +51,14 @@ struct CheckedGraph {
 };
 /// The graph the handle at `index` refers to; raises if it is not a graph or its pass ended.
 CheckedGraph check_graph(lua_State* L, int index);
+/// Pushes the handles of `ids` as a list (charged one instruction per node).
+int push_node_list(lua_State* L, int session, std::span<const NodeId> ids);
+/// Raises the error of a failed `st` in the script.
+void raise_status(lua_State* L, const Status& st);
+/// Whole-graph calls cost one instruction per node: C++ work the count hook cannot see would
+/// otherwise let `for i = 1, 1e9 do g:lint() end` run for hours on a tiny budget.
+void charge_graph(lua_State* L, const Graph& g);
+
 /// Raises if the session is read-only (checks and matchers may look, not edit).
 void require_writable(lua_State* L, const GraphSession& s);
 

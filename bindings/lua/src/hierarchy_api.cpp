@@ -14,6 +14,7 @@
 #include "lua_values.hpp"
 #include "sandbox_state.hpp"
 #include "support_api.hpp"
+#include "trampoline.hpp"
 
 namespace graft::lua::detail {
 namespace {
@@ -232,6 +233,17 @@ int graph_outline(lua_State* L) {
   if (!made) luaL_error(L, "g:outline: %s", made.status().message().c_str());
   push_node(L, cg.session_id, made->call);
   return 1;
+}
+
+void open_hierarchy_methods(lua_State* L, int methods) {
+  const luaL_Reg graph_methods[] = {
+      {"submodule", cfunction<graph_submodule>}, {"set_submodule_graph", cfunction<graph_set_submodule_graph>},
+      {"locate", cfunction<graph_locate>},       {"scope", cfunction<graph_scope>},
+      {"inline", cfunction<graph_inline>},       {"inline_all", cfunction<graph_inline_all>},
+      {"outline", cfunction<graph_outline>},     {nullptr, nullptr}};
+  lua_pushvalue(L, methods);
+  luaL_setfuncs(L, graph_methods, 0);
+  lua_pop(L, 1);
 }
 
 }  // namespace graft::lua::detail

@@ -6,12 +6,7 @@
 
 namespace graft::lua::detail {
 
-int graph_submodule(lua_State* L);
-int graph_set_submodule_graph(lua_State* L);
-int graph_locate(lua_State* L);
-int graph_scope(lua_State* L);
-int graph_inline(lua_State* L);
-int graph_inline_all(lua_State* L);
-int graph_outline(lua_State* L);
+/// Adds g:submodule, g:set_submodule_graph, g:locate, g:scope, g:inline, g:inline_all and g:outline to the graph methods table at `methods` (an absolute index).
+void open_hierarchy_methods(lua_State* L, int methods);
 
 }  // namespace graft::lua::detail

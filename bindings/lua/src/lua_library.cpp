@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "graft_module.hpp"
 #include "sandbox_state.hpp"
 #include "trampoline.hpp"
 

@@ -19,7 +19,4 @@ void load_chunk(lua_State* L, std::string_view code, std::string_view chunk_name
 /// "attempt to modify read-only table '<name>'", and its metatable cannot be fetched.
 void push_readonly(lua_State* L, int index, const char* name);
 
-/// Registers the `graft` module's table (defined by the binding files) and pushes it.
-void push_graft_module(lua_State* L);
-
 }  // namespace graft::lua::detail

@@ -11,7 +11,6 @@
 #include "graft/io/json_text.hpp"
 #include "graft/ir/graph.hpp"
 #include "handles.hpp"
-#include "pattern_api.hpp"
 #include "sandbox_state.hpp"
 #include "trampoline.hpp"
 
@@ -389,6 +388,26 @@ void new_tag(lua_State* L, const char* name) {
 // --- Lua -> Argument ----------------------------------------------------------------------
 
 Argument convert(lua_State* L, int index, int session, std::string& what, int depth);
+
+/// graft.any met while converting an argument of a call graft.trace records: a new wildcard input
+/// of the pattern being traced.
+Argument wildcard_argument(lua_State* L, int session) {
+  SandboxState& s = state_of(L);
+  if (s.tracing_pattern == nullptr || s.tracing_session != session)
+    luaL_error(L, "graft.any stands for an argument of a call recorded by graft.trace; it is not a value");
+  Graph& g = s.tracing_pattern->graph;
+  NodeId first_call = kNoNode;
+  for (NodeId n : g.nodes())
+    if (g.op(n) != OpKind::Placeholder) {
+      first_call = n;
+      break;
+    }
+  s.retain_host_memory(L, sizeof(NodeData) + sizeof(NodeMeta) + 64);
+  InsertionScope at(g, first_call == kNoNode ? InsertPoint::at_end() : g.before(first_call));
+  const NodeId n = g.placeholder(g.unique_name("any"));
+  s.tracing_pattern->constrain(n).wildcard = true;
+  return Argument::node(n);
+}
 
 std::vector<Argument> convert_sequence(lua_State* L, int index, int session, std::string& what, int depth) {
   index = lua_absindex(L, index);

@@ -9,8 +9,9 @@
 #include "graft/passes/memory_plan.hpp"
 #include "graft/passes/memory_schedule.hpp"
 #include "handles.hpp"
-#include "pattern_api.hpp"
+#include "options.hpp"
 #include "sandbox_state.hpp"
+#include "trampoline.hpp"
 
 namespace graft::lua::detail {
 namespace {
@@ -193,6 +194,16 @@ int graph_schedule_for_memory(lua_State* L) {
   set_integer(L, "peak_after", r->peak_after);
   set_integer(L, "moved", r->moved);
   return 1;
+}
+
+void open_memory_methods(lua_State* L, int methods) {
+  const luaL_Reg graph_methods[] = {{"plan_memory", cfunction<graph_plan_memory>},
+                                    {"memory_peak", cfunction<graph_memory_peak>},
+                                    {"schedule_for_memory", cfunction<graph_schedule_for_memory>},
+                                    {nullptr, nullptr}};
+  lua_pushvalue(L, methods);
+  luaL_setfuncs(L, graph_methods, 0);
+  lua_pop(L, 1);
 }
 
 }  // namespace graft::lua::detail

@@ -14,11 +14,12 @@
 #include "graft/ir/graph.hpp"
 #include "graft/ir/module_table.hpp"
 #include "graft/ir/schema_binding.hpp"
-#include "graph_api.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
-#include "pattern_api.hpp"
+#include "meta_values.hpp"
+#include "options.hpp"
 #include "sandbox_state.hpp"
+#include "trampoline.hpp"
 
 namespace graft::lua::detail {
 
@@ -783,6 +784,13 @@ int fill_missing_meta(lua_State* L) {
   p.run();
   p.commit();
   return 0;
+}
+
+void open_meta_propagation_methods(lua_State* L, int methods) {
+  const luaL_Reg graph_methods[] = {{"propagate_meta", cfunction<graph_propagate_meta>}, {nullptr, nullptr}};
+  lua_pushvalue(L, methods);
+  luaL_setfuncs(L, graph_methods, 0);
+  lua_pop(L, 1);
 }
 
 }  // namespace graft::lua::detail

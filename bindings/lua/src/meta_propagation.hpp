@@ -5,8 +5,8 @@
 
 namespace graft::lua::detail {
 
-/// g:propagate_meta(functions [, {only_missing, check, strict}]) -> report; docs/LUA_API.md.
-int graph_propagate_meta(lua_State* L);
+/// Adds g:propagate_meta to the graph methods table at `methods` (an absolute index).
+void open_meta_propagation_methods(lua_State* L, int methods);
 
 /// (session id, functions): computes the meta of the nodes that have none, as
 /// g:propagate_meta(functions, {only_missing = true}) does, while the graph is read-only to

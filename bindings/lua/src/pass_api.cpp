@@ -48,8 +48,7 @@ int graph_run_pass(lua_State* L) {
   if (pass->edits) require_writable(L, *cg.session);
   const PassOptions options = read_pass_options(L, 2, *pass, caller.c_str());
   Graph& g = *cg.session->graph;
-  // Whole-graph calls cost one instruction per node: C++ work the count hook cannot see.
-  state_of(L).charge_work(L, static_cast<double>(g.num_slots()));
+  charge_graph(L, g);
   static const ModuleTable kNoModules;
   PassContext context{.graph = g,
                       .modules = cg.session->modules != nullptr ? *cg.session->modules : kNoModules,

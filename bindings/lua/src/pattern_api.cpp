@@ -24,6 +24,7 @@
 
 #include <fmt/format.h>
 
+#include "callbacks.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/io/tabular.hpp"
 #include "graft/ir/graph.hpp"
@@ -33,9 +34,9 @@
 #include "graft/match/subgraph_matcher.hpp"
 #include "graft/passes/normalize_args.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
-#include "graph_api.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
+#include "options.hpp"
 #include "pass_api.hpp"
 #include "sandbox_state.hpp"
 #include "trampoline.hpp"
@@ -78,64 +79,10 @@ int pattern_gc(lua_State* L) {
 
 }  // namespace
 
-bool call_node_predicate(SandboxState& s, int ref, NodeId n, const char* what) {
-  lua_State* L = s.callbacks.L;
-  if (L == nullptr || !s.callbacks.error.empty()) return false;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-  push_node(L, s.callbacks.session, n);
-  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-    const char* msg = lua_tostring(L, -1);
-    s.callbacks.error = std::string(what) + ": " + (msg ? msg : "error");
-    lua_pop(L, 1);
-    return false;
-  }
-  const bool ok = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  return ok;
-}
-
 const Pattern& check_pattern(lua_State* L, int index) {
   auto* box = static_cast<PatternBox*>(luaL_checkudata(L, index, kPatternType));
   if (box->traced == nullptr) luaL_error(L, "pattern already released");
   return box->traced->pattern;
-}
-
-Argument wildcard_argument(lua_State* L, int session) {
-  SandboxState& s = state_of(L);
-  if (s.tracing_pattern == nullptr || s.tracing_session != session)
-    luaL_error(L, "graft.any stands for an argument of a call recorded by graft.trace; it is not a value");
-  Graph& g = s.tracing_pattern->graph;
-  NodeId first_call = kNoNode;
-  for (NodeId n : g.nodes())
-    if (g.op(n) != OpKind::Placeholder) {
-      first_call = n;
-      break;
-    }
-  s.retain_host_memory(L, sizeof(NodeData) + sizeof(NodeMeta) + 64);
-  InsertionScope at(g, first_call == kNoNode ? InsertPoint::at_end() : g.before(first_call));
-  const NodeId n = g.placeholder(g.unique_name("any"));
-  s.tracing_pattern->constrain(n).wildcard = true;
-  return Argument::node(n);
-}
-
-CallbackScope::CallbackScope(lua_State* L, int session) : s_(state_of(L)), saved_(s_.callbacks) {
-  s_.callbacks = SandboxState::Callbacks{L, session, {}};
-  GraphSession* gs = s_.session(session);
-  saved_read_only_ = gs->read_only;
-  gs->read_only = true;  // callbacks look; they do not edit the graph being matched
-  session_ = session;
-}
-
-CallbackScope::~CallbackScope() {
-  if (GraphSession* gs = s_.session(session_)) gs->read_only = saved_read_only_;
-  s_.callbacks = std::move(saved_);
-}
-
-void CallbackScope::raise_if_failed(lua_State* L, const char* what) {
-  if (s_.callbacks.error.empty()) return;
-  const std::string msg = what != nullptr ? fmt::format("{}: {}", what, s_.callbacks.error) : s_.callbacks.error;
-  s_.callbacks.error.clear();
-  luaL_error(L, "%s", msg.c_str());
 }
 
 void push_match(lua_State* L, int session, const SubgraphMatcher& matcher, const SubgraphMatch& m) {
@@ -636,8 +583,6 @@ MatchOptions read_options(lua_State* L, int index, const char* caller) {
   return o;
 }
 
-}  // namespace
-
 /// g:match(pattern [, options]): a list of {returning = {...}, inputs = {...}, nodes = dict}.
 int graph_match(lua_State* L) {
   CheckedGraph cg = check_graph(L, 1);
@@ -758,6 +703,8 @@ int graph_replace_pattern(lua_State* L) {
   return 2;
 }
 
+}  // namespace
+
 MetaPolicy read_meta_policy(lua_State* L, int index, MetaPolicy fallback, const char* what) {
   if (!lua_istable(L, index)) return fallback;
   MetaPolicy policy = fallback;
@@ -859,20 +806,14 @@ void push_traced_method(lua_State* L, const char* name) {
   lua_pushcclosure(L, cfunction<traced_method>, 1);
 }
 
-void check_option_names(lua_State* L, int index, const char* caller, std::initializer_list<std::string_view> known) {
-  std::vector<std::string> unknown;
-  lua_pushnil(L);
-  while (lua_next(L, index) != 0) {
-    lua_pop(L, 1);
-    const bool is_string = lua_type(L, -1) == LUA_TSTRING;
-    const std::string k = is_string ? lua_tostring(L, -1) : std::string("a ") + luaL_typename(L, -1) + " key";
-    if (!is_string || std::find(known.begin(), known.end(), k) == known.end()) unknown.push_back(k);
-  }
-  if (unknown.empty()) return;
-  std::string names;
-  for (std::string_view k : known) names += (names.empty() ? "" : ", ") + std::string(k);
-  luaL_error(L, "%s: unknown option '%s' (%s)", caller, std::min_element(unknown.begin(), unknown.end())->c_str(),
-             names.c_str());
+void open_pattern_methods(lua_State* L, int methods) {
+  const luaL_Reg graph_methods[] = {{"match", cfunction<graph_match>},
+                                    {"explain", cfunction<graph_explain>},
+                                    {"replace_pattern", cfunction<graph_replace_pattern>},
+                                    {nullptr, nullptr}};
+  lua_pushvalue(L, methods);
+  luaL_setfuncs(L, graph_methods, 0);
+  lua_pop(L, 1);
 }
 
 }  // namespace graft::lua::detail

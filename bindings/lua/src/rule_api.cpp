@@ -16,12 +16,13 @@
 
 #include <fmt/format.h>
 
-#include "graft/lua/rules.hpp"
+#include "callbacks.hpp"
 #include "graft/passes/liveness.hpp"
 #include "graft/rewrite/rule_set.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
 #include "meta_propagation.hpp"
+#include "options.hpp"
 #include "pattern_api.hpp"
 #include "sandbox_state.hpp"
 #include "trampoline.hpp"
@@ -733,45 +734,17 @@ void register_rule_api(lua_State* L, int module) {
   lua_pop(L, 1);
 }
 
-}  // namespace graft::lua::detail
-
-namespace graft::lua {
-
-Status with_rules(Sandbox& sandbox, const GraphModule* gm,
-                  const std::function<Status(const std::vector<RuleView>&)>& body) {
-  detail::SandboxState& s = sandbox.state();
-  Status result;
-  Graph empty;
-  Graph& g = gm != nullptr ? const_cast<Graph&>(gm->graph) : empty;  // opened read-only
-  Status st = s.protected_call(
-      [&](lua_State* L) {
-        const detail::SessionScope session_scope(s, g, gm != nullptr ? &gm->modules : nullptr, true);
-        const int session = session_scope.id();
-        s.push_main(L);
-        const int main = lua_gettop(L);
-        if (luaL_testudata(L, main, "graft.Rule") == nullptr && luaL_testudata(L, main, "graft.RuleSet") == nullptr)
-          luaL_error(L, "the script must return a rule set (graft.rules{...}) or a rule (graft.rule{...}), not a %s",
-                     luaL_typename(L, main));
-        std::vector<Rule> rules = detail::rules_of(L, main);
-        const std::vector<const detail::RuleData*> data = detail::rule_data_of(L, main);
-        std::vector<RuleView> views;
-        for (std::size_t i = 0; i < rules.size(); ++i) {
-          const Rule& r = rules[i];
-          RuleView v{r.name, r.priority, r.enabled, r.matcher.get(), {}, data[i]->examples, data[i]->exact};
-          if (r.filter) {
-            auto f = r.filter;
-            const Graph* pattern = &r.matcher->pattern();
-            v.filter = [f, pattern](const SubgraphMatch& m, const Graph& graph) { return f(m, graph, *pattern); };
-          }
-          views.push_back(std::move(v));
-        }
-        detail::CallbackScope scope(L, session);
-        result = body(views);
-        scope.raise_if_failed(L, nullptr);  // the error says what raised (pattern predicate: ...)
-      },
-      false);
-  if (!st) return st;
-  return result;
+void open_rule_methods(lua_State* L, int methods) {
+  const luaL_Reg graph_methods[] = {{"apply", cfunction<graph_apply>}, {nullptr, nullptr}};
+  lua_pushvalue(L, methods);
+  luaL_setfuncs(L, graph_methods, 0);
+  lua_pop(L, 1);
 }
 
-}  // namespace graft::lua
+std::vector<RuleExamples> rule_examples_of(lua_State* L, int index) {
+  std::vector<RuleExamples> out;
+  for (const RuleData* data : rule_data_of(L, index)) out.push_back({data->examples, data->exact});
+  return out;
+}
+
+}  // namespace graft::lua::detail

@@ -13,7 +13,7 @@ namespace graft::lua {
 
 Result<std::unique_ptr<Sandbox>> Sandbox::create(SandboxOptions options) {
   auto state = std::make_unique<detail::SandboxState>(std::move(options));
-  Status st = state->open();
+  Status st = state->open(detail::install_library);
   if (!st) return st;
   return std::unique_ptr<Sandbox>(new Sandbox(std::move(state)));
 }
@@ -26,11 +26,11 @@ Status Sandbox::load_file(const std::filesystem::path& path) {
   if (!in) return Status::error(Diagnostic{.file = path.string(), .message = "cannot read the script"});
   std::ostringstream text;
   text << in.rdbuf();
-  return state_->load_main(text.str(), path.string(), path);
+  return state_->load_main(text.str(), path.string(), path, detail::load_chunk);
 }
 
 Status Sandbox::load_string(std::string_view code, std::string_view chunk_name) {
-  return state_->load_main(code, std::string(chunk_name), {});
+  return state_->load_main(code, std::string(chunk_name), {}, detail::load_chunk);
 }
 
 Result<std::string> Sandbox::evaluate(std::string_view code, std::string_view chunk_name) {

@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "lua_library.hpp"
 #include "trampoline.hpp"
 
 namespace graft::lua::detail {
@@ -195,12 +194,12 @@ SandboxState::~SandboxState() {
   if (L_ != nullptr) lua_close(L_);
 }
 
-Status SandboxState::open() {
+Status SandboxState::open(void (*install)(lua_State* L)) {
   L_ = lua_newstate(budget_alloc, &budget_);
   if (L_ == nullptr) return Status::error("cannot create a Lua state (out of memory)");
   *static_cast<SandboxState**>(lua_getextraspace(L_)) = this;
   lua_atpanic(L_, panic_handler);
-  return protected_call([](lua_State* L) { install_library(L); }, true, "setting up the sandbox");
+  return protected_call([install](lua_State* L) { install(L); }, true, "setting up the sandbox");
 }
 
 void SandboxState::request_stop(std::string message) {
@@ -307,8 +306,8 @@ Status SandboxState::protected_call(const std::function<void(lua_State*)>& body,
   return result;
 }
 
-Status SandboxState::load_main(std::string_view code, const std::string& chunk_name,
-                               const std::filesystem::path& file) {
+Status SandboxState::load_main(std::string_view code, const std::string& chunk_name, const std::filesystem::path& file,
+                               ChunkLoader load) {
   script_name_ = chunk_name;
   if (!file.empty()) {
     files_.push_back(file);
@@ -316,7 +315,7 @@ Status SandboxState::load_main(std::string_view code, const std::string& chunk_n
   }
   return protected_call(
       [&](lua_State* L) {
-        load_chunk(L, code, chunk_name);  // pushes the chunk, bound to a fresh module env
+        load(L, code, chunk_name);  // pushes the chunk, bound to a fresh module env
         lua_call(L, 0, 1);
         if (main_ref_ != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, main_ref_);
         main_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -17,7 +17,7 @@
 #include <lua.hpp>
 
 #include "graft/ir/op_schema.hpp"
-#include "graft/lua/sandbox.hpp"
+#include "graft/lua/sandbox_options.hpp"
 #include "graft/match/pattern.hpp"
 #include "graft/match/subgraph_matcher.hpp"
 #include "graft/rewrite/rule_set.hpp"
@@ -90,7 +90,8 @@ class SandboxState {
   SandboxState& operator=(const SandboxState&) = delete;
 
   /// Creates the lua_State and installs the library; false if Lua could not even start.
-  Status open();
+  /// Creates the Lua state and runs `install` in it (protected) to build the script's library.
+  Status open(void (*install)(lua_State* L));
   lua_State* L() const { return L_; }
   const SandboxOptions& options() const { return options_; }
   Budget& budget() { return budget_; }
@@ -101,8 +102,11 @@ class SandboxState {
   /// exceptions all come back as a Status whose message names the script and line.
   Status protected_call(const std::function<void(lua_State*)>& body, bool loading, std::string_view what = {});
 
-  /// Loads the main script (text only) and runs its top level; keeps what it returns.
-  Status load_main(std::string_view code, const std::string& chunk_name, const std::filesystem::path& file);
+  /// Loads the main script with `load` (which pushes the compiled chunk: text only) and runs
+  /// its top level; keeps what it returns.
+  using ChunkLoader = void (*)(lua_State* L, std::string_view code, std::string_view chunk_name);
+  Status load_main(std::string_view code, const std::string& chunk_name, const std::filesystem::path& file,
+                   ChunkLoader load);
   /// Pushes the main script's value (nil if not loaded).
   void push_main(lua_State* L) const;
 

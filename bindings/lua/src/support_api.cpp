@@ -8,15 +8,15 @@
 #include <cctype>
 #include <memory>
 
+#include "callbacks.hpp"
 #include "graft/analysis/partitioner.hpp"
 #include "graft/io/graph_text.hpp"
 #include "graft/ir/lint.hpp"
-#include "graft/lua/support.hpp"
 #include "graft/passes/fuse_partitions.hpp"
 #include "graft/passes/topological_sort.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
-#include "pattern_api.hpp"
+#include "options.hpp"
 #include "sandbox_state.hpp"
 #include "trampoline.hpp"
 
@@ -418,40 +418,15 @@ void register_support_api(lua_State* L, int module) {
   lua_setfield(L, module, "support");
 }
 
-}  // namespace graft::lua::detail
-
-namespace graft::lua {
-
-Status with_support(Sandbox& sandbox, const GraphModule& gm,
-                    const std::function<Status(const OperatorSupport&, const PartitionOptions&)>& body) {
-  detail::SandboxState& s = sandbox.state();
-  Status result;
-  Graph& g = const_cast<Graph&>(gm.graph);  // opened read-only
-  Status st = s.protected_call(
-      [&](lua_State* L) {
-        const detail::SessionScope session_scope(s, g, &gm.modules, true);
-        s.push_main(L);
-        const int main = lua_gettop(L);
-        PartitionOptions options;
-        if (lua_istable(L, main)) {
-          options = detail::read_partition_options(L, main, "the script's partitioner table");
-          lua_getfield(L, main, "support");
-        } else {
-          lua_pushvalue(L, main);
-        }
-        if (luaL_testudata(L, -1, "graft.Support") == nullptr)
-          luaL_error(L,
-                     "the script must return a support rule (graft.support.*) or a table {support = ..., "
-                     "options...}, not a %s",
-                     luaL_typename(L, -1));
-        const OperatorSupport& support = detail::check_support(L, -1);
-        detail::CallbackScope scope(L, session_scope.id());
-        result = body(support, options);
-        scope.raise_if_failed(L, nullptr);
-      },
-      false);
-  if (!st) return st;
-  return result;
+void open_support_methods(lua_State* L, int methods) {
+  const luaL_Reg graph_methods[] = {{"partition", cfunction<graph_partition>},
+                                    {"fuse_partitions", cfunction<graph_fuse_partitions>},
+                                    {"topo_sort", cfunction<graph_topo_sort>},
+                                    {"add_submodule", cfunction<graph_add_submodule>},
+                                    {nullptr, nullptr}};
+  lua_pushvalue(L, methods);
+  luaL_setfuncs(L, graph_methods, 0);
+  lua_pop(L, 1);
 }
 
-}  // namespace graft::lua
+}  // namespace graft::lua::detail

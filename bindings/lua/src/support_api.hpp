@@ -27,9 +27,7 @@ void push_node_list(lua_State* L, int session, const std::vector<NodeId>& nodes)
 /// The node lists of the table at `index` ({{node, ...}, ...}), all of graph `session`.
 std::vector<std::vector<NodeId>> node_lists(lua_State* L, int index, int session, const char* what);
 
-int graph_partition(lua_State* L);
-int graph_fuse_partitions(lua_State* L);
-int graph_topo_sort(lua_State* L);
-int graph_add_submodule(lua_State* L);
+/// Adds g:partition, g:fuse_partitions, g:topo_sort and g:add_submodule to the graph methods table at `methods` (an absolute index).
+void open_support_methods(lua_State* L, int methods);
 
 }  // namespace graft::lua::detail
