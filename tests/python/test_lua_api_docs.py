@@ -98,7 +98,7 @@ def registry_passes():
             method = re.search(r'\.method = "(\w+)"', body)
             declared[var] = {"name": name.group(1) if name else None, "method": method.group(1) if method else None}
     order = re.findall(r"&(k\w+Pass)", between(read(os.path.join(folder, "pass_registry.cpp")),
-                                                "kPasses = {", "};", "pass_registry.cpp"))
+                                                "kPasses[] = {", "};", "pass_registry.cpp"))
     if len(order) < 8 or set(order) != set(declared):
         raise AssertionError(f"pass_registry.cpp lists {order}, the pass files declare {sorted(declared)}")
     return [declared[var] for var in order]

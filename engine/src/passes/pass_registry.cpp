@@ -1,7 +1,6 @@
 #include "graft/passes/pass_registry.hpp"
 
 #include <algorithm>
-#include <array>
 
 namespace graft {
 
@@ -18,7 +17,7 @@ extern const PassInfo kLintPass;
 
 namespace {
 
-const std::array<const PassInfo*, 8> kPasses = {
+const PassInfo* const kPasses[] = {
     &kDeadCodeEliminationPass,
     &kCommonSubexpressionEliminationPass,
     &kStableTopologicalSortPass,
