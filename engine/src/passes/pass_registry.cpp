@@ -13,6 +13,7 @@ extern const PassInfo kNormalizeArgsPass;
 extern const PassInfo kFunctionalizePass;
 extern const PassInfo kReinplacePass;
 extern const PassInfo kSpecializePass;
+extern const PassInfo kRemoveAssertsPass;
 extern const PassInfo kLintPass;
 
 namespace {
@@ -25,6 +26,7 @@ const PassInfo* const kPasses[] = {
     &kFunctionalizePass,
     &kReinplacePass,
     &kSpecializePass,
+    &kRemoveAssertsPass,
     &kLintPass,
 };
 
