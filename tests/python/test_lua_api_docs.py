@@ -107,7 +107,8 @@ def registry_passes():
 def code_api():
     values = read(os.path.join(LUA_SRC, "lua_values.cpp"))
     module = read(os.path.join(LUA_SRC, "graft_module.cpp"))
-    patterns = read(os.path.join(LUA_SRC, "pattern_api.cpp"))
+    # graft.trace and the declarations; g:match, g:explain and g:replace_pattern
+    patterns = read(os.path.join(LUA_SRC, "pattern_api.cpp")) + read(os.path.join(LUA_SRC, "match_api.cpp"))
     rules = read(os.path.join(LUA_SRC, "rule_api.cpp"))
     driver = read(os.path.join(ENGINE_SRC, "rewrite", "rule_set.cpp"))
     rewrite = read(os.path.join(ENGINE_SRC, "rewrite", "rewrite_match.cpp"))

@@ -12,6 +12,7 @@
 #include "handles.hpp"
 #include "hierarchy_api.hpp"
 #include "lua_values.hpp"
+#include "match_api.hpp"
 #include "memory_api.hpp"
 #include "meta_propagation.hpp"
 #include "module_api.hpp"
@@ -321,9 +322,14 @@ int graft_register_schema(lua_State* L) {
 }
 
 /// The graph methods, one table per concept file.
-constexpr MethodsOpener kGraphMethods[] = {
-    open_module_methods,  open_pass_methods,   open_pattern_methods,          open_rule_methods,
-    open_support_methods, open_memory_methods, open_meta_propagation_methods, open_hierarchy_methods};
+constexpr MethodsOpener kGraphMethods[] = {open_module_methods,
+                                           open_pass_methods,
+                                           open_match_methods,
+                                           open_rule_methods,
+                                           open_support_methods,
+                                           open_memory_methods,
+                                           open_meta_propagation_methods,
+                                           open_hierarchy_methods};
 
 /// The metatables of node and graph handles (once per state).
 void register_handle_types(lua_State* L) {

@@ -11,6 +11,7 @@
 //                        graft.memory_format('contiguous_format')
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,15 +44,26 @@ std::vector<Argument> to_args(lua_State* L, int index, int session, const std::s
 /// A graft.Dict (its order) or a plain table (keys sorted) as kwargs; keys must be strings.
 Kwargs to_kwargs(lua_State* L, int index, int session, const std::string& what);
 
+// Registry names of the container metatables.
+inline constexpr const char* kListType = "graft.List";
+inline constexpr const char* kTupleType = "graft.Tuple";
+inline constexpr const char* kDictType = "graft.Dict";
+
+/// True if the value at `index` has the metatable registered as `name`.
+bool has_metatable(lua_State* L, int index, const char* name);
+/// Calls `fn` once per live entry of the graft.Dict at `index`, in order, with the key at -2
+/// and the value at -1 (popped after each call).
+void for_each_dict_entry(lua_State* L, int index, const std::function<void()>& fn);
+
 /// Pushes a new, empty graft.Dict.
 void push_new_dict(lua_State* L);
 /// Sets `key` (on the stack top - 1) to the value on top in the dict at `index`, keeping order.
 void dict_set(lua_State* L, int index);
 
-/// JSON text (canonical or not) as Lua: objects are graft.Dict, arrays graft.List, null graft.None.
-void push_json(lua_State* L, const std::string& json_text);
-/// A Lua value as canonical JSON text (docs/FORMAT.md §5). Raises on values JSON cannot hold.
-std::string to_json(lua_State* L, int index, const std::string& what);
+/// The string keys of the plain table at `index`, sorted (pairs() order is random per state);
+/// `has_sequence`: it also has items 1..n. Raises, naming `what`, on a key of another type.
+void sorted_string_keys(lua_State* L, int index, const std::string& what, std::vector<std::string>& keys,
+                        bool& has_sequence);
 
 /// True if the value at `index` is graft.None.
 bool is_none(lua_State* L, int index);

@@ -15,6 +15,7 @@
 #include "graft/ir/module_table.hpp"
 #include "graft/ir/schema_binding.hpp"
 #include "handles.hpp"
+#include "lua_json.hpp"
 #include "lua_values.hpp"
 #include "meta_values.hpp"
 #include "options.hpp"

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "lua_json.hpp"
 #include "lua_values.hpp"
 
 namespace graft::lua::detail {

@@ -1,6 +1,7 @@
 #include "module_api.hpp"
 
 #include "handles.hpp"
+#include "lua_json.hpp"
 #include "lua_values.hpp"
 #include "meta_values.hpp"
 #include "trampoline.hpp"

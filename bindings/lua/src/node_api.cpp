@@ -12,6 +12,7 @@
 #include "graft/ir/op_schema.hpp"
 #include "graft/ir/target_name.hpp"
 #include "handles.hpp"
+#include "lua_json.hpp"
 #include "lua_values.hpp"
 #include "meta_values.hpp"
 #include "module_api.hpp"

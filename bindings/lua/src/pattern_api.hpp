@@ -1,4 +1,5 @@
-// Patterns in Lua: graft.trace, namespaces (graft.ns, graft.ops), g:match, g:replace_pattern.
+// Patterns in Lua: graft.trace, namespaces (graft.ns, graft.ops) and the declarations tracing
+// cannot make (graft.any, graft.kw, graft.one_of, graft.module, graft.constrain).
 #pragma once
 
 #include <string>
@@ -15,10 +16,6 @@ namespace graft::lua::detail {
 
 /// The pattern of a graft.trace result at `index` (raises otherwise).
 const Pattern& check_pattern(lua_State* L, int index);
-/// A match as Lua sees it: {returning = {...}, inputs = {...}, nodes = dict name -> node}.
-void push_match(lua_State* L, int session, const SubgraphMatcher& matcher, const SubgraphMatch& m);
-/// options.meta / options.keep_meta of the table at `index`.
-MetaPolicy read_meta_policy(lua_State* L, int index, MetaPolicy fallback, const char* what);
 
 /// Adds graft.trace, graft.ns and graft.ops to the module table at `module`.
 void register_pattern_api(lua_State* L, int module);
@@ -28,8 +25,5 @@ void install_trace_metamethods(lua_State* L, int node_metatable);
 void push_traced_method(lua_State* L, const char* name);
 /// Pushes a namespace: indexing extends the dotted target, calling records a call_function.
 void push_namespace(lua_State* L, const std::string& prefix);
-
-/// Adds g:match, g:explain and g:replace_pattern to the graph methods table at `methods`.
-void open_pattern_methods(lua_State* L, int methods);
 
 }  // namespace graft::lua::detail

@@ -21,6 +21,7 @@
 #include "graft/rewrite/rule_set.hpp"
 #include "handles.hpp"
 #include "lua_values.hpp"
+#include "match_api.hpp"
 #include "meta_propagation.hpp"
 #include "options.hpp"
 #include "pattern_api.hpp"
