@@ -1,192 +1,72 @@
-// `graft match` and `graft explain` with a pattern graph file; the printing shared with the
-// rule-script forms (rules_command.cpp).
-#include "match_command.hpp"
-
-#include <cstdio>
-#include <iterator>
-
+// `graft match RULES.lua GRAPH` (a rule script's rules) or `graft match --pattern P.json GRAPH`
+// (a pattern graph file): list the matches.
 #include <fmt/core.h>
 
-#include "graft/io/graph_json.hpp"
-#include "graft/ir/python_repr.hpp"
-#include "graft/match/close_targets.hpp"
-#include "graft/match/describe_failure.hpp"
-#include "node_lookup.hpp"
-#include "print_error.hpp"
+#include "command.hpp"
+#include "pattern_file.hpp"
+#include "rule_script.hpp"
 
 namespace graft::cli {
 namespace {
 
-std::string value_text(const Graph& g, const MatchValue& v) {
-  if (v.node != kNoNode) return g.name(v.node);
-  if (v.literal) return format_argument(g, *v.literal);
-  return "(unbound)";
-}
+class MatchCommand final : public Command {
+ public:
+  explicit MatchCommand(CLI::App& parent)
+      : Command(parent.add_subcommand(
+            "match", "List the matches of a rule script's rules (or of a pattern graph file) in a graph")) {
+    app().add_option("INPUTS", inputs_, "RULES.lua GRAPH, or GRAPH with --pattern")->required()->expected(1, 2);
+    app().add_option("--pattern", file_.pattern,
+                     "graph file of a pattern (export a function with graft_fx) instead of a rule script");
+    app().add_option("--rule", rules_.rule, "only this rule (default: every enabled rule)");
+    app().add_flag("--log", rules_.log, "also show the matcher's decision for every candidate: matches, or why not");
+    app().add_flag("--json", file_.json, "print the matches as JSON");
+    app().add_flag("--match-output", file_.match.match_output,
+                   "pattern file: the pattern's output must be the graph's output");
+    app().add_flag("--match-placeholder", file_.match.match_placeholder,
+                   "pattern file: pattern inputs match only graph inputs");
+    app().add_flag("--ignore-literals", file_.match.ignore_literals,
+                   "pattern file: literals in the pattern match anything");
+    app().add_flag("--modules-by-class", file_.modules_by_class,
+                   "pattern file: its module calls match modules of the same class, wherever they are");
+    app().add_flag("--keep-overlapping", keep_overlapping_,
+                   "pattern file: keep matches that share nodes (default: the earliest anchor wins)");
+    add_limit_options(app(), rules_.script);
+  }
 
-/// The graph to search and the matcher built from the pattern file, shared by match and explain.
-struct MatchInputs {
-  GraphModule graph;
-  SubgraphMatcher matcher;
+  int run() override {
+    if (!file_.pattern.empty()) {
+      if (inputs_.size() != 1) {
+        fmt::print(stderr, "graft match: with --pattern, give only the GRAPH\n");
+        return kExitUsage;
+      }
+      if (!rules_.rule.empty()) {
+        fmt::print(stderr, "graft match: --rule needs a rule script, not --pattern\n");
+        return kExitUsage;
+      }
+      file_.graph = inputs_[0];
+      file_.log = rules_.log;
+      file_.match.remove_overlapping_matches = !keep_overlapping_;
+      return cmd_match(file_);
+    }
+    if (inputs_.size() != 2) {
+      fmt::print(stderr, "graft match: give RULES.lua GRAPH (or --pattern P.json GRAPH)\n");
+      return kExitUsage;
+    }
+    rules_.script.pipeline = inputs_[0];
+    rules_.script.graph = inputs_[1];
+    rules_.json = file_.json;
+    return cmd_match_rules(rules_);
+  }
+
+ private:
+  std::vector<std::string> inputs_;
+  MatchCommandOptions file_;
+  RulesCommandOptions rules_;
+  bool keep_overlapping_ = false;
 };
-
-Result<MatchInputs> load_inputs(const MatchCommandOptions& o) {
-  Result<SubgraphMatcher> matcher = matcher_from_file(o.pattern, o.match, o.modules_by_class);
-  if (!matcher) return matcher.status();
-  Result<GraphModule> gm = load_graph_file(o.graph);
-  if (!gm) return gm.status();
-  return MatchInputs{std::move(gm).value(), std::move(matcher).value()};
-}
 
 }  // namespace
 
-Result<SubgraphMatcher> matcher_from_file(const std::string& path, const MatchOptions& options, bool modules_by_class) {
-  Result<GraphModule> pattern = load_graph_file(path);
-  if (!pattern) return pattern.status();
-  Pattern p(std::move(pattern->graph));
-  p.modules = std::move(pattern->modules);
-  if (modules_by_class) p.match_modules_by_class();
-  Result<SubgraphMatcher> matcher = SubgraphMatcher::create(std::move(p), options);
-  if (!matcher) {
-    Status s = matcher.status();
-    s.diagnostic().file = path;
-    return s;
-  }
-  return matcher;
-}
-
-Json matches_json(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches) {
-  const Graph& p = matcher.pattern();
-  Json list = Json::array();
-  for (const SubgraphMatch& m : matches) {
-    Json e;
-    auto& anchors = e["anchors"] = Json::array();
-    for (NodeId a : m.anchors) anchors.push_back(value_text(g, m.nodes_map[a]));
-    auto& ret = e["returning_nodes"] = Json::array();
-    for (NodeId r : m.returning_nodes) ret.push_back(g.name(r));
-    auto& phs = e["placeholder_nodes"] = Json::array();
-    for (const MatchValue& v : m.placeholder_nodes) phs.push_back(value_text(g, v));
-    auto& map = e["nodes_map"] = Json::object();
-    for (NodeId n : p.nodes())
-      if (m.nodes_map[n].bound()) map[p.name(n)] = value_text(g, m.nodes_map[n]);
-    list.push_back(std::move(e));
-  }
-  return list;
-}
-
-void print_matches(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches,
-                   std::string& out) {
-  const Graph& p = matcher.pattern();
-  for (std::size_t i = 0; i < matches.size(); ++i) {
-    const SubgraphMatch& m = matches[i];
-    std::string ret, phs;
-    for (NodeId r : m.returning_nodes) ret += (ret.empty() ? "" : ", ") + g.name(r);
-    for (std::size_t k = 0; k < m.placeholder_nodes.size(); ++k)
-      phs +=
-          (phs.empty() ? "" : ", ") + p.name(matcher.placeholders()[k]) + "=" + value_text(g, m.placeholder_nodes[k]);
-    out += fmt::format("  {}: returns {}; inputs {}\n", i + 1, ret, phs);
-  }
-}
-
-Json explanations_json(const SubgraphMatcher& matcher, const GraphModule& gm,
-                       const std::vector<MatchExplanation>& all) {
-  Json j = Json::array();
-  for (const MatchExplanation& e : all) {
-    Json x;
-    x["candidate"] = gm.graph.name(e.candidate);
-    x["matches"] = e.failure.kind == MatchFailure::Kind::None;
-    if (e.failure.kind != MatchFailure::Kind::None) {
-      x["matched"] = e.failure.matched;  // how far it got
-      x["pattern_nodes"] = matcher.compute_nodes();
-      x["reason"] = describe_failure(e.failure, e.candidate, gm, matcher);
-    }
-    j.push_back(std::move(x));
-  }
-  return j;
-}
-
-void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, const std::vector<MatchExplanation>& all,
-                        const std::string& graph_path, const std::string& indent, std::string& out) {
-  const Graph& g = gm.graph;
-  if (all.empty()) {
-    const Graph& p = matcher.pattern();
-    const NodeId a = matcher.anchors().front();
-    const NodeConstraint* c = matcher.constraint(a);
-    const std::string what = c != nullptr && !c->module_class.empty()
-        ? "a module of class " + c->module_classes_text()
-        : std::string(op_kind_name(p.op(a))) + " " + p.target(a);
-    out +=
-        fmt::format("{}no candidate in {}: no node is what the pattern's output is ({})\n", indent, graph_path, what);
-    if (c == nullptr || c->module_class.empty()) {
-      for (const CloseTarget& t : close_targets(g, p.op(a), p.target(a)))
-        out += fmt::format("{}  did you mean {} {}? ({})\n", indent, op_kind_name(t.op), t.target, t.why);
-    }
-    return;
-  }
-  for (const MatchExplanation& e : all) {
-    if (e.failure.kind == MatchFailure::Kind::None) out += fmt::format("{}{}: matches\n", indent, g.name(e.candidate));
-    else
-      out += fmt::format("{}{}: no match (matched {} of {} pattern nodes): {}\n", indent, g.name(e.candidate),
-                         e.failure.matched, matcher.compute_nodes(),
-                         describe_failure(e.failure, e.candidate, gm, matcher));
-  }
-}
-
-int cmd_match(const MatchCommandOptions& o) {
-  Result<MatchInputs> in = load_inputs(o);
-  if (!in) {
-    print_error(in.status().message());
-    return 1;
-  }
-  const SubgraphMatcher& matcher = in->matcher;
-  const GraphModule& gm = in->graph;
-  std::vector<SubgraphMatch> matches = matcher.match(gm);
-  if (o.json) {
-    Json j;
-    j["pattern"] = o.pattern;
-    j["graph"] = o.graph;
-    j["count"] = matches.size();
-    j["matches"] = matches_json(matcher, gm.graph, matches);
-    if (o.log) j["candidates"] = explanations_json(matcher, gm, matcher.explain(gm));
-    fmt::print("{}\n", j.dump(2));
-    return 0;
-  }
-  std::string out =
-      fmt::format("{} match{} of {} in {}\n", matches.size(), matches.size() == 1 ? "" : "es", o.pattern, o.graph);
-  print_matches(matcher, gm.graph, matches, out);
-  if (o.log) {
-    out += "candidates:\n";
-    print_explanations(matcher, gm, matcher.explain(gm), o.graph, "  ", out);
-  }
-  fmt::print("{}", out);
-  return 0;
-}
-
-int cmd_explain(const MatchCommandOptions& o, const std::string& node) {
-  Result<MatchInputs> in = load_inputs(o);
-  if (!in) {
-    print_error(in.status().message());
-    return 1;
-  }
-  const SubgraphMatcher& matcher = in->matcher;
-  const GraphModule& gm = in->graph;
-  NodeId only = kNoNode;
-  if (!node.empty()) {
-    Result<NodeId> found = find_root_node(gm, node, o.graph);
-    if (!found) {
-      print_error(found.status().message());
-      return 1;
-    }
-    only = found.value();
-  }
-  std::vector<MatchExplanation> all = matcher.explain(gm, only);
-  if (o.json) {
-    fmt::print("{}\n", explanations_json(matcher, gm, all).dump(2));
-    return 0;
-  }
-  std::string out;
-  print_explanations(matcher, gm, all, o.graph, "", out);
-  fmt::print("{}", out);
-  return 0;
-}
+std::unique_ptr<Command> match_command(CLI::App& app) { return std::make_unique<MatchCommand>(app); }
 
 }  // namespace graft::cli

@@ -1,6 +1,7 @@
 // `graft partition`: the support script's partitions of a graph, the reasons for what is left
 // out, a picture, and the fused graph.
 #include "partition_command.hpp"
+#include "command.hpp"
 
 #include <fmt/core.h>
 
@@ -197,5 +198,32 @@ int cmd_partition(const PartitionCommandOptions& o) {
   else fmt::print(stderr, "{}", printed);
   return 0;
 }
+
+namespace {
+
+class PartitionCommand final : public Command {
+ public:
+  explicit PartitionCommand(CLI::App& parent)
+      : Command(parent.add_subcommand(
+            "partition",
+            "Cut a graph into the partitions a backend supports (torch.fx CapabilityBasedPartitioner semantics); "
+            "say why each other node is left out; optionally fuse them into submodules")) {
+    add_partition_options(app(), o_);
+  }
+
+  void paths(std::vector<PathUse>& outputs, std::vector<PathUse>& inputs) const override {
+    if (!o_.output.empty()) outputs.push_back({"-o", o_.output, true});
+    if (!o_.dot.empty()) outputs.push_back({"--dot", o_.dot});
+    inputs.insert(inputs.end(), {{"SUPPORT", o_.script.pipeline}, {"GRAPH", o_.script.graph, true}});
+  }
+  int run() override { return cmd_partition(o_); }
+
+ private:
+  PartitionCommandOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> partition_command(CLI::App& app) { return std::make_unique<PartitionCommand>(app); }
 
 }  // namespace graft::cli

@@ -1,10 +1,11 @@
-#include "pass_command.hpp"
-
+// `graft pass NAME GRAPH -o OUT [--option KEY=VALUE]...`: one built-in pass of the registry
+// (graft/passes/pass_registry.hpp) on a graph file; `graft pass --list [--markdown]` lists them.
 #include <cstdio>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "command.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/passes/pass_registry.hpp"
 #include "print_error.hpp"
@@ -101,67 +102,80 @@ std::string markdown_reference() {
   return out;
 }
 
-}  // namespace
+class PassCommand final : public Command {
+ public:
+  explicit PassCommand(CLI::App& parent)
+      : Command(parent.add_subcommand("pass",
+                                      "Run one built-in pass (dead code elimination, functionalisation, ...) on a "
+                                      "graph file; --list names them")) {
+    app().add_option("NAME", name_, "the pass (graft pass --list)");
+    app().add_option("GRAPH", graph_, "graph file");
+    app().add_option("-o,--output", output_, "output graph file, written only on success ('-': stdout)");
+    app()
+        .add_option("--option", options_, "KEY=VALUE (or KEY for a flag set to true); repeatable")
+        ->allow_extra_args(false);
+    app().add_flag("--json", json_, "print the report as JSON (nodes by name, positions from 0)");
+    app().add_flag("--list", list_, "list the passes with what each does and reports");
+    app().add_flag("--markdown", markdown_, "with --list: the pass reference page (docs/reference/passes.md)");
+  }
 
-PassCommand::PassCommand(CLI::App& app)
-    : command_(app.add_subcommand("pass",
-                                  "Run one built-in pass (dead code elimination, functionalisation, ...) on a "
-                                  "graph file; --list names them")) {
-  command_->add_option("NAME", name_, "the pass (graft pass --list)");
-  command_->add_option("GRAPH", graph_, "graph file");
-  command_->add_option("-o,--output", output_, "output graph file, written only on success ('-': stdout)");
-  command_->add_option("--option", options_, "KEY=VALUE (or KEY for a flag set to true); repeatable")
-      ->allow_extra_args(false);
-  command_->add_flag("--json", json_, "print the report as JSON (nodes by name, positions from 0)");
-  command_->add_flag("--list", list_, "list the passes with what each does and reports");
-  command_->add_flag("--markdown", markdown_, "with --list: the pass reference page (docs/reference/passes.md)");
-}
+  void paths(std::vector<PathUse>& outputs, std::vector<PathUse>& inputs) const override {
+    if (!output_.empty()) outputs.push_back({"-o", output_, true});
+    if (!graph_.empty()) inputs.push_back({"GRAPH", graph_, true});
+  }
 
-void PassCommand::paths(std::vector<PathUse>& outputs, std::vector<PathUse>& inputs) const {
-  if (!output_.empty()) outputs.push_back({"-o", output_, true});
-  if (!graph_.empty()) inputs.push_back({"GRAPH", graph_, true});
-}
+  [[nodiscard]] bool json_to_stdout() const override { return json_; }
 
-int PassCommand::run() const {
-  if (list_) {
-    if (markdown_) {
-      fmt::print("{}", markdown_reference());
+  int run() override {
+    if (list_) {
+      if (markdown_) {
+        fmt::print("{}", markdown_reference());
+        return 0;
+      }
+      for (const PassInfo* p : pass_registry()) fmt::print("{:<34} {}\n", p->name, p->summary);
       return 0;
     }
-    for (const PassInfo* p : pass_registry()) fmt::print("{:<34} {}\n", p->name, p->summary);
+    const PassInfo* pass = find_pass(name_);
+    if (name_.empty() || graph_.empty()) {
+      fmt::print(stderr, "graft pass: give NAME GRAPH (or --list)\n");
+      return kExitUsage;
+    }
+    if (pass == nullptr) return print_error("unknown pass '" + name_ + "' (" + pass_names() + ")");
+    if (pass->edits && output_.empty())
+      return print_error("graft pass " + name_ + " edits the graph: give -o OUT (written only on success)");
+    Result<PassOptions> options = parse_options(*pass, options_);
+    if (!options) return print_error(options.status().message());
+    Result<GraphModule> gm = load_graph_file(graph_);
+    if (!gm) return print_error(gm.status().message());
+    PassContext context{.graph = gm->graph, .modules = gm->modules, .schemas = OpSchemaRegistry::builtin()};
+    Result<ReportValue> report = run_pass(*pass, context, options.value());
+    if (!report) return print_error(graph_ + ": " + name_ + ": " + report.status().message());
+    if (!output_.empty())
+      if (Status st = save_graph_file(gm.value(), output_); !st) return print_error(st.message());
+    const Json result = report_json(report.value(), gm->graph);
+    if (json_) {
+      Json j;
+      j["pass"] = name_;
+      j["graph"] = graph_;
+      if (!output_.empty()) j["output"] = output_;
+      j["nodes"] = gm->graph.size();
+      j["report"] = result;
+      fmt::print("{}\n", j.dump(2));
+      return 0;
+    }
+    fmt::print(output_ == "-" ? stderr : stdout, "{}: {}{}\n", name_, result.is_null() ? "ok" : result.dump(),
+               output_.empty() ? "" : fmt::format("; {} nodes, wrote {}", gm->graph.size(), output_));
     return 0;
   }
-  const PassInfo* pass = find_pass(name_);
-  if (name_.empty() || graph_.empty()) {
-    fmt::print(stderr, "graft pass: give NAME GRAPH (or --list)\n");
-    return 2;
-  }
-  if (pass == nullptr) return print_error("unknown pass '" + name_ + "' (" + pass_names() + ")");
-  if (pass->edits && output_.empty())
-    return print_error("graft pass " + name_ + " edits the graph: give -o OUT (written only on success)");
-  Result<PassOptions> options = parse_options(*pass, options_);
-  if (!options) return print_error(options.status().message());
-  Result<GraphModule> gm = load_graph_file(graph_);
-  if (!gm) return print_error(gm.status().message());
-  PassContext context{.graph = gm->graph, .modules = gm->modules, .schemas = OpSchemaRegistry::builtin()};
-  Result<ReportValue> report = run_pass(*pass, context, options.value());
-  if (!report) return print_error(graph_ + ": " + name_ + ": " + report.status().message());
-  if (!output_.empty())
-    if (Status st = save_graph_file(gm.value(), output_); !st) return print_error(st.message());
-  const Json result = report_json(report.value(), gm->graph);
-  if (json_) {
-    Json j;
-    j["pass"] = name_;
-    j["graph"] = graph_;
-    if (!output_.empty()) j["output"] = output_;
-    j["nodes"] = gm->graph.size();
-    j["report"] = result;
-    fmt::print("{}\n", j.dump(2));
-    return 0;
-  }
-  fmt::print(output_ == "-" ? stderr : stdout, "{}: {}{}\n", name_, result.is_null() ? "ok" : result.dump(),
-             output_.empty() ? "" : fmt::format("; {} nodes, wrote {}", gm->graph.size(), output_));
-  return 0;
-}
+
+ private:
+  std::string name_, graph_, output_;
+  std::vector<std::string> options_;
+  bool list_ = false, markdown_ = false, json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> pass_command(CLI::App& app) { return std::make_unique<PassCommand>(app); }
 
 }  // namespace graft::cli

@@ -1,5 +1,6 @@
 // `graft plan`: the memory plan of a graph, as a summary, JSON and a picture.
 #include "plan_command.hpp"
+#include "command.hpp"
 
 #include <fmt/core.h>
 
@@ -239,5 +240,35 @@ int cmd_plan(PlanCommandOptions o) {
   else if (o.output != "-" && o.svg != "-") print_summary(o, g, l, *storage, *plan, schedule);
   return 0;
 }
+
+namespace {
+
+class PlanCommand final : public Command {
+ public:
+  explicit PlanCommand(CLI::App& parent)
+      : Command(parent.add_subcommand(
+            "plan",
+            "Plan the graph's tensors into one memory arena: live ranges (views and in-place results share "
+            "storage), the lower bound, each planner's arena, the tensors live at the peak; optionally reorder "
+            "nodes first")) {
+    add_plan_options(app(), o_);
+  }
+
+  void paths(std::vector<PathUse>& outputs, std::vector<PathUse>& inputs) const override {
+    if (!o_.output.empty()) outputs.push_back({"-o", o_.output});
+    if (!o_.svg.empty()) outputs.push_back({"--svg", o_.svg});
+    if (!o_.graph_output.empty()) outputs.push_back({"--schedule-output", o_.graph_output, true});
+    inputs.push_back({"GRAPH", o_.graph, true});
+  }
+  [[nodiscard]] bool json_to_stdout() const override { return o_.json; }
+  int run() override { return cmd_plan(o_); }
+
+ private:
+  PlanCommandOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> plan_command(CLI::App& app) { return std::make_unique<PlanCommand>(app); }
 
 }  // namespace graft::cli

@@ -5,11 +5,12 @@
 
 #include <fmt/core.h>
 
+#include "command.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/ir/lint.hpp"
 #include "graft/ir/python_repr.hpp"
 #include "graft/rewrite/replacement_attributes.hpp"
-#include "match_command.hpp"
+#include "pattern_file.hpp"
 #include "print_error.hpp"
 
 namespace graft::cli {
@@ -108,5 +109,57 @@ int cmd_rewrite(const RewriteCommandOptions& o) {
   if (done->empty() && !o.modules_by_class) print_module_path_hint(matcher->pattern(), gm->modules);
   return 0;
 }
+
+namespace {
+
+class RewriteCommand final : public Command {
+ public:
+  explicit RewriteCommand(CLI::App& parent)
+      : Command(parent.add_subcommand("rewrite",
+                                      "Replace every match of a pattern graph by a replacement graph "
+                                      "(torch.fx replace_pattern semantics)")) {
+    app().add_option("--pattern", o_.pattern, "graph file of the pattern")->required();
+    app()
+        .add_option("--replacement", o_.replacement,
+                    "graph file of the replacement (same inputs, same number of outputs)")
+        ->required();
+    app().add_option("GRAPH", o_.graph, "graph file to rewrite")->required();
+    app().add_option("-o,--output", o_.output, "output graph file, written only on success ('-': stdout)")->required();
+    app().add_flag(
+        "--keep-meta", o_.keep_meta,
+        "give each replacement output the metadata of the node it replaces (FX drops it); same as --meta outputs");
+    app()
+        .add_option("--meta", o_.meta,
+                    "metadata policy: drop (FX), outputs (outputs take the replaced node's), all (also stack traces "
+                    "onto every new node)")
+        ->check(CLI::IsMember({"drop", "outputs", "all"}));
+    app().add_flag("--keep-names", o_.keep_names,
+                   "a new node in a replaced node's place takes its name, so names stay stable across the rewrite "
+                   "(FX gives it a fresh name)");
+    app().add_flag("--keep-unused-modules", o_.keep_unused_modules,
+                   "keep modules no node calls or reads after the rewrite (torch.fx deletes them)");
+    app().add_flag("--json", o_.json,
+                   "print every replacement as JSON (anchor, nodes_map, inputs with literals, new_nodes) instead of "
+                   "the summary line");
+    app().add_flag("--modules-by-class", o_.modules_by_class,
+                   "the pattern's module calls match modules of the same class, wherever they are; the replacement "
+                   "reaches them by the pattern's module names");
+  }
+
+  void paths(std::vector<PathUse>& outputs, std::vector<PathUse>& inputs) const override {
+    outputs.push_back({"-o", o_.output, true});
+    inputs.insert(inputs.end(),
+                  {{"--pattern", o_.pattern}, {"--replacement", o_.replacement}, {"GRAPH", o_.graph, true}});
+  }
+  [[nodiscard]] bool json_to_stdout() const override { return o_.json; }
+  int run() override { return cmd_rewrite(o_); }
+
+ private:
+  RewriteCommandOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> rewrite_command(CLI::App& app) { return std::make_unique<RewriteCommand>(app); }
 
 }  // namespace graft::cli

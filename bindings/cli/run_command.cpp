@@ -1,4 +1,4 @@
-// `graft run` and `graft watch`.
+// `graft run PIPELINE.lua GRAPH -o OUT`: a Lua pipeline on a graph file.
 #include "run_command.hpp"
 
 #include <chrono>
@@ -8,6 +8,7 @@
 
 #include <fmt/core.h>
 
+#include "command.hpp"
 #include "graft/io/atomic_file.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/lua/script_host.hpp"
@@ -30,46 +31,6 @@ std::optional<std::filesystem::path> shipped_scripts_dir() {
   const std::filesystem::path source = GRAFT_SOURCE_SCRIPTS_DIR;
   if (std::filesystem::is_directory(source, ec)) return source;
   return std::nullopt;
-}
-
-lua::ScriptHostOptions host_options(const RunOptions& o) {
-  lua::ScriptHostOptions h;
-  h.sandbox = sandbox_options(o);
-  h.poll_interval = std::chrono::milliseconds(static_cast<long>(o.poll_seconds * 1000));
-  return h;
-}
-
-/// Runs once: the graph is loaded fresh, so a failed run never touches OUTPUT.
-/// Returns the exit code; prints the report.
-int run_once(lua::ScriptHost& host, const RunOptions& o, bool watching) {
-  Result<GraphModule> gm = load_graph_file(o.graph);
-  if (!gm) return print_error(gm.status().message());
-  lua::PipelineReport report = host.run(o.pipeline, gm.value());
-  if (!o.report.empty()) {
-    if (Status s = write_output_file(o.report, report.to_json()); !s) return print_error(s.message());
-  }
-  if (!report.ok()) {
-    if (watching) {
-      fmt::print("v{} error: {}\n", report.script_version, report.error->to_string());
-    } else {
-      if (!o.quiet) fmt::print(stderr, "{}", report.to_text());
-      print_error(report.error->to_string());
-    }
-    return 1;
-  }
-  if (Status s = save_graph_file(gm.value(), o.output); !s) return print_error(s.message());
-  std::FILE* summary = o.output == "-" ? stderr : stdout;  // the graph itself went to stdout
-  if (watching) {
-    fmt::print(summary, "v{} ok: {:.1f} ms, {} -> {} nodes (+{} -{} ~{}), wrote {}\n", report.script_version,
-               report.seconds * 1e3, report.nodes_before, report.nodes_after, report.nodes_added(),
-               report.nodes_removed(), report.nodes_changed(), o.output);
-  } else if (o.json) {
-    fmt::print("{}", report.to_json());
-  } else if (!o.quiet) {
-    fmt::print(summary, "{}", report.to_text());
-  }
-  std::fflush(summary);
-  return 0;
 }
 
 }  // namespace
@@ -118,35 +79,81 @@ void add_limit_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--seed", o.seed, "seed of the scripts' math.random")->capture_default_str()->check(whole_number());
 }
 
+lua::ScriptHostOptions host_options(const RunOptions& o) {
+  lua::ScriptHostOptions h;
+  h.sandbox = sandbox_options(o);
+  h.poll_interval = std::chrono::milliseconds(static_cast<long>(o.poll_seconds * 1000));
+  return h;
+}
+
+int run_once(lua::ScriptHost& host, const RunOptions& o, bool watching) {
+  Result<GraphModule> gm = load_graph_file(o.graph);
+  if (!gm) return print_error(gm.status().message());
+  lua::PipelineReport report = host.run(o.pipeline, gm.value());
+  if (!o.report.empty()) {
+    if (Status s = write_output_file(o.report, report.to_json()); !s) return print_error(s.message());
+  }
+  if (!report.ok()) {
+    if (watching) {
+      fmt::print("v{} error: {}\n", report.script_version, report.error->to_string());
+    } else {
+      if (!o.quiet) fmt::print(stderr, "{}", report.to_text());
+      print_error(report.error->to_string());
+    }
+    return 1;
+  }
+  if (Status s = save_graph_file(gm.value(), o.output); !s) return print_error(s.message());
+  std::FILE* summary = o.output == "-" ? stderr : stdout;  // the graph itself went to stdout
+  if (watching) {
+    fmt::print(summary, "v{} ok: {:.1f} ms, {} -> {} nodes (+{} -{} ~{}), wrote {}\n", report.script_version,
+               report.seconds * 1e3, report.nodes_before, report.nodes_after, report.nodes_added(),
+               report.nodes_removed(), report.nodes_changed(), o.output);
+  } else if (o.json) {
+    fmt::print("{}", report.to_json());
+  } else if (!o.quiet) {
+    fmt::print(summary, "{}", report.to_text());
+  }
+  std::fflush(summary);
+  return 0;
+}
+
 int cmd_run(const RunOptions& o) {
   lua::ScriptHost host(host_options(o));
   if (Status s = host.load(o.pipeline); !s) return print_error(s.message());
   return run_once(host, o, false);
 }
 
-int cmd_watch(const RunOptions& o) {
-  lua::ScriptHostOptions options = host_options(o);
-  lua::ScriptHost host(options);
-  if (Status s = host.load(o.pipeline); !s) return print_error(s.message());
-  fmt::print("watching {} ({}); Ctrl-C stops\n", o.pipeline, host.using_inotify() ? "inotify" : "polling");
-  int runs = 1;
-  run_once(host, o, true);
-  while (o.max_runs == 0 || runs < o.max_runs) {
-    // Look at the files after every wake-up and every second anyway: a watch can be lost (the
-    // directory replaced by a checkout), and the stamps are what decide.
-    host.wait_for_change(std::chrono::milliseconds(1000));
-    for (const lua::ReloadEvent& ev : host.poll()) {
-      if (!ev.ok) {
-        fmt::print("v{} error: {} (still serving v{})\n", ev.attempt, ev.error->to_string(), ev.version);
-        std::fflush(stdout);
-        ++runs;
-        continue;
-      }
-      run_once(host, o, true);
-      ++runs;
-    }
+namespace {
+
+class RunCommand final : public Command {
+ public:
+  explicit RunCommand(CLI::App& parent)
+      : Command(parent.add_subcommand(
+            "run", "Run a Lua pipeline on a graph and write the result (only if every pass succeeds)")) {
+    app().add_option("PIPELINE", o_.pipeline, "Lua script returning graft.pipeline{...} or a pass")->required();
+    app().add_option("GRAPH", o_.graph, "input graph file")->required();
+    app().add_option("-o,--output", o_.output, "output graph file ('-': stdout)")->required();
+    app().add_option("--report", o_.report, "also write the report as JSON to this file");
+    app().add_flag("--json", o_.json, "print the report as JSON");
+    app().add_flag("-q,--quiet", o_.quiet, "print nothing on success");
+    add_limit_options(app(), o_);
   }
-  return 0;
-}
+
+  void paths(std::vector<PathUse>& outputs, std::vector<PathUse>& inputs) const override {
+    outputs.push_back({"-o", o_.output, true});
+    if (!o_.report.empty()) outputs.push_back({"--report", o_.report});
+    inputs.push_back({"PIPELINE", o_.pipeline});
+    inputs.push_back({"GRAPH", o_.graph, true});
+  }
+  [[nodiscard]] bool json_to_stdout() const override { return o_.json; }
+  int run() override { return cmd_run(o_); }
+
+ private:
+  RunOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> run_command(CLI::App& app) { return std::make_unique<RunCommand>(app); }
 
 }  // namespace graft::cli

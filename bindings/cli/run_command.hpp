@@ -1,4 +1,5 @@
-// `graft run` and `graft watch`: apply a Lua pipeline to a graph file.
+// Running a Lua pipeline on a graph file: `graft run`, and what `graft watch` and
+// `graft partition` share with it.
 #pragma once
 
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "graft/lua/limits.hpp"
 #include "graft/lua/sandbox.hpp"
+#include "graft/lua/script_host.hpp"
 
 namespace graft::cli {
 
@@ -32,7 +34,12 @@ lua::SandboxOptions sandbox_options(const RunOptions& o);
 /// Adds the limit options shared by run and watch to `cmd`.
 void add_limit_options(CLI::App& cmd, RunOptions& o);
 
+/// The script host `o`'s pipeline runs in.
+lua::ScriptHostOptions host_options(const RunOptions& o);
+/// Runs once: the graph is loaded fresh, so a failed run never touches the output. Returns the
+/// exit code; prints the report.
+int run_once(lua::ScriptHost& host, const RunOptions& o, bool watching);
+
 int cmd_run(const RunOptions& o);
-int cmd_watch(const RunOptions& o);
 
 }  // namespace graft::cli

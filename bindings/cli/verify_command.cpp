@@ -1,4 +1,5 @@
 #include "verify_command.hpp"
+#include "command.hpp"
 
 #include <fmt/core.h>
 #include <unistd.h>
@@ -53,5 +54,25 @@ int cmd_verify(const std::vector<std::string>& args) {
   fmt::print(stderr, "graft: error: cannot run {}: {}\n", python, std::strerror(errno));
   return 1;
 }
+
+namespace {
+
+class VerifyCommand final : public Command {
+ public:
+  explicit VerifyCommand(CLI::App& parent)
+      : Command(parent.add_subcommand(
+            "verify",
+            "Check in PyTorch that each rule of a rule script computes what it replaces, on the graph files it "
+            "names (runs python3 -m graft verify; `graft verify --help` lists its options)")) {
+    app().prefix_command();  // everything after `verify` goes to Python, --help included
+    app().set_help_flag();
+  }
+
+  int run() override { return cmd_verify(app().remaining()); }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> verify_command(CLI::App& app) { return std::make_unique<VerifyCommand>(app); }
 
 }  // namespace graft::cli

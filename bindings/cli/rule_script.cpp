@@ -1,5 +1,5 @@
 // The rule-script forms of `graft match` and `graft explain`, and `graft pattern`.
-#include "rules_command.hpp"
+#include "rule_script.hpp"
 
 #include <iterator>
 
@@ -7,8 +7,8 @@
 
 #include "graft/io/tabular.hpp"
 #include "graft/lua/rules.hpp"
-#include "match_command.hpp"
 #include "node_lookup.hpp"
+#include "pattern_file.hpp"
 #include "print_error.hpp"
 
 namespace graft::cli {
