@@ -275,8 +275,21 @@ TEST_CASE("ir: stable topological sort repairs the order and keeps what was vali
 
   REQUIRE(g.set_args(s.relu, {Argument::node(s.add)}).is_ok());  // relu <-> add cycle
   Status cyc = stable_topological_sort(g);
-  CHECK(cyc.message() == "node 'relu': cannot be ordered: it is on a cycle or depends on one");
+  CHECK(cyc.message() == "node 'relu': cannot be ordered: it is on a cycle through relu, add");
   CHECK(names(g) == std::vector<std::string>{"x", "c", "relu", "add", "output"});  // unchanged
+}
+
+TEST_CASE("ir: stable topological sort names the cycle, not what merely depends on it") {
+  Small s;
+  Graph& g = s.g;
+  // x -> relu -> a -> b -> relu (a cycle of three), and add reads relu (downstream of it)
+  NodeId a = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(s.relu)}, {}, "a");
+  NodeId b = g.create_node(OpKind::CallFunction, "torch.abs", {Argument::node(a)}, {}, "b");
+  REQUIRE(g.set_args(s.relu, {Argument::node(b)}).is_ok());
+  const std::vector<std::string> before = names(g);
+  Status cyc = stable_topological_sort(g);
+  CHECK(cyc.message() == "node 'relu': cannot be ordered: it is on a cycle through relu, a, b");
+  CHECK(names(g) == before);
 }
 
 TEST_CASE("ir: arguments compare with FX's type strictness") {

@@ -8,6 +8,10 @@
 #include <queue>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
+#include "graft/analysis/analysis.hpp"
+
 namespace graft {
 
 Status stable_topological_sort(Graph& g) {
@@ -34,6 +38,17 @@ Status stable_topological_sort(Graph& g) {
       if (--waiting[user] == 0) ready.push(pos[user]);
   }
   if (sorted.size() != by_pos.size()) {
+    // Kahn's algorithm only knows which nodes were never ready; Boost.Graph's strong
+    // components say which of them form the cycle.
+    const Components components = strongly_connected_components(g);
+    if (!components.cycles.empty()) {
+      const std::vector<NodeId>& cycle = components.cycles.front();
+      std::string members;
+      constexpr std::size_t kShown = 6;
+      for (std::size_t i = 0; i < cycle.size() && i < kShown; ++i) members += (i ? ", " : "") + g.name(cycle[i]);
+      if (cycle.size() > kShown) members += fmt::format(" and {} more", cycle.size() - kShown);
+      return Status::node_error(g.name(cycle.front()), "cannot be ordered: it is on a cycle through " + members);
+    }
     for (NodeId n : by_pos)
       if (waiting[n] != 0)
         return Status::node_error(g.name(n), "cannot be ordered: it is on a cycle or depends on one");
