@@ -2,13 +2,14 @@
 # A/B check of two builds of graft on the same generated graphs, alternating: the built-in passes
 # by name (a pipeline) and as graph methods, and the Lua-heavy passes of run_passes.sh. Prints the
 # best of ROUNDS for each build. Usage: bench/run_ab.sh BUILD_A BUILD_B [NODES] [ROUNDS]
-# (each BUILD a build directory holding bindings/cli/graft; BUILD_A also bench/graft_io_bench).
+# (each BUILD a build directory holding bindings/cli/graft; the graph comes from BUILD_A's
+# bench/graft_io_bench, or from $GRAFT_IO_BENCH).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 a=$1 b=$2 n=${3:-100000} rounds=${4:-5}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-"$a/bench/graft_io_bench" "$n" "$dir" >/dev/null
+"${GRAFT_IO_BENCH:-$a/bench/graft_io_bench}" "$n" "$dir" >/dev/null
 graph=$dir/transformer_$n.json
 seconds() {  # BUILD SCRIPT: the pipeline's total seconds, from its report
   "$1/bindings/cli/graft" run "$2" "$graph" -o "$dir/out.json" --report "$dir/r.json" -q

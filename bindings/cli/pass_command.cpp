@@ -7,6 +7,7 @@
 
 #include "command.hpp"
 #include "graft/io/graph_json.hpp"
+#include "graft/ir/lint.hpp"
 #include "graft/passes/pass_registry.hpp"
 #include "print_error.hpp"
 
@@ -141,15 +142,22 @@ class PassCommand final : public Command {
       return kExitUsage;
     }
     if (pass == nullptr) return print_error("unknown pass '" + name_ + "' (" + pass_names() + ")");
-    if (pass->edits && output_.empty())
-      return print_error("graft pass " + name_ + " edits the graph: give -o OUT (written only on success)");
+    if (pass->edits && output_.empty()) {
+      print_error("graft pass " + name_ + " edits the graph: give -o OUT (written only on success)");
+      return kExitUsage;
+    }
     Result<PassOptions> options = parse_options(*pass, options_);
-    if (!options) return print_error(options.status().message());
+    if (!options) {
+      print_error(options.status().message());
+      return kExitUsage;
+    }
     Result<GraphModule> gm = load_graph_file(graph_);
     if (!gm) return print_error(gm.status().message());
     PassContext context{.graph = gm->graph, .modules = gm->modules, .schemas = OpSchemaRegistry::builtin()};
     Result<ReportValue> report = run_pass(*pass, context, options.value());
     if (!report) return print_error(graph_ + ": " + name_ + ": " + report.status().message());
+    if (Status st = lint(*gm); !st)  // never write an invalid graph (a pipeline step refuses it too)
+      return print_error(graph_ + ": " + name_ + " left an invalid graph: " + st.message());
     if (!output_.empty())
       if (Status st = save_graph_file(gm.value(), output_); !st) return print_error(st.message());
     const Json result = report_json(report.value(), gm->graph);

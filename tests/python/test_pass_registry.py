@@ -132,18 +132,18 @@ class CommandLineAndPipelines(unittest.TestCase):
     def test_bad_names_and_options_fail_and_write_nothing(self):
         src = os.path.join(GRAPHS, "resnet18.aten.json")
         out = os.path.join(self.tmp, "never.json")
-        for args, message in (
-                (["pass", "dce", src, "-o", out], "unknown pass 'dce' (dead_code_elimination, "),
-                (["pass", "normalize_args", src, "-o", out, "--option", "defaults=x"],
+        for args, code, message in (
+                (["pass", "dce", src, "-o", out], 1, "unknown pass 'dce' (dead_code_elimination, "),
+                (["pass", "normalize_args", src, "-o", out, "--option", "defaults=x"], 2,
                  'defaults must be "explicit", "drop" or "keep", not "x"'),
-                (["pass", "normalize_args", src, "-o", out, "--option", "colour=red"],
+                (["pass", "normalize_args", src, "-o", out, "--option", "colour=red"], 2,
                  "unknown option 'colour' (defaults, methods, keywords)"),
-                (["pass", "normalize_args", src, "-o", out, "--option", "keywords=maybe"], "true or false"),
-                (["pass", "specialize", src], "edits the graph: give -o OUT"),
-                (["pass", "lint", os.path.join(self.tmp, "missing.json")], "missing.json")):
+                (["pass", "normalize_args", src, "-o", out, "--option", "keywords=maybe"], 2, "true or false"),
+                (["pass", "specialize", src], 2, "edits the graph: give -o OUT"),
+                (["pass", "lint", os.path.join(self.tmp, "missing.json")], 1, "missing.json")):
             with self.subTest(args=args):
                 proc = self.graft(*args)
-                self.assertEqual(proc.returncode, 1, proc.stdout)
+                self.assertEqual(proc.returncode, code, proc.stdout)
                 self.assertIn(message, proc.stderr)
                 self.assertFalse(os.path.exists(out))
 
@@ -219,6 +219,28 @@ class PythonModule(unittest.TestCase):
                     self.graft.passes.normalize_args(gm, **options)
                 self.assertIsInstance(caught.exception, self.graft.GraftError)
                 self.assertEqual(gm.code, before)
+
+    def test_custom_ops_that_write_are_not_dead_code(self):
+        # Operators torch.library registered, unused: `bump` writes its input (only its schema
+        # says so: the name has no trailing underscore), `twice` is pure. torch.fx keeps the
+        # first and removes the second, and so must graft.
+        lib = torch.library.Library("graft_passes_test", "FRAGMENT")  # noqa: TOR901
+        lib.define("bump(Tensor(a!) x) -> ()")
+        lib.define("twice(Tensor x) -> Tensor")
+        self.addCleanup(lib._destroy)
+
+        def build():
+            g = torch.fx.Graph()
+            x = g.placeholder("x")
+            g.call_function(torch.ops.graft_passes_test.bump.default, (x,))
+            g.call_function(torch.ops.graft_passes_test.twice.default, (x,))
+            g.output(g.call_function(torch.relu, (x,)))
+            return torch.fx.GraphModule(torch.nn.Module(), g)
+        ours, theirs = build(), build()
+        self.assertEqual(self.graft.passes.dead_code_elimination(ours), 1)
+        theirs.graph.eliminate_dead_code()
+        self.assertEqual([n.name for n in ours.graph.nodes], [n.name for n in theirs.graph.nodes])
+        self.assertIn("bump", ours.code)
 
     def test_a_failing_pass_leaves_the_module_unchanged(self):
         class Aliased(torch.nn.Module):

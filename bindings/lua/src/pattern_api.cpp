@@ -62,8 +62,8 @@ int pattern_normalize_args(lua_State* L) {
   if (box->traced == nullptr) luaL_error(L, "pattern already released");
   const PassOptions options = read_pass_options(L, 2, *find_pass("normalize_args"), "pattern:normalize_args");
   Graph& g = box->traced->pattern.graph;
-  const NormalizeReport r = normalize_arguments(g, *state_of(L).schemas(), normalize_options(options));
-  push_report(L, normalize_report(r), [&](NodeId n) { lua_pushstring(L, g.name(n).c_str()); });
+  NormalizeReport r = normalize_arguments(g, *state_of(L).schemas(), normalize_options(options));
+  push_report(L, normalize_report(std::move(r)), [&](NodeId n) { lua_pushstring(L, g.name(n).c_str()); });
   return 1;
 }
 

@@ -13,6 +13,7 @@ from typing import Any, Dict, List
 from . import _native
 from .convert import FxModule, exclusive, signals_deferred
 from .errors import GraftValueError, raised_as
+from .operator_schemas import registered_schemas
 
 __all__ = ["info", "names", "run"]
 
@@ -34,13 +35,15 @@ def info(name: str) -> Dict[str, Any]:
 def run(gm, name: str, **options) -> Any:
     """Runs built-in pass `name` on `gm` (a torch.fx.GraphModule), edited in place and
     recompiled; options as keyword arguments (`keywords=True`, `defaults="drop"`). Returns the
-    pass's report. An option the pass does not take, or a value it does not accept, raises
-    GraftValueError (a ValueError)."""
+    pass's report. Operators registered with torch.library are known by their schemas (a custom
+    op that writes its input is not dead code). An option the pass does not take, or a value it
+    does not accept, raises GraftValueError (a ValueError); a pass that fails, or would leave an
+    invalid graph, raises GraftError; either way `gm` is left as it was."""
     info(name)
     with exclusive(gm, name):
         module = FxModule(gm)
         with raised_as(GraftValueError, only=f"graft.passes.{name}:"):
-            report = _native.run_pass(module.native, name, options)
+            report = _native.run_pass(module.native, name, options, registered_schemas())
         if _PASSES[name]["edits"]:
             with signals_deferred():
                 module.to_fx()

@@ -4,7 +4,9 @@
 
 #include "fx_graph.hpp"
 #include "fx_rewrite.hpp"
+#include "graft/ir/lint.hpp"
 #include "graft/passes/pass_registry.hpp"
+#include "script_host.hpp"
 
 namespace graft::python {
 
@@ -56,7 +58,8 @@ py::dict describe(const PassInfo& p) {
   return d;
 }
 
-py::object run_pass_on(FxGraph& graph, const std::string& name, const py::dict& given) {
+py::object run_pass_on(FxGraph& graph, const std::string& name, const py::dict& given,
+                       const std::vector<std::string>& schemas) {
   const PassInfo* pass = find_pass(name);
   if (pass == nullptr) throw EngineError("unknown pass '" + name + "' (" + pass_names() + ")");
   const std::string caller = "graft.passes." + name;
@@ -71,8 +74,12 @@ py::object run_pass_on(FxGraph& graph, const std::string& name, const py::dict& 
   }
   if (Status st = check_options(*pass, options, caller); !st) throw EngineError(st.message());
   GraphModule& gm = graph.ir();
-  PassContext context{.graph = gm.graph, .modules = gm.modules, .schemas = OpSchemaRegistry::builtin()};
+  // The operators torch.library registered too: a custom op that writes its input is not dead code.
+  const std::shared_ptr<const OpSchemaRegistry> registry = host_schemas(schemas);
+  PassContext context{.graph = gm.graph, .modules = gm.modules, .schemas = *registry};
   Result<ReportValue> report = pass->run(context, options);
+  if (report)
+    if (Status st = lint(gm); !st) throw EngineError(name + ": the pass left an invalid graph: " + st.message());
   if (!report) throw EngineError(name + ": " + report.status().message());
   return to_python(report.value(), gm.graph);
 }
@@ -89,7 +96,9 @@ void bind_passes(py::module_& m) {
       },
       "Every built-in pass of the engine's registry: {name, method, summary, report, edits, options}");
   m.def("run_pass", &run_pass_on, py::arg("graph"), py::arg("name"), py::arg("options") = py::dict(),
-        "Runs the built-in pass `name` on the converted graph; returns its report (nodes by name)");
+        py::arg("schemas") = std::vector<std::string>{},
+        "Runs the built-in pass `name` on the converted graph with the operators whose schema texts are "
+        "`schemas` (torch.library's) known too; returns its report (nodes by name)");
 }
 
 }  // namespace graft::python

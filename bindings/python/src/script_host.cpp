@@ -58,16 +58,6 @@ T integer(const std::string& key, const py::handle& value, T lo, T hi) {
   return value.cast<T>();
 }
 
-/// The schemas of the operators torch.library registered (graft.scripts gathers them), over
-/// torch's built-in ones. One at a time: a schema graft cannot read (a TorchScript class type)
-/// leaves that operator unknown to graft, as it was, and the others known.
-std::shared_ptr<const OpSchemaRegistry> host_schemas(const std::vector<std::string>& texts) {
-  auto registry = std::make_shared<OpSchemaRegistry>(&OpSchemaRegistry::builtin());
-  for (const std::string& text : texts)
-    if (text.find('\n') == std::string::npos) (void)registry->add_text(text, "torch.library");
-  return registry;
-}
-
 /// Budgets from Python keywords; omitted ones keep graft's defaults (graft/lua/limits.hpp).
 lua::ScriptHostOptions options_from(const py::dict& budgets) {
   lua::ScriptHostOptions o;
@@ -138,6 +128,16 @@ py::tuple run_interruptibly(lua::ScriptHost& h, const std::filesystem::path& scr
 }
 
 }  // namespace
+
+/// The schemas of the operators torch.library registered (graft.scripts gathers them), over
+/// torch's built-in ones. One at a time: a schema graft cannot read (a TorchScript class type)
+/// leaves that operator unknown to graft, as it was, and the others known.
+std::shared_ptr<const OpSchemaRegistry> host_schemas(const std::vector<std::string>& texts) {
+  auto registry = std::make_shared<OpSchemaRegistry>(&OpSchemaRegistry::builtin());
+  for (const std::string& text : texts)
+    if (text.find('\n') == std::string::npos) (void)registry->add_text(text, "torch.library");
+  return registry;
+}
 
 void bind_script_host(py::module_& m) {
   // The rules of a rule script, for graft.verify: name, enabled, examples, exact.

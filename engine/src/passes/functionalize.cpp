@@ -633,6 +633,7 @@ extern const PassInfo kFunctionalizePass{
     .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
       Result<FunctionalizeReport> r = functionalize(c.graph, c.schemas);
       if (!r) return r.status();
+      if (!c.wants_report) return ReportValue{};
       ReportValue copy_backs = ReportValue::list();
       for (const CopyBack& back : r->copy_backs)
         copy_backs.add(ReportValue::record()

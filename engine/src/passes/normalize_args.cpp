@@ -100,12 +100,13 @@ NormalizeOptions normalize_options(const PassOptions& options) {
   return out;
 }
 
-ReportValue normalize_report(const NormalizeReport& r) {
+ReportValue normalize_report(NormalizeReport r) {
   ReportValue skipped = ReportValue::list();
-  for (const NormalizeSkip& skip : r.skipped)
+  skipped.items.reserve(r.skipped.size());
+  for (NormalizeSkip& skip : r.skipped)
     skipped.add(ReportValue::record()
                     .set("node", ReportValue::node_ref(skip.node))
-                    .set("reason", ReportValue::string(skip.reason)));
+                    .set("reason", ReportValue::string(std::move(skip.reason))));
   ReportValue out = ReportValue::record();
   out.set("changed", ReportValue::integer(static_cast<std::int64_t>(r.changed)))
       .set("unchanged", ReportValue::integer(static_cast<std::int64_t>(r.unchanged)))
@@ -126,7 +127,8 @@ extern const PassInfo kNormalizeArgsPass{
                 {.name = "methods", .choices = {}, .fallback = "true", .doc = "also call_method nodes"},
                 {.name = "keywords", .choices = {}, .fallback = "false", .doc = "every argument as a keyword"}},
     .run = [](PassContext& c, const PassOptions& options) -> Result<ReportValue> {
-      return normalize_report(normalize_arguments(c.graph, c.schemas, normalize_options(options)));
+      NormalizeReport r = normalize_arguments(c.graph, c.schemas, normalize_options(options));
+      return c.wants_report ? normalize_report(std::move(r)) : ReportValue{};
     },
 };
 

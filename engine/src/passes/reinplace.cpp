@@ -177,14 +177,16 @@ extern const PassInfo kReinplacePass{
     .report = "{done, decisions = {{node, inplace, done, reason}}}",
     .options = {},
     .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
-      const ReinplaceReport r = reinplace(c.graph, c.schemas);
+      ReinplaceReport r = reinplace(c.graph, c.schemas);
+      if (!c.wants_report) return ReportValue{};
       ReportValue decisions = ReportValue::list();
-      for (const ReinplaceDecision& d : r.decisions) {
+      decisions.items.reserve(r.decisions.size());
+      for (ReinplaceDecision& d : r.decisions) {
         ReportValue one = ReportValue::record();
         one.set("node", ReportValue::node_ref(d.node))
-            .set("inplace", ReportValue::string(d.inplace_target))
+            .set("inplace", ReportValue::string(std::move(d.inplace_target)))
             .set("done", ReportValue::boolean(d.done));
-        if (!d.done) one.set("reason", ReportValue::string(d.reason));
+        if (!d.done) one.set("reason", ReportValue::string(std::move(d.reason)));
         decisions.add(std::move(one));
       }
       ReportValue out = ReportValue::record();

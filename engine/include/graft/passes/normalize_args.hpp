@@ -53,6 +53,6 @@ NormalizeReport normalize_arguments(Graph& g, const OpSchemaRegistry& schemas = 
 /// The options of the registry's `normalize_args` (graft/passes/pass_registry.hpp) as NormalizeOptions.
 NormalizeOptions normalize_options(const PassOptions& options);
 /// A NormalizeReport as the registry's report: {changed, unchanged, no_schema, skipped = {{node, reason}}}.
-ReportValue normalize_report(const NormalizeReport& r);
+ReportValue normalize_report(NormalizeReport r);
 
 }  // namespace graft

@@ -73,6 +73,9 @@ struct PassContext {
   Graph& graph;
   const ModuleTable& modules;
   const OpSchemaRegistry& schemas;
+  /// False when the caller discards the report (a pipeline step): a pass may then skip
+  /// building it (a report of every candidate costs as much as the pass on a large graph).
+  bool wants_report = true;
 };
 
 struct PassInfo {
