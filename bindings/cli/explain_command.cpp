@@ -1,7 +1,5 @@
 // `graft explain RULES.lua GRAPH` or `graft explain --pattern P.json GRAPH`: for each candidate
 // anchor, whether the rule matches there or the first reason it does not.
-#include <fmt/core.h>
-
 #include "command.hpp"
 #include "pattern_file.hpp"
 #include "rule_script.hpp"
@@ -31,21 +29,10 @@ class ExplainCommand final : public Command {
   }
 
   int run() override {
+    if (!inputs_fit("explain", inputs_, !file_.pattern.empty(), rules_.rule)) return kExitUsage;
     if (!file_.pattern.empty()) {
-      if (inputs_.size() != 1) {
-        fmt::print(stderr, "graft explain: with --pattern, give only the GRAPH\n");
-        return kExitUsage;
-      }
-      if (!rules_.rule.empty()) {
-        fmt::print(stderr, "graft explain: --rule needs a rule script, not --pattern\n");
-        return kExitUsage;
-      }
       file_.graph = inputs_[0];
       return cmd_explain(file_, node_);
-    }
-    if (inputs_.size() != 2) {
-      fmt::print(stderr, "graft explain: give RULES.lua GRAPH (or --pattern P.json GRAPH)\n");
-      return kExitUsage;
     }
     rules_.script.pipeline = inputs_[0];
     rules_.script.graph = inputs_[1];

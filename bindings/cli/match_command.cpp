@@ -1,7 +1,5 @@
 // `graft match RULES.lua GRAPH` (a rule script's rules) or `graft match --pattern P.json GRAPH`
 // (a pattern graph file): list the matches.
-#include <fmt/core.h>
-
 #include "command.hpp"
 #include "pattern_file.hpp"
 #include "rule_script.hpp"
@@ -34,23 +32,12 @@ class MatchCommand final : public Command {
   }
 
   int run() override {
+    if (!inputs_fit("match", inputs_, !file_.pattern.empty(), rules_.rule)) return kExitUsage;
     if (!file_.pattern.empty()) {
-      if (inputs_.size() != 1) {
-        fmt::print(stderr, "graft match: with --pattern, give only the GRAPH\n");
-        return kExitUsage;
-      }
-      if (!rules_.rule.empty()) {
-        fmt::print(stderr, "graft match: --rule needs a rule script, not --pattern\n");
-        return kExitUsage;
-      }
       file_.graph = inputs_[0];
       file_.log = rules_.log;
       file_.match.remove_overlapping_matches = !keep_overlapping_;
       return cmd_match(file_);
-    }
-    if (inputs_.size() != 2) {
-      fmt::print(stderr, "graft match: give RULES.lua GRAPH (or --pattern P.json GRAPH)\n");
-      return kExitUsage;
     }
     rules_.script.pipeline = inputs_[0];
     rules_.script.graph = inputs_[1];

@@ -189,4 +189,21 @@ int cmd_explain(const MatchCommandOptions& o, const std::string& node) {
   return 0;
 }
 
+bool inputs_fit(const char* command, const std::vector<std::string>& inputs, bool with_pattern,
+                const std::string& rule) {
+  if (with_pattern && inputs.size() != 1) {
+    fmt::print(stderr, "graft {}: with --pattern, give only the GRAPH\n", command);
+    return false;
+  }
+  if (with_pattern && !rule.empty()) {
+    fmt::print(stderr, "graft {}: --rule needs a rule script, not --pattern\n", command);
+    return false;
+  }
+  if (!with_pattern && inputs.size() != 2) {
+    fmt::print(stderr, "graft {}: give RULES.lua GRAPH (or --pattern P.json GRAPH)\n", command);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace graft::cli

@@ -25,6 +25,11 @@ struct MatchCommandOptions {
 
 int cmd_match(const MatchCommandOptions& o);
 
+/// The inputs `graft match` and `graft explain` take: GRAPH with --pattern (and no --rule), else
+/// RULES.lua GRAPH. Prints what is wrong, naming `command`, and returns false otherwise.
+bool inputs_fit(const char* command, const std::vector<std::string>& inputs, bool with_pattern,
+                const std::string& rule);
+
 /// The matcher of a pattern graph file (errors name the file); with `modules_by_class`, its
 /// module calls match modules of the same class. Shared by match, explain and rewrite.
 Result<SubgraphMatcher> matcher_from_file(const std::string& path, const MatchOptions& options, bool modules_by_class);
