@@ -32,13 +32,13 @@ struct Builder {
   }
 
   NodeId weight(const std::string& module, const char* name, Dims shape) {
-    ModuleInfo* m = gm.modules.find(module);
+    ModuleInfo* m = gm.modules.edit(module);
     if (!m) {
       ModuleInfo info;
       info.path = module;
       info.class_name = "torch.nn.modules.linear.Linear";
       (void)gm.modules.add(std::move(info));
-      m = gm.modules.find(module);
+      m = gm.modules.edit(module);
     }
     m->parameters.push_back({name, shape, "float32"});
     return g.create_node(OpKind::GetAttr, module + "." + name);

@@ -249,7 +249,7 @@ TEST_CASE("ir: lint names the node that breaks an invariant") {
     REQUIRE(gm.modules.add(layer).is_ok());
     CHECK(lint(gm).message() ==
           "node 'layers_0_weight': get_attr target 'layers.0.weight' is not a parameter, buffer, module or setting");
-    gm.modules.find("layers.0")->parameters.push_back({"weight", {4, 4}, "float32"});
+    gm.modules.edit("layers.0")->parameters.push_back({"weight", {4, 4}, "float32"});
     CHECK(lint(gm).is_ok());
   }
   SUBCASE("a valid graph passes") {

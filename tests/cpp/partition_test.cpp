@@ -210,7 +210,7 @@ TEST_CASE("fuse_by_partitions makes a submodule per partition, with getitems for
         "return (getitem, getitem_1)\n");
   const ModuleInfo* sub = gm.modules.find("fused_0");
   REQUIRE(sub != nullptr);
-  REQUIRE(sub->graph != nullptr);
+  REQUIRE(sub->graph.has_value());
   CHECK(sub->class_name == "torch.fx.graph_module.GraphModule");
   CHECK(to_graph_text(*sub->graph) ==
         "u = placeholder\n"

@@ -70,16 +70,16 @@ int graph_set_submodule_graph(lua_State* L) {
   ModuleTable& modules = modules_for_edit(L, *cg.session, "g:set_submodule_graph");
   if (path.empty()) luaL_error(L, "g:set_submodule_graph: the root module's graph is the graph itself");
   if (modules.find(path) == nullptr) luaL_error(L, "g:set_submodule_graph: there is no module '%s'", path.c_str());
-  auto sub = std::make_unique<Graph>();
+  Graph sub;
   {
     const TablePin pin(state_of(L));
     const ModuleTable view = modules.subtable(path);
-    call_on_submodule_graph(L, *sub, view, path, false, 3, 0);
+    call_on_submodule_graph(L, sub, view, path, false, 3, 0);
   }
-  if (Status s = lint(*sub, &modules, path); !s)
+  if (Status s = lint(sub, &modules, path); !s)
     luaL_error(L, "g:set_submodule_graph: the graph built for '%s' is not valid: %s", path.c_str(),
                s.message().c_str());
-  ModuleInfo* m = modules.find(path);
+  ModuleInfo* m = modules.edit(path);
   m->graph = std::move(sub);
   m->opaque.clear();
   return 0;
@@ -107,8 +107,8 @@ int graph_submodule(lua_State* L) {
   }
   ModuleTable& modules = modules_for_edit(L, *cg.session, "g:submodule");
   const TablePin pin(state_of(L));
-  Graph& graph = *modules.find(path)->graph;
-  Graph before = graph;
+  Graph& graph = *modules.edit(path)->graph;
+  graph.begin_nested_transaction();  // lua_error unwinds past destructors: ended by hand below
   EditCall call{&graph, &view, &path};
   lua_pushcfunction(L, edit_submodule_graph);
   lua_pushlightuserdata(L, &call);
@@ -116,11 +116,12 @@ int graph_submodule(lua_State* L) {
   const int status = lua_pcall(L, 2, 1, 0);
   const Status valid = status == LUA_OK ? lint(graph, &modules, path) : Status::ok();
   if (status != LUA_OK || !valid) {
-    graph = std::move(before);  // an error in fn or a broken graph: as it was
+    graph.rollback_transaction();  // an error in fn or a broken graph: as it was
     if (status != LUA_OK) lua_error(L);
     luaL_error(L, "g:submodule: the graph of '%s' is not valid after the edit: %s", path.c_str(),
                valid.message().c_str());
   }
+  graph.commit_transaction();
   return 1;
 }
 
@@ -157,16 +158,16 @@ int graph_scope(lua_State* L) {
     luaL_error(L, "g:scope: only on the root graph (this is the graph of '%s')", cg.session->module_path.c_str());
   if (state_of(L).module_table_pins > 0)
     luaL_error(L, "g:scope: not while a submodule's graph is open (inside g:submodule)");
-  std::optional<ModuleTable> saved_modules;
-  if (cg.session->editable_modules != nullptr) saved_modules = *cg.session->editable_modules;
+  // Opened and ended by hand, not by a Transaction: lua_error unwinds past destructors.
   ModuleTable* modules = cg.session->editable_modules;
   Graph& g = *cg.session->graph;
   g.begin_nested_transaction();
+  if (modules != nullptr) modules->begin_nested_transaction();
   lua_pushvalue(L, 2);
   lua_pushvalue(L, 1);
   const int status = lua_pcall(L, 1, 1, 0);
   g.rollback_transaction();
-  if (saved_modules) *modules = std::move(*saved_modules);
+  if (modules != nullptr) modules->rollback_transaction();
   if (status != LUA_OK) lua_error(L);
   return 1;
 }

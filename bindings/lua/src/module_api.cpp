@@ -84,7 +84,7 @@ void push_module_info(lua_State* L, const ModuleInfo& m) {
   lua_setfield(L, -2, "parameters");
   push_tensor_specs(L, m.buffers);
   lua_setfield(L, -2, "buffers");
-  lua_pushboolean(L, m.graph != nullptr);
+  lua_pushboolean(L, m.graph.has_value());
   lua_setfield(L, -2, "has_graph");
   if (!m.attributes_json.empty()) {
     push_json(L, m.attributes_json);

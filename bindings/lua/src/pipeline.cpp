@@ -224,11 +224,11 @@ class Runner {
     entry.iteration = iteration;
     const auto t0 = std::chrono::steady_clock::now();
     const bool in_place = step.kind != Step::Kind::Transformer;
-    // A pass that edits in place runs in a transaction (run_pipeline refuses a graph with one
-    // open, so this is the outermost); a Transformer builds a new graph and keeps the old one.
+    // A pass that edits in place runs in a transaction over the graph and its module table
+    // (run_pipeline refuses a graph with one open, so this is the outermost); a Transformer
+    // builds a new graph and keeps the old one.
     std::optional<Transaction> transaction;
-    if (in_place) transaction.emplace(gm_.graph);
-    std::optional<ModuleTable> saved_modules;  // before the pass's first module table change
+    if (in_place) transaction.emplace(gm_);
     gm_.graph.set_insert_point(InsertPoint::at_end());  // each pass starts appending at the end
     const auto t_pass = std::chrono::steady_clock::now();
     Graph rebuilt;
@@ -252,7 +252,6 @@ class Runner {
               SessionScope session(s_, gm_.graph, &gm_.modules, false);
               GraphSession* gs = s_.session(session.id());
               gs->editable_modules = &gm_.modules;
-              gs->before_module_edit = [&] { saved_modules.emplace(gm_.modules); };
               lua_rawgeti(L, LUA_REGISTRYINDEX, step.ref);
               push_graph(L, session.id());
               lua_call(L, 1, 0);
@@ -283,8 +282,7 @@ class Runner {
                                       .message = fmt::format("{} left an invalid graph: {}", what, valid.message())});
     }
     if (!st) {
-      if (transaction) transaction->rollback();  // a failed Transformer never touched gm_.graph
-      if (saved_modules) gm_.modules = std::move(*saved_modules);
+      if (transaction) transaction->rollback();  // a failed Transformer never touched gm_
       entry.ok = false;
       entry.error = st.message();
       entry.transaction_seconds = seconds_since(t0) - entry.seconds;
@@ -313,7 +311,6 @@ class Runner {
         if (!spec_.suppress_check_failures) {
           if (transaction) transaction->rollback();
           else gm_.graph = std::move(previous);
-          if (saved_modules) gm_.modules = std::move(*saved_modules);
           entry.ok = false;
           entry.error = failures.front();
           entry.nodes_added = entry.nodes_removed = entry.nodes_changed = 0;  // undone

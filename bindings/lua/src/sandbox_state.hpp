@@ -74,10 +74,9 @@ struct GraphSession {
   int handle_cache_ref = LUA_NOREF;  ///< registry ref: table NodeId+1 -> node handle
   bool read_only = false;
   bool tracing = false;  ///< a pattern being traced: arithmetic and method calls record nodes
-  /// The module table, when scripts may change it here (a pipeline pass); else null.
+  /// The module table, when scripts may change it here (a pipeline pass, whose transaction
+  /// covers the table too); else null.
   ModuleTable* editable_modules = nullptr;
-  /// Called once before the first change to editable_modules (the pipeline saves the table).
-  std::function<void()> before_module_edit{};
   /// The module whose own graph this is ("" for the root graph): its targets are relative to it.
   std::string module_path{};
 };

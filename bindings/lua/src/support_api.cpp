@@ -366,14 +366,14 @@ int graph_add_submodule(lua_State* L) {
   const std::size_t dot = path.rfind('.');
   if (dot != std::string::npos && !modules.find(path.substr(0, dot)))
     luaL_error(L, "g:add_submodule: '%s' has no parent module '%s'", path.c_str(), path.substr(0, dot).c_str());
-  auto sub = std::make_unique<Graph>();
+  Graph sub;
   {
-    const SessionScope scope(state_of(L), *sub, &modules, false);
+    const SessionScope scope(state_of(L), sub, &modules, false);
     lua_pushvalue(L, 3);
     push_graph(L, scope.id());
     lua_call(L, 1, 0);
   }
-  if (Status s = lint(*sub, &modules, path); !s)
+  if (Status s = lint(sub, &modules, path); !s)
     luaL_error(L, "g:add_submodule: the graph built for '%s' is not valid: %s", path.c_str(), s.message().c_str());
   ModuleInfo info;
   info.path = path;
@@ -388,10 +388,6 @@ ModuleTable& modules_for_edit(lua_State* L, GraphSession& session, const char* w
     luaL_error(L, "%s: the module table cannot change while a submodule's graph is open (inside g:submodule)", what);
   if (session.editable_modules == nullptr)
     luaL_error(L, "%s: this graph's module table cannot be changed here (only in a pipeline pass)", what);
-  if (session.before_module_edit) {
-    session.before_module_edit();
-    session.before_module_edit = nullptr;
-  }
   return *session.editable_modules;
 }
 

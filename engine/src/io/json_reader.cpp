@@ -490,7 +490,7 @@ class DomWalk {
         case 3: info.buffers = tensor_specs(kv.value, p); break;
         case 5: {
           KeySet<1> gkeys({"nodes"});
-          info.graph = std::make_unique<Graph>();
+          info.graph.emplace();
           for (dom::key_value_pair gkv : as_object(kv.value, p)) {
             gkeys.index(gkv.key, p);
             nodes(gkv.value, p.at(gkv.key), *info.graph);

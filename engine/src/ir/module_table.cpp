@@ -10,23 +10,6 @@
 
 namespace graft {
 
-ModuleInfo::ModuleInfo(const ModuleInfo& other)
-    : path(other.path),
-      class_name(other.class_name),
-      parameters(other.parameters),
-      buffers(other.buffers),
-      attributes_json(other.attributes_json),
-      origin(other.origin),
-      opaque(other.opaque),
-      graph(other.graph ? std::make_unique<Graph>(*other.graph) : nullptr) {}
-
-ModuleInfo& ModuleInfo::operator=(const ModuleInfo& other) {
-  if (this != &other) *this = ModuleInfo(other);
-  return *this;
-}
-
-ModuleInfo::~ModuleInfo() = default;
-
 Status ModuleTable::add(ModuleInfo info) {
   NodeId i = static_cast<NodeId>(entries_.size());
   entries_.push_back(std::move(info));
@@ -35,17 +18,92 @@ Status ModuleTable::add(ModuleInfo info) {
     entries_.pop_back();
     return Status::error("duplicate module path " + quoted_text(path));
   }
+  if (in_transaction()) {
+    journal_.records.push_back({.kind = UndoRecord::Kind::Added, .position = i});
+    journal_.last_record.push_back(kNoRecord);
+  }
   return Status::ok();
+}
+
+ModuleInfo* ModuleTable::edit(std::string_view path) {
+  const NodeId i = index_.find(path, path_of());
+  if (i == kNoNode) return nullptr;
+  // Saved once per transaction: a record inside the innermost one already holds the entry as
+  // it was when that transaction began.
+  if (in_transaction() && (journal_.last_record[i] == kNoRecord || journal_.last_record[i] < journal_.marks.back())) {
+    journal_.records.push_back({.kind = UndoRecord::Kind::Edited,
+                                .position = i,
+                                .saved = entries_[i],
+                                .previous_record = journal_.last_record[i]});
+    journal_.last_record[i] = journal_.records.size() - 1;
+  }
+  return &entries_[i];
 }
 
 void ModuleTable::remove_if(const std::function<bool(const ModuleInfo&)>& drop) {
   std::vector<ModuleInfo> kept;
+  std::vector<std::size_t> kept_records;
   kept.reserve(entries_.size());
-  for (ModuleInfo& m : entries_)
-    if (m.path.empty() || !drop(m)) kept.push_back(std::move(m));
-  entries_.clear();
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    ModuleInfo& m = entries_[i];
+    if (m.path.empty() || !drop(m)) {
+      kept.push_back(std::move(m));
+      if (in_transaction()) kept_records.push_back(journal_.last_record[i]);
+    } else if (in_transaction()) {
+      // Positions as if removed one at a time, so that undoing in reverse reinserts each right.
+      journal_.records.push_back({.kind = UndoRecord::Kind::Removed,
+                                  .position = kept.size(),
+                                  .saved = std::move(m),
+                                  .previous_record = journal_.last_record[i]});
+    }
+  }
+  entries_ = std::move(kept);
+  if (in_transaction()) journal_.last_record = std::move(kept_records);
+  rebuild_index();
+}
+
+void ModuleTable::rebuild_index() {
   index_ = detail::NameIndex{};
-  for (ModuleInfo& m : kept) (void)add(std::move(m));  // paths were unique already
+  index_.reserve(entries_.size());
+  for (std::size_t i = 0; i < entries_.size(); ++i) index_.insert(entries_[i].path, static_cast<NodeId>(i));
+}
+
+void ModuleTable::begin_nested_transaction() {
+  if (!in_transaction()) journal_.last_record.assign(entries_.size(), kNoRecord);
+  journal_.marks.push_back(journal_.records.size());
+}
+
+void ModuleTable::commit_transaction() {
+  if (!in_transaction()) return;
+  journal_.marks.pop_back();
+  if (!in_transaction()) journal_ = Journal();  // no rollback can come any more
+}
+
+void ModuleTable::rollback_transaction() {
+  if (!in_transaction()) return;
+  const std::size_t mark = journal_.marks.back();
+  journal_.marks.pop_back();
+  std::vector<std::size_t>& last = journal_.last_record;
+  for (std::size_t r = journal_.records.size(); r-- > mark;) {
+    UndoRecord& record = journal_.records[r];
+    switch (record.kind) {
+      case UndoRecord::Kind::Added:
+        entries_.pop_back();
+        last.pop_back();
+        break;
+      case UndoRecord::Kind::Edited:
+        entries_[record.position] = std::move(record.saved);
+        last[record.position] = record.previous_record;
+        break;
+      case UndoRecord::Kind::Removed:
+        entries_.insert(entries_.begin() + static_cast<std::ptrdiff_t>(record.position), std::move(record.saved));
+        last.insert(last.begin() + static_cast<std::ptrdiff_t>(record.position), record.previous_record);
+        break;
+    }
+  }
+  journal_.records.resize(mark);
+  if (!in_transaction()) journal_ = Journal();
+  rebuild_index();
 }
 
 void ModuleTable::reserve(std::size_t count) {
@@ -56,10 +114,6 @@ void ModuleTable::reserve(std::size_t count) {
 const ModuleInfo* ModuleTable::find(std::string_view path) const {
   NodeId i = index_.find(path, path_of());
   return i == kNoNode ? nullptr : &entries_[i];
-}
-
-ModuleInfo* ModuleTable::find(std::string_view path) {
-  return const_cast<ModuleInfo*>(static_cast<const ModuleTable*>(this)->find(path));
 }
 
 const TensorSpec* ModuleTable::find_tensor(std::string_view qualified) const {

@@ -69,7 +69,7 @@ Result<NodeLocation> resolve_node_path(const Graph& root, const ModuleTable& mod
           "node path " + quoted_text(path) + ": module " + quoted_text(module) + " has no graph of its own" +
           (m && !m->opaque.empty() ? " (opaque: " + m->opaque + ")" : "") + ", so its nodes have no names");
     at.module = module;
-    g = m->graph.get();
+    g = &*m->graph;
     i = next;
   }
 }

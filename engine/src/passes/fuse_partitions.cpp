@@ -113,12 +113,12 @@ struct Fuser {
       const std::vector<std::uint32_t>& pos = g.order_index();
       std::sort(inputs.begin(), inputs.end(), [&](NodeId a, NodeId b) { return pos[a] < pos[b]; });
     }
-    auto sub = std::make_unique<Graph>();
+    Graph sub;
     for (NodeId x : inputs) {
-      Result<NodeId> p = sub->create_node_named(OpKind::Placeholder, g.name(x), {}, {}, g.name(x));
+      Result<NodeId> p = sub.create_node_named(OpKind::Placeholder, g.name(x), {}, {}, g.name(x));
       if (!p) return p.status();
       placeholder_of[x] = p.value();
-      sub->copy_meta(p.value(), g, x);
+      sub.copy_meta(p.value(), g, x);
     }
     auto map_ref = [&](NodeId x) -> NodeId {
       if (auto it = inside.find(x); it != inside.end()) return it->second;
@@ -129,9 +129,9 @@ struct Fuser {
       Kwargs kwargs = g.kwargs(n);
       for (Argument& a : args) map_node_refs(a, map_ref);
       for (auto& kv : kwargs) map_node_refs(kv.second, map_ref);
-      Result<NodeId> copy = sub->create_node_named(g.op(n), g.target(n), std::move(args), std::move(kwargs), g.name(n));
+      Result<NodeId> copy = sub.create_node_named(g.op(n), g.target(n), std::move(args), std::move(kwargs), g.name(n));
       if (!copy) return copy.status();
-      sub->copy_meta(copy.value(), g, n);
+      sub.copy_meta(copy.value(), g, n);
       inside[n] = copy.value();
     }
     std::vector<NodeId> outputs;  // originals used outside, in topological order
@@ -143,7 +143,7 @@ struct Fuser {
     returned.reserve(outputs.size());
     for (NodeId n : outputs) returned.push_back(Argument::node(inside[n]));
     const bool one = returned.size() == 1 && !always_return_tuple;
-    sub->output(one ? returned.front() : Argument::tuple(std::move(returned)));
+    sub.output(one ? returned.front() : Argument::tuple(std::move(returned)));
 
     // The call, where the partition's last node was; the final sort moves what must move.
     std::vector<Argument> call_args;
@@ -171,7 +171,7 @@ struct Fuser {
     ModuleInfo entry;
     entry.path = module;
     entry.class_name = kGraphModuleClass;
-    std::vector<ModuleInfo> copies = attribute_copies(modules, entry, *sub);
+    std::vector<ModuleInfo> copies = attribute_copies(modules, entry, sub);
     entry.graph = std::move(sub);
     if (Status s = modules.add(std::move(entry)); !s) return s;
     for (ModuleInfo& c : copies)
@@ -200,22 +200,15 @@ Result<std::vector<FusedPartition>> fuse_named(Graph& g, ModuleTable& modules,
       return Status::error("fusing would overwrite the module or tensor '" + names[i] + "'; pick another name");
     if (partitions[i].empty()) return Status::error("partition " + std::to_string(i) + " is empty");
   }
-  const ModuleTable saved_modules = modules;
-  Transaction transaction(g);
+  Transaction transaction(g, &modules);
   Fuser fuser{g, modules, always_return_tuple};
   std::vector<FusedPartition> out;
   for (std::size_t i = 0; i < partitions.size(); ++i) {
     Result<FusedPartition> fused = fuser.fuse(partitions[i], names[i]);
-    if (!fused) {
-      modules = saved_modules;
-      return fused.status();
-    }
+    if (!fused) return fused.status();
     out.push_back(std::move(fused).value());
   }
-  if (Status s = stable_topological_sort(g); !s) {
-    modules = saved_modules;
-    return s;
-  }
+  if (Status s = stable_topological_sort(g); !s) return s;
   transaction.commit();
   return out;
 }
@@ -240,7 +233,7 @@ Result<FusedPartition> outline(Graph& g, ModuleTable& modules, const std::vector
                          "' is not a module name (letters, digits and '_', not starting with a digit)");
   Result<std::vector<FusedPartition>> fused = fuse_named(g, modules, {nodes}, {std::string(name)}, false);
   if (!fused) return fused.status();
-  if (!class_name.empty()) modules.find(name)->class_name = class_name;
+  if (!class_name.empty()) modules.edit(name)->class_name = class_name;
   return fused->front();
 }
 

@@ -81,7 +81,7 @@ Status adopt_replacement_attributes(GraphModule& gm, const ModuleTable& replacem
     const ModuleInfo* source = replacement.find(owner);
     const bool is_parameter = source != nullptr &&
         std::any_of(source->parameters.begin(), source->parameters.end(), [&](const TensorSpec& p) { return &p == t; });
-    ModuleInfo* into = gm.modules.find(owner);
+    ModuleInfo* into = gm.modules.edit(owner);
     (is_parameter ? into->parameters : into->buffers).push_back(*t);
   }
   return Status::ok();

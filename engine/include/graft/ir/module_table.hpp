@@ -1,8 +1,8 @@
 // ModuleTable: FX's module hierarchy, flattened to qualified paths.
 #pragma once
 
+#include <cstddef>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,13 +10,12 @@
 #include <vector>
 
 #include "graft/ir/detail/name_index.hpp"
+#include "graft/ir/graph.hpp"
 #include "graft/ir/meta.hpp"
 #include "graft/ir/symbol_table.hpp"
 #include "graft/status.hpp"
 
 namespace graft {
-
-class Graph;
 
 /// A parameter or buffer: its own name within the module, its shape and dtype, and when the
 /// file carries it, its value (docs/FORMAT.md §3: base64 of the raw little-endian elements).
@@ -45,14 +44,7 @@ struct ModuleInfo {
   /// Why the module has no graph although its hierarchy was extracted (the trace's error), when
   /// it is opaque: called as a whole, its inputs, outputs, parameters and buffers visible.
   std::string opaque{};
-  std::unique_ptr<Graph> graph;  ///< for modules that are GraphModules themselves
-
-  ModuleInfo() = default;
-  ModuleInfo(const ModuleInfo& other);
-  ModuleInfo& operator=(const ModuleInfo& other);
-  ModuleInfo(ModuleInfo&&) noexcept = default;
-  ModuleInfo& operator=(ModuleInfo&&) noexcept = default;
-  ~ModuleInfo();
+  std::optional<Graph> graph{};  ///< for modules that are GraphModules themselves
 };
 
 /// `prefix.name`, or `name` when `prefix` is empty (the root): a path or target qualified by the
@@ -60,6 +52,11 @@ struct ModuleInfo {
 std::string qualify(std::string_view prefix, std::string_view name);
 
 /// Qualified path -> module, in the order modules were added.
+///
+/// Every change goes through add, edit and remove_if, so that a transaction (graft::Transaction
+/// over a graph and its module table) undoes the table with the graph: each entry is saved once
+/// per transaction, before its first change; an added entry costs no copy to undo, a removed one
+/// is moved into the journal. Copying a table copies no open transaction.
 class ModuleTable {
  public:
   /// Adds a module; fails if its path is already present.
@@ -67,9 +64,10 @@ class ModuleTable {
   /// Makes room for `count` more modules (readers know the count up front).
   void reserve(std::size_t count);
   const ModuleInfo* find(std::string_view path) const;
-  ModuleInfo* find(std::string_view path);
+  /// The module at `path` to change (saved first when a transaction is open), or nullptr. Its
+  /// path must not change.
+  ModuleInfo* edit(std::string_view path);
   const std::vector<ModuleInfo>& entries() const { return entries_; }
-  std::vector<ModuleInfo>& entries() { return entries_; }
   std::size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
 
@@ -88,13 +86,45 @@ class ModuleTable {
   /// Total number of parameter elements (symbolic dims count as 0; saturates on overflow).
   std::int64_t parameter_count() const;
 
+  /// Transactions, nested like the graph's: rollback undoes every change since the matching
+  /// begin; commit hands the changes to the enclosing transaction, if any.
+  void begin_nested_transaction();
+  void commit_transaction();
+  void rollback_transaction();
+  bool in_transaction() const { return !journal_.marks.empty(); }
+
  private:
+  struct UndoRecord {
+    enum class Kind { Added, Edited, Removed } kind;
+    std::size_t position;  ///< the entry's position when the change happened
+    ModuleInfo saved{};  ///< Edited: the entry before; Removed: the entry removed
+    std::size_t previous_record = kNoRecord;  ///< Edited: the entry's last record before this one
+  };
+  static constexpr std::size_t kNoRecord = static_cast<std::size_t>(-1);
+  /// Empty outside transactions; a copy of a table starts with none open.
+  struct Journal {
+    std::vector<UndoRecord> records;
+    std::vector<std::size_t> marks;  ///< records.size() when each open transaction began
+    std::vector<std::size_t> last_record;  ///< per entry: its latest Edited record, or kNoRecord
+    Journal() = default;
+    Journal(const Journal& /*other*/) {}
+    Journal& operator=(const Journal& /*other*/) {
+      *this = Journal();
+      return *this;
+    }
+    Journal(Journal&&) noexcept = default;
+    Journal& operator=(Journal&&) noexcept = default;
+    ~Journal() = default;
+  };
+  void rebuild_index();
+
   detail::NameIndex::NameOf path_of() const {
     return [this](NodeId i) { return std::string_view(entries_[i].path); };
   }
 
   std::vector<ModuleInfo> entries_;
   detail::NameIndex index_;  // path -> position in entries_, over the paths entries_ holds
+  Journal journal_;
 };
 
 }  // namespace graft
