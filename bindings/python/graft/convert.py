@@ -58,9 +58,8 @@ def signals_deferred():
 def module_table_json(gm):
     """A graph document holding only `gm`'s module table (classes, tensors' shapes, settings,
     the graphs of GraphModule submodules), as the native conversion reads it."""
-    table = _export._module_table(gm, gm, {}, values=False)
-    return _fmt.dumps({"format": _fmt.FORMAT_NAME, "version": _fmt.VERSION, "meta": {}, "modules": table,
-                       "nodes": []})
+    return _fmt.dumps({"format": _fmt.FORMAT_NAME, "version": _fmt.VERSION, "meta": {},
+                       "modules": _export.module_table(gm), "nodes": []})
 
 
 def try_get_attr(module, target):
@@ -78,17 +77,11 @@ def new_attributes(gm, native):
     missing = [(op, t) for op, t in native.attribute_targets() if try_get_attr(gm, t) is None]
     if not missing:
         return {}
-    doc = _fmt.loads(native.json())
-    by_path = {e["path"]: e for e in doc["modules"]}
-    resolve = native.codec.function
+    modules = _fmt.loads(native.json())["modules"]
     made = {}
     for op, target in missing:
-        if target in made:
-            continue
-        if _importer._has_graph(by_path, target):
-            made[target] = _importer._rebuild_graph_module(doc, by_path, target, gm, resolve)
-        else:
-            made[target] = _importer._rebuild(doc, target, op, gm, resolve)
+        if target not in made:
+            made[target] = _importer.make_attribute(modules, target, op, gm, native.codec.function)
     return made
 
 

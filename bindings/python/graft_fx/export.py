@@ -173,6 +173,8 @@ def module_attributes(m):
 
 
 def _module_table(source, gm, renames, values=False):
+    """The file's `modules` list for `source`'s hierarchy, with the get_attr tensors of `gm` that
+    no module lists (see module_table)."""
     table, known = [], set()
     for path, m in source.named_modules():
         entry = {"path": path, "class": class_name(m),
@@ -202,6 +204,13 @@ def _module_table(source, gm, renames, values=False):
             by_path[owner]["buffers"].append(_tensor_entry(name, value, values=True))  # nowhere else to get it
             known.add(target)
     return table
+
+
+def module_table(gm, values=False):
+    """`gm`'s module table as a graph file's `modules` list (docs/FORMAT.md §3): each module's
+    path, class, parameters and buffers (with their values when `values`), settings, and the
+    graphs of GraphModule submodules. graft's Python module converts GraphModules with it."""
+    return _module_table(gm, gm, {}, values)
 
 
 def _mode(gm):

@@ -168,7 +168,8 @@ def free_object(meta):
     return out
 
 
-def _mini(value):
+def compact_json(value):
+    """`value` as the file writes it: JSON without spaces, ASCII only, no NaN or infinity."""
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
@@ -203,7 +204,7 @@ def _node_line(node, where):
         "kwargs": {k: encode_arg(v, f"{at}.kwargs[{k!r}]") for k, v in node["kwargs"].items()},
         "meta": meta,
     }
-    return _mini(line)
+    return compact_json(line)
 
 
 def _lines(items):
@@ -222,7 +223,7 @@ def _module_line(entry, where):
     for key in ("origin", "opaque"):
         if entry.get(key):
             head[key] = entry[key]
-    text = _mini(head)
+    text = compact_json(head)
     if entry.get("graph") is None:
         return text
     nodes = [_node_line(n, f"{where}.graph.nodes[{i}]")
@@ -235,7 +236,7 @@ def dumps(doc):
     modules = [_module_line(e, f"$.modules[{i}]") for i, e in enumerate(doc["modules"])]
     nodes = [_node_line(n, f"$.nodes[{i}]") for i, n in enumerate(doc["nodes"])]
     return ('{\n"format": "graft-graph",\n"version": 1,\n'
-            f'"meta": {_mini(free_object(doc.get("meta", {})))},\n'
+            f'"meta": {compact_json(free_object(doc.get("meta", {})))},\n'
             f'"modules": {_lines(modules)},\n"nodes": {_lines(nodes)}\n}}\n')
 
 

@@ -309,6 +309,14 @@ def _rebuild(doc, target, op, root_module=None, resolve=None):
     raise GraftImportError(f"the root module has no get_attr target {target!r}, nor does the file's module table")
 
 
+def make_attribute(modules, target, op, root_module, resolve=None):
+    """The module or tensor at `target` (a `call_module` or `get_attr` target) made from a
+    graph file's `modules` list, as import_graph makes what `root_module` lacks: a GraphModule
+    for a module with a graph of its own (sharing `root_module`'s objects its graph reads),
+    else a module rebuilt from its class and settings, or a tensor from its value."""
+    return _rebuild({"modules": modules}, target, op, root_module, resolve)
+
+
 def resolve_attr(root, path):
     obj = root
     for atom in path.split("."):

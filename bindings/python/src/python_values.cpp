@@ -47,7 +47,7 @@ Codec::Codec()
       encode_arg_(attr("graft_fx.format", "encode_arg")),
       enum_value_(attr("graft_fx.format", "enum_value")),
       node_meta_(attr("graft_fx.export", "node_meta")),
-      dumps_(attr("graft_fx.format", "_mini")),
+      dumps_(attr("graft_fx.format", "compact_json")),
       meta_value_(attr("graft_fx.importer", "meta_value")),
       tensor_meta_key_(attr("graft_fx.export", "GRAFT_TENSOR_META")) {}
 
