@@ -55,11 +55,12 @@ def signals_deferred():
         raise KeyboardInterrupt
 
 
-def module_table_json(gm):
-    """A graph document holding only `gm`'s module table (classes, tensors' shapes, settings,
-    the graphs of GraphModule submodules), as the native conversion reads it."""
-    return _fmt.dumps({"format": _fmt.FORMAT_NAME, "version": _fmt.VERSION, "meta": {},
-                       "modules": _export.module_table(gm), "nodes": []})
+def module_table(gm):
+    """`gm`'s module table as the native conversion reads it, Python data in memory: the file's
+    module entries (classes, tensors' shapes, settings) and the torch.fx.Graph of each
+    GraphModule submodule by path."""
+    graphs = {path: m.graph for path, m in gm.named_modules() if path and isinstance(m, torch.fx.GraphModule)}
+    return {"modules": _export.module_table(gm, graphs=False), "module_graphs": graphs}
 
 
 def try_get_attr(module, target):
@@ -105,7 +106,7 @@ class FxModule:
         if not isinstance(gm, torch.fx.GraphModule):
             raise TypeError(f"graft.from_fx takes a torch.fx.GraphModule, not {type(gm).__name__}")
         self.gm = gm
-        self.native = _native.Graph(gm.graph, codec or _native.Codec(), module_table_json(gm) if modules else "")
+        self.native = _native.Graph(gm.graph, codec or _native.Codec(), **(module_table(gm) if modules else {}))
         # The graphs of GraphModule submodules as converted: edits a script makes inside them
         # (g:submodule) are applied to those submodules too.
         self._submodule_graphs = {}
@@ -125,7 +126,7 @@ class FxModule:
             if now is None or now == before:
                 continue
             sub = self.gm.get_submodule(path)
-            native = _native.Graph(sub.graph, self.native.codec, module_table_json(sub))
+            native = _native.Graph(sub.graph, self.native.codec, **module_table(sub))
             native.take_module_graph(self.native, path)
             native.check()
             missing = sorted({t for _, t in native.attribute_targets() if try_get_attr(sub, t) is None})

@@ -172,7 +172,7 @@ def module_attributes(m):
     return out
 
 
-def _module_table(source, gm, renames, values=False):
+def _module_table(source, gm, renames, values=False, graphs=True):
     """The file's `modules` list for `source`'s hierarchy, with the get_attr tensors of `gm` that
     no module lists (see module_table)."""
     table, known = [], set()
@@ -186,7 +186,7 @@ def _module_table(source, gm, renames, values=False):
             entry["attributes"] = attributes
         known.update((path + "." if path else "") + t["name"]
                      for t in entry["parameters"] + entry["buffers"])
-        if path and isinstance(m, torch.fx.GraphModule):
+        if graphs and path and isinstance(m, torch.fx.GraphModule):
             entry["graph"] = {"nodes": _nodes(m.graph, f"module {path!r} nodes", {}, None)}
         table.append(entry)
     # A get_attr tensor the table does not describe (a constant made while tracing) is listed
@@ -206,11 +206,12 @@ def _module_table(source, gm, renames, values=False):
     return table
 
 
-def module_table(gm, values=False):
+def module_table(gm, values=False, graphs=True):
     """`gm`'s module table as a graph file's `modules` list (docs/FORMAT.md §3): each module's
-    path, class, parameters and buffers (with their values when `values`), settings, and the
-    graphs of GraphModule submodules. graft's Python module converts GraphModules with it."""
-    return _module_table(gm, gm, {}, values)
+    path, class, parameters and buffers (with their values when `values`), settings, and (when
+    `graphs`) the graphs of GraphModule submodules. graft's Python module converts GraphModules
+    with it, taking the submodules' graphs as torch.fx.Graphs instead."""
+    return _module_table(gm, gm, {}, values, graphs)
 
 
 def _mode(gm):

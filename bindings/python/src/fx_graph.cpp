@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "graft/io/graph_json.hpp"
+#include "module_table_values.hpp"
 
 namespace graft::python {
 
@@ -52,21 +53,15 @@ py::object get(PyObject* o, const py::str& name) {
 
 }  // namespace
 
-FxGraph::FxGraph(std::shared_ptr<Codec> codec, py::object graph, const std::string& modules_json, bool with_meta)
-    : codec_(std::move(codec)), graph_(std::move(graph)), with_meta_(with_meta) {
-  if (!modules_json.empty()) {
-    Result<GraphModule> table = parse_graph_json(modules_json, "<module table>");
-    if (!table) throw py::value_error(table.status().message());
-    ir_.modules = std::move(table.value().modules);
-  }
+void FxGraph::convert_nodes(py::handle fx_graph, Graph& g, std::unordered_map<PyObject*, NodeId>& ids,
+                            std::vector<py::object>* fx_nodes) {
   const Names& k = names();
-  Graph& g = ir_.graph;
   // A list first: torch 2.x's C node iterator, walked by pybind11's iterator, gives every node twice.
-  py::list nodes(get(graph_.ptr(), k.nodes));
+  py::list nodes(get(fx_graph.ptr(), k.nodes));
   g.reserve(py::len(nodes));
-  auto id_of = [this](PyObject* node) {
-    auto found = ids_.find(node);
-    if (found == ids_.end())
+  auto id_of = [&ids](PyObject* node) {
+    auto found = ids.find(node);
+    if (found == ids.end())
       throw py::value_error(fmt::format("an argument refers to node {} of another graph, or to a later node",
                                         py::str(get(node, names().name)).cast<std::string>()));
     return found->second;
@@ -103,15 +98,27 @@ FxGraph::FxGraph(std::shared_ptr<Codec> codec, py::object graph, const std::stri
     Result<NodeId> id =
         g.append_node(op, g.intern_target(target_text), std::move(args), std::move(kwargs), name, std::move(node_meta));
     if (!id) throw py::value_error(fmt::format("{}: {}", where, id.status().message()));
-    ids_.emplace(n, id.value());
-    if (fx_nodes_.size() <= id.value()) fx_nodes_.resize(id.value() + 1);
-    fx_nodes_[id.value()] = py::reinterpret_borrow<py::object>(node);
+    ids.emplace(n, id.value());
+    if (fx_nodes == nullptr) continue;
+    if (fx_nodes->size() <= id.value()) fx_nodes->resize(id.value() + 1);
+    (*fx_nodes)[id.value()] = py::reinterpret_borrow<py::object>(node);
   }
+}
+
+FxGraph::FxGraph(std::shared_ptr<Codec> codec, py::object graph, py::handle modules, py::handle module_graphs,
+                 bool with_meta)
+    : codec_(std::move(codec)), graph_(std::move(graph)), with_meta_(with_meta) {
+  if (!modules.is_none())
+    ir_.modules = module_table_from_python(*codec_, modules, module_graphs, [this](py::handle fx, Graph& into) {
+      std::unordered_map<PyObject*, NodeId> ids;
+      convert_nodes(fx, into, ids, nullptr);
+    });
+  convert_nodes(graph_, ir_.graph, ids_, &fx_nodes_);
   // Names FX gave out before (to nodes erased since) stay taken, so graft names new nodes as FX would.
   py::object used = graph_.attr("_graph_namespace").attr("_used_names");
-  for (py::handle name : used) g.retire_name(name.cast<std::string>());
-  unique_ids_ = std::make_unique<UniqueIdScope>(g);
-  g.add_listener(&log_);
+  for (py::handle name : used) ir_.graph.retire_name(name.cast<std::string>());
+  unique_ids_ = std::make_unique<UniqueIdScope>(ir_.graph);
+  ir_.graph.add_listener(&log_);
 }
 
 FxGraph::~FxGraph() { ir_.graph.remove_listener(&log_); }

@@ -34,11 +34,13 @@ class ChangeLog : public GraphListener {
 
 class FxGraph {
  public:
-  /// Converts `graph` (a torch.fx.Graph). `modules_json` is a graph document whose module table
-  /// describes the graph's owner (graft_fx writes it; its nodes are ignored). Without
-  /// `with_meta` the IR holds no metadata (matching by operators needs none, and converting it
-  /// is most of a conversion's cost) and syncing leaves every FX node's meta as it is.
-  FxGraph(std::shared_ptr<Codec> codec, py::object graph, const std::string& modules_json, bool with_meta = true);
+  /// Converts `graph` (a torch.fx.Graph). `modules` (None: no table) is the module table of the
+  /// graph's owner as graft_fx.export.module_table gives it, without graphs; `module_graphs` maps
+  /// the paths of GraphModule submodules to their torch.fx.Graphs (module_table_values.hpp).
+  /// Without `with_meta` the IR holds no metadata (matching by operators needs none, and
+  /// converting it is most of a conversion's cost) and syncing leaves every FX node's meta as it is.
+  FxGraph(std::shared_ptr<Codec> codec, py::object graph, py::handle modules, py::handle module_graphs,
+          bool with_meta = true);
   ~FxGraph();
   FxGraph(const FxGraph&) = delete;
   FxGraph& operator=(const FxGraph&) = delete;
@@ -67,6 +69,10 @@ class FxGraph {
 
  private:
   using FxOf = std::function<py::object(NodeId)>;
+  /// Appends `fx_graph`'s nodes to `g`; `ids` maps each FX node to its IR node, and `fx_nodes`,
+  /// when given, each IR node back to its FX node.
+  void convert_nodes(py::handle fx_graph, Graph& g, std::unordered_map<PyObject*, NodeId>& ids,
+                     std::vector<py::object>* fx_nodes);
   /// IR node `n`'s target, args and kwargs as FX values (`fx_of`: node references).
   py::object fx_target(NodeId n);
   py::tuple fx_args(NodeId n, const FxOf& fx_of);

@@ -26,11 +26,12 @@ PYBIND11_MODULE(_native, m) {
            "The function a call_function target name stands for in the graphs this codec converted");
 
   py::class_<FxGraph, std::shared_ptr<FxGraph>>(m, "Graph")
-      .def(
-          py::init([](py::object graph, std::shared_ptr<Codec> codec, const std::string& modules_json, bool with_meta) {
-            return std::make_shared<FxGraph>(std::move(codec), std::move(graph), modules_json, with_meta);
-          }),
-          py::arg("fx_graph"), py::arg("codec"), py::arg("modules_json") = "", py::arg("with_meta") = true)
+      .def(py::init([](py::object graph, std::shared_ptr<Codec> codec, py::object modules, py::object module_graphs,
+                       bool with_meta) {
+             return std::make_shared<FxGraph>(std::move(codec), std::move(graph), modules, module_graphs, with_meta);
+           }),
+           py::arg("fx_graph"), py::arg("codec"), py::arg("modules") = py::none(),
+           py::arg("module_graphs") = py::none(), py::arg("with_meta") = true)
       .def_property_readonly("codec", &FxGraph::codec_ptr)
       .def(
           "attribute_targets",

@@ -132,6 +132,13 @@ Argument Codec::to_argument(PyObject* v, const std::function<NodeId(PyObject*)>&
   return enum_argument(v, where);
 }
 
+std::string Codec::settings_json(py::handle settings, const std::string& where) {
+  py::dict encoded;
+  for (auto [key, value] : py::cast<py::dict>(settings))
+    encoded[key] = encode_arg_(value, fmt::format("{}.{}", where, py::str(key).cast<std::string>()));
+  return dumps_(encoded).cast<std::string>();
+}
+
 Argument Codec::enum_argument(PyObject* v, const std::string& where) {
   auto found = enums_.find(v);
   if (found != enums_.end()) return found->second;

@@ -47,6 +47,9 @@ class Codec {
   py::object describe(const ValueMeta& meta);
   /// A free-form meta value from its JSON text, as torch.fx keeps it under `key` (tuples).
   py::object meta_value(const std::string& key, const std::string& text);
+  /// A module's settings (a dict of argument values) as the file's `attributes` object, JSON
+  /// text (graft_fx's encoding; raises GraphFormatError for a value the file cannot hold).
+  std::string settings_json(py::handle settings, const std::string& where);
 
   PyTypeObject* node_type() const { return reinterpret_cast<PyTypeObject*>(node_type_.ptr()); }
   /// graft_fx's key for the tensor description on an FX node.
