@@ -11,7 +11,6 @@ import threading
 import torch
 
 from graft_fx import export as _export
-from graft_fx import format as _fmt
 from graft_fx import importer as _importer
 
 from . import _native
@@ -78,7 +77,7 @@ def new_attributes(gm, native):
     missing = [(op, t) for op, t in native.attribute_targets() if try_get_attr(gm, t) is None]
     if not missing:
         return {}
-    modules = _fmt.loads(native.json())["modules"]
+    modules = native.module_entries()
     made = {}
     for op, target in missing:
         if target not in made:
@@ -106,25 +105,15 @@ class FxModule:
         if not isinstance(gm, torch.fx.GraphModule):
             raise TypeError(f"graft.from_fx takes a torch.fx.GraphModule, not {type(gm).__name__}")
         self.gm = gm
+        # The native side keeps the graphs of GraphModule submodules as converted: edits a
+        # script makes inside them (g:submodule) are applied to those submodules too.
         self.native = _native.Graph(gm.graph, codec or _native.Codec(), **(module_table(gm) if modules else {}))
-        # The graphs of GraphModule submodules as converted: edits a script makes inside them
-        # (g:submodule) are applied to those submodules too.
-        self._submodule_graphs = {}
-        if modules:
-            for path, sub in gm.named_modules():
-                if path and isinstance(sub, torch.fx.GraphModule):
-                    text = self.native.module_graph_json(path)
-                    if text is not None:
-                        self._submodule_graphs[path] = text
 
     def _edited_submodules(self):
         """(submodule, its converted graph holding the edits) for every GraphModule submodule
         whose graph the engine changed, each checked convertible: fails before anything changes."""
         edited = []
-        for path, before in self._submodule_graphs.items():
-            now = self.native.module_graph_json(path)
-            if now is None or now == before:
-                continue
+        for path in self.native.edited_module_graphs():
             sub = self.gm.get_submodule(path)
             native = _native.Graph(sub.graph, self.native.codec, **module_table(sub))
             native.take_module_graph(self.native, path)
@@ -159,7 +148,7 @@ class FxModule:
             native.sync_by_name()
             sub.graph.lint()
             sub.recompile()
-        self._submodule_graphs = {path: self.native.module_graph_json(path) for path in self._submodule_graphs}
+        self.native.mark_module_graphs()
         if changed:
             self.gm.graph.lint()
         if recompile:

@@ -250,7 +250,9 @@ def _rebuild_graph_module(doc, by_path, path, root_module, resolve=None):
     exactly as the root's module or tensor at the same relative path is that object of the
     model (torch.fx's fusion shares them); others are rebuilt from the file."""
     entry = by_path[path]
-    nodes = entry["graph"]["nodes"]
+    given = entry["graph"] if isinstance(entry["graph"], torch.fx.Graph) else None  # graft's in-memory form
+    nodes = ([{"op": n.op, "target": n.target, "name": n.name} for n in given.nodes] if given is not None
+             else entry["graph"]["nodes"])
     attrs = {}
     for i, n in enumerate(nodes):
         if n["op"] not in ("call_module", "get_attr") or n["target"] in attrs:
@@ -282,7 +284,8 @@ def _rebuild_graph_module(doc, by_path, path, root_module, resolve=None):
                 attrs[target] = _rebuild(doc, f"{path}.{target}", n["op"])
             except GraftImportError as e:
                 raise GraftImportError(f"module {path!r}, node {n['name']!r}: {e}") from None
-    graph = build_graph(nodes, root_module, where=f"module {path!r} nodes", rebuilt=attrs, resolve=resolve)
+    graph = given if given is not None else build_graph(nodes, root_module, where=f"module {path!r} nodes",
+                                                        rebuilt=attrs, resolve=resolve)
     try:
         own_class = entry["class"].rpartition(".")[2]  # an extracted module keeps its class's name
         gm = torch.fx.GraphModule(attrs, graph, class_name=path.rpartition(".")[2] if own_class == "GraphModule" else own_class)
@@ -313,7 +316,8 @@ def make_attribute(modules, target, op, root_module, resolve=None):
     """The module or tensor at `target` (a `call_module` or `get_attr` target) made from a
     graph file's `modules` list, as import_graph makes what `root_module` lacks: a GraphModule
     for a module with a graph of its own (sharing `root_module`'s objects its graph reads),
-    else a module rebuilt from its class and settings, or a tensor from its value."""
+    else a module rebuilt from its class and settings, or a tensor from its value. A module's
+    graph may be given as a torch.fx.Graph instead of a node list (graft's in-memory form)."""
     return _rebuild({"modules": modules}, target, op, root_module, resolve)
 
 

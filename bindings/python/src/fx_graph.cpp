@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "graft/io/graph_json.hpp"
+#include "graft/ir/graph_diff.hpp"
 #include "module_table_values.hpp"
 
 namespace graft::python {
@@ -114,6 +115,7 @@ FxGraph::FxGraph(std::shared_ptr<Codec> codec, py::object graph, py::handle modu
       convert_nodes(fx, into, ids, nullptr);
     });
   convert_nodes(graph_, ir_.graph, ids_, &fx_nodes_);
+  mark_module_graphs();
   // Names FX gave out before (to nodes erased since) stay taken, so graft names new nodes as FX would.
   py::object used = graph_.attr("_graph_namespace").attr("_used_names");
   for (py::handle name : used) ir_.graph.retire_name(name.cast<std::string>());
@@ -338,6 +340,31 @@ void FxGraph::take_module_graph(const FxGraph& other, const std::string& path) {
   const ModuleInfo* module = other.ir().modules.find(path);
   if (module == nullptr || !module->graph) throw py::key_error(fmt::format("module '{}' has no graph", path));
   ir_.graph = *module->graph;
+}
+
+py::list FxGraph::module_entries() const {
+  return module_table_to_python(ir_.modules, [this](const Graph& g) {
+    py::object fx = py::module_::import("torch.fx").attr("Graph")();
+    FxGraph made(codec_, fx, py::none(), py::none(), with_meta_);
+    made.ir_.graph = g;
+    made.sync_by_name();
+    return fx;
+  });
+}
+
+std::vector<std::string> FxGraph::edited_module_graphs() const {
+  std::vector<std::string> out;
+  for (const auto& [path, before] : module_graphs_seen_) {
+    const ModuleInfo* m = ir_.modules.find(path);
+    if (m != nullptr && m->graph && !diff_by_name(before, *m->graph).empty()) out.push_back(path);
+  }
+  return out;
+}
+
+void FxGraph::mark_module_graphs() {
+  module_graphs_seen_.clear();
+  for (const ModuleInfo& m : ir_.modules.entries())
+    if (m.graph) module_graphs_seen_.emplace_back(m.path, *m.graph);
 }
 
 void FxGraph::sync_by_name() {

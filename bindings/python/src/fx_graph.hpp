@@ -66,6 +66,13 @@ class FxGraph {
   /// The graph of module `path` of `other`'s module table becomes this IR's graph (a
   /// submodule's graph a script edited; sync_by_name() then applies it to this FX graph).
   void take_module_graph(const FxGraph& other, const std::string& path);
+  /// The module table as the file's entries in Python data, module graphs as new torch.fx.Graphs.
+  py::list module_entries() const;
+  /// The paths of module graphs that differ from when they were converted or last marked (a
+  /// script edited them inside g:submodule), in table order.
+  std::vector<std::string> edited_module_graphs() const;
+  /// The module graphs as they are now become the ones edited_module_graphs() compares with.
+  void mark_module_graphs();
 
  private:
   using FxOf = std::function<py::object(NodeId)>;
@@ -99,6 +106,7 @@ class FxGraph {
   std::unordered_map<PyObject*, NodeId> ids_;
   ChangeLog log_;
   std::unique_ptr<UniqueIdScope> unique_ids_;  ///< fx_nodes_ is keyed by bare ids
+  std::vector<std::pair<std::string, Graph>> module_graphs_seen_;  ///< for edited_module_graphs()
 };
 
 }  // namespace graft::python

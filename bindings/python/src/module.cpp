@@ -50,18 +50,12 @@ PYBIND11_MODULE(_native, m) {
       .def("check", &FxGraph::check, "Raises if a node of the IR cannot become an FX node")
       .def("take_module_graph", &FxGraph::take_module_graph, py::arg("other"), py::arg("path"),
            "Module `path`'s graph in `other`'s module table becomes this IR's graph")
-      .def(
-          "module_graph_json",
-          [](const FxGraph& g, const std::string& path) -> py::object {
-            const ModuleInfo* module = g.ir().modules.find(path);
-            if (module == nullptr || !module->graph) return py::none();
-            GraphModule one;
-            one.graph = *module->graph;
-            Result<std::string> text = to_graph_json(one);
-            if (!text) throw EngineError(text.status().message());
-            return py::str(text.value());
-          },
-          py::arg("path"), "The graph of module `path` of the IR's module table as graph file text, or None")
+      .def("module_entries", &FxGraph::module_entries,
+           "The module table as a graph file's module entries (Python data), module graphs as torch.fx.Graphs")
+      .def("edited_module_graphs", &FxGraph::edited_module_graphs,
+           "Paths of the module graphs changed since the conversion or mark_module_graphs()")
+      .def("mark_module_graphs", &FxGraph::mark_module_graphs,
+           "The module graphs as they are now become what edited_module_graphs() compares with")
       .def(
           "json",
           [](const FxGraph& g) {

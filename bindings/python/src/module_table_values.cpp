@@ -94,7 +94,41 @@ ModuleInfo module(Codec& codec, py::handle entry, const std::string& at) {
   return info;
 }
 
+py::list tensors_to_python(const std::vector<TensorSpec>& specs) {
+  py::list out;
+  for (const TensorSpec& t : specs) {
+    py::list shape;
+    for (const Dim& d : t.shape)
+      shape.append(d.is_symbolic() ? py::object(py::str(d.symbol_name())) : py::object(py::int_(d.value())));
+    py::dict entry;
+    entry["name"] = t.name;
+    entry["shape"] = shape;
+    entry["dtype"] = std::string(t.dtype);
+    if (t.data) entry["data"] = *t.data;
+    out.append(entry);
+  }
+  return out;
+}
+
 }  // namespace
+
+py::list module_table_to_python(const ModuleTable& table, const MakeFxGraph& make) {
+  static const py::object* loads = new py::object(py::module_::import("json").attr("loads"));  // never freed
+  py::list out;
+  for (const ModuleInfo& m : table.entries()) {
+    py::dict entry;
+    entry["path"] = m.path;
+    entry["class"] = m.class_name;
+    entry["parameters"] = tensors_to_python(m.parameters);
+    entry["buffers"] = tensors_to_python(m.buffers);
+    if (!m.attributes_json.empty()) entry["attributes"] = (*loads)(m.attributes_json);  // the IR keeps them as text
+    if (!m.origin.empty()) entry["origin"] = m.origin;
+    if (!m.opaque.empty()) entry["opaque"] = m.opaque;
+    if (m.graph) entry["graph"] = make(*m.graph);
+    out.append(entry);
+  }
+  return out;
+}
 
 ModuleTable module_table_from_python(Codec& codec, py::handle entries, py::handle graphs, const ConvertGraph& convert) {
   ModuleTable table;

@@ -1,6 +1,6 @@
-// A module table from Python data: the graph file's `modules` entries as graft_fx.export's
-// module_table gives them (dicts and lists), read in the process without a JSON text between,
-// each GraphModule submodule's graph converted from its torch.fx.Graph.
+// A module table as Python data and back: the graph file's `modules` entries as graft_fx.export's
+// module_table gives them and graft_fx.importer's make_attribute takes them (dicts and lists),
+// with no JSON text between, each module's own graph as a torch.fx.Graph.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -20,5 +20,13 @@ using ConvertGraph = std::function<void(py::handle fx_graph, Graph& into)>;
 /// file reader refuses too: a missing or mistyped key, an unknown one, a dotted tensor name, a
 /// negative size, a duplicate path, a graph for a module the entries lack.
 ModuleTable module_table_from_python(Codec& codec, py::handle entries, py::handle graphs, const ConvertGraph& convert);
+
+/// Makes a torch.fx.Graph of an IR graph (FxGraph's way back).
+using MakeFxGraph = std::function<py::object(const Graph& graph)>;
+
+/// The way back: `table` as the file's module entries in Python data (settings as the file
+/// encodes them, graft_fx's importer decodes them), each module's own graph as a torch.fx.Graph
+/// made by `make` under the key "graph".
+py::list module_table_to_python(const ModuleTable& table, const MakeFxGraph& make);
 
 }  // namespace graft::python
