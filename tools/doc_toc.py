@@ -2,8 +2,8 @@
 """Tables of contents for the pages of docs/: each page's ## and ### headings as links, between
 `<!-- toc -->` and `<!-- /toc -->` right after its title.
 
-Usage: tools/doc_toc.py [--write] [PAGE.md ...]   (default: every docs/*.md and docs/reference/*.md
-but the generated pass reference)
+Usage: tools/doc_toc.py [--write] [PAGE.md ...]   (default: every page of docs/, docs/guide/ and
+docs/reference/ but the generated pass reference)
 Without --write it checks, and exits 1 naming each page whose table is missing or stale."""
 
 import argparse
@@ -73,8 +73,8 @@ def main():
     args = parser.parse_args()
     # docs/reference/passes.md is generated whole by `graft pass --list --markdown`
     generated = {os.path.join(ROOT, "docs", "reference", "passes.md")}
-    pages = args.pages or sorted(p for p in glob.glob(os.path.join(ROOT, "docs", "*.md")) +
-                                 glob.glob(os.path.join(ROOT, "docs", "reference", "*.md")) if p not in generated)
+    pages = args.pages or sorted(p for folder in ("", "guide", "reference")
+                                 for p in glob.glob(os.path.join(ROOT, "docs", folder, "*.md")) if p not in generated)
     stale = []
     for page in pages:
         with open(page, encoding="utf-8") as f:

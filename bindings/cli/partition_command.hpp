@@ -19,7 +19,7 @@ struct PartitionCommandOptions {
   bool json = false;
   bool explain = false;
   bool quiet = false;  ///< print nothing (graft dot --partition)
-  /// Options given on the command line, combined with the script's table (docs/LUA_API.md).
+  /// Options given on the command line, combined with the script's table (docs/reference/lua.md).
   PartitionOptions options{};
   bool set_single = false, set_skip = false, set_bookends = false;
 };

@@ -1,5 +1,5 @@
 ---@meta graft
--- LuaLS annotations of the API graft scripts see (docs/LUA_API.md is the reference).
+-- LuaLS annotations of the API graft scripts see (docs/reference/lua.md is the reference).
 -- Editors only: this file is never run. Point LuaLS at this folder:
 --   .luarc.json: { "workspace.library": ["<graft checkout>/scripts/types"] }
 -- tests/python/test_lua_api_docs.py checks that every function, method and field the C++
@@ -363,7 +363,7 @@ function Graph:propagate_meta(functions, options) end
 ---@field tensors graft.PlannedTensor[]
 ---@field live_at_peak integer[] indices into tensors, largest first
 
---- Plans the graph's tensors into one arena (docs/LUA_API.md, Memory planning).
+--- Plans the graph's tensors into one arena (docs/reference/lua.md, Memory planning).
 ---@param options graft.MemoryOptions?
 ---@return graft.MemoryPlan
 function Graph:plan_memory(options) end

@@ -1,4 +1,4 @@
-"""docs/LUA_API.md and scripts/types/graft.lua against the C++ bindings.
+"""docs/reference/lua.md and scripts/types/graft.lua against the C++ bindings.
 
 The names scripts can use are read from the sources that register them:
   * node_api.cpp: the `node_methods[]` table of graft.Node and the node fields `node_index`
@@ -20,7 +20,7 @@ Each must be documented (`g:name(`, `n:name(`, `rs:name(`, `n.field`, `graft.nam
 fields, stop reasons, limits, CLI flags, sandbox globals and ScriptHost members are checked
 against the docs too.
 
-Every ```lua block of LUA_API.md preceded by a `<!-- runnable -->` line is run with
+Every ```lua block of docs/reference/lua.md preceded by a `<!-- runnable -->` line is run with
 `graft run` (GRAFT_BIN; skipped without it, a failure with GRAFT_REQUIRE_BIN). Marker
 attributes: `graph=FILE` (in examples/graphs; default vit_b_16.aten.json) and
 `stop_reason=REASON` (default completed; a reason that is not ok expects exit 1 and no output).
@@ -35,7 +35,7 @@ import unittest
 
 from helpers import REPO, graft_bin
 
-DOC = os.path.join(REPO, "docs", "LUA_API.md")
+DOC = os.path.join(REPO, "docs", "reference", "lua.md")
 TYPES = os.path.join(REPO, "scripts", "types", "graft.lua")
 LUA_SRC = os.path.join(REPO, "bindings", "lua", "src")
 LUA_INCLUDE = os.path.join(REPO, "bindings", "lua", "include", "graft", "lua")
@@ -225,24 +225,24 @@ def runnable_blocks(doc):
         m = re.fullmatch(r"<!-- runnable((?: \w+=[\w.]+)*) -->", line.strip())
         if not m:
             if line.lstrip().startswith("<!-- runnable"):
-                raise AssertionError(f"LUA_API.md:{i + 1}: malformed marker: {line!r}")
+                raise AssertionError(f"lua.md:{i + 1}: malformed marker: {line!r}")
             continue
         if i + 1 >= len(lines) or lines[i + 1].strip() != "```lua":
-            raise AssertionError(f"LUA_API.md:{i + 1}: a runnable marker must be followed by a ```lua block")
+            raise AssertionError(f"lua.md:{i + 1}: a runnable marker must be followed by a ```lua block")
         attrs = dict(a.split("=", 1) for a in m.group(1).split())
         unknown = set(attrs) - {"graph", "stop_reason"}
         if unknown:
-            raise AssertionError(f"LUA_API.md:{i + 1}: unknown marker attributes {sorted(unknown)}")
+            raise AssertionError(f"lua.md:{i + 1}: unknown marker attributes {sorted(unknown)}")
         end = next((j for j in range(i + 2, len(lines)) if lines[j].strip() == "```"), None)
         if end is None:
-            raise AssertionError(f"LUA_API.md:{i + 2}: unterminated ```lua block")
+            raise AssertionError(f"lua.md:{i + 2}: unterminated ```lua block")
         code = "\n".join(lines[i + 2:end]) + "\n"
         blocks.append((i + 2, attrs, code))
     return blocks
 
 
 class ApiNamesDocumented(unittest.TestCase):
-    """Every name the bindings register is in LUA_API.md and in the annotations, and the
+    """Every name the bindings register is in docs/reference/lua.md and in the annotations, and the
     annotations declare nothing else."""
 
     @classmethod
@@ -253,7 +253,7 @@ class ApiNamesDocumented(unittest.TestCase):
 
     def assert_in_doc(self, needles, what):
         missing = sorted(n for n in needles if n not in self.doc)
-        self.assertEqual(missing, [], f"{what} missing from docs/LUA_API.md")
+        self.assertEqual(missing, [], f"{what} missing from docs/reference/lua.md")
 
     def test_doc_has_every_graph_method(self):
         self.assert_in_doc({f"g:{m}(" for m in self.api["graph_methods"]}, "graft.Graph methods")
@@ -270,7 +270,7 @@ class ApiNamesDocumented(unittest.TestCase):
     def test_doc_has_every_rule_set_method(self):
         missing = sorted(m for m in self.api["ruleset_methods"]
                          if f"rs:{m}(" not in self.doc and f"rs:{m}{{" not in self.doc)
-        self.assertEqual(missing, [], "graft.RuleSet methods missing from docs/LUA_API.md (as rs:name( or rs:name{)")
+        self.assertEqual(missing, [], "graft.RuleSet methods missing from docs/reference/lua.md (as rs:name( or rs:name{)")
 
     def test_annotated_rule_set_methods_are_exactly_the_registered_ones(self):
         self.assertEqual(self.ann["ruleset_methods"], self.api["ruleset_methods"], "graft.RuleSet methods")
@@ -394,7 +394,7 @@ class BehaviourDocumented(unittest.TestCase):
                     flags |= set(re.findall(r'"[^"]*?(--[\w-]+)', line))
         self.assertIn("--max-instructions", flags)
         missing = sorted(f for f in flags if f not in self.doc)
-        self.assertEqual(missing, [], "graft run/watch flags missing from docs/LUA_API.md")
+        self.assertEqual(missing, [], "graft run/watch flags missing from docs/reference/lua.md")
 
     def test_sandbox_globals(self):
         library = read(os.path.join(LUA_SRC, "lua_library.cpp"))
@@ -426,37 +426,42 @@ class RunnableExamples(unittest.TestCase):
         self.assertGreaterEqual(len(blocks), MIN_RUNNABLE)
         for line, attrs, code in blocks:
             self.assertTrue(code.lstrip().startswith("return ") or "graft." in code,
-                            f"LUA_API.md:{line}: a runnable block must return a pass or use graft.*")
+                            f"lua.md:{line}: a runnable block must return a pass or use graft.*")
             self.assertTrue(os.path.isfile(os.path.join(GRAPHS, attrs.get("graph", DEFAULT_GRAPH))),
-                            f"LUA_API.md:{line}: no graph {attrs.get('graph')}")
+                            f"lua.md:{line}: no graph {attrs.get('graph')}")
 
     def test_runnable_blocks_run(self):
         graft = graft_bin(self)
         for line, attrs, code in runnable_blocks(read(DOC)):
-            expected = attrs.get("stop_reason", "completed")
-            graph = os.path.join(GRAPHS, attrs.get("graph", DEFAULT_GRAPH))
-            with self.subTest(line=line), tempfile.TemporaryDirectory(prefix="graft_doc_") as tmp:
-                script = os.path.join(tmp, f"block_{line}.lua")
-                out = os.path.join(tmp, "out.json")
-                report = os.path.join(tmp, "report.json")
-                with open(script, "w", encoding="utf-8") as f:
-                    f.write(code)
-                p = subprocess.run([graft, "run", script, graph, "-o", out, "--report", report],
-                                   capture_output=True, text=True, timeout=600)
-                where = f"LUA_API.md:{line}: exit {p.returncode}\n{p.stdout}{p.stderr}"
-                self.assertTrue(os.path.isfile(report), where)
-                with open(report, encoding="utf-8") as f:
-                    r = json.load(f)
-                self.assertEqual(r["stop_reason"], expected, where)
-                if expected in OK_REASONS:
-                    self.assertEqual(p.returncode, 0, where)
-                    self.assertTrue(r["ok"], where)
-                    self.assertTrue(os.path.isfile(out), where)
-                else:
-                    self.assertEqual(p.returncode, 1, where)
-                    self.assertFalse(r["ok"], where)
-                    self.assertFalse(os.path.exists(out), where)
+            with self.subTest(line=line):
+                run_lua_block(self, graft, f"lua.md:{line}", attrs, code)
 
+
+def run_lua_block(test, graft, where, attrs, code):
+    """Runs a runnable block with `graft run` on its graph; it must end as its marker says."""
+    expected = attrs.get("stop_reason", "completed")
+    graph = os.path.join(GRAPHS, attrs.get("graph", DEFAULT_GRAPH))
+    with tempfile.TemporaryDirectory(prefix="graft_doc_") as tmp:
+        script = os.path.join(tmp, "block.lua")
+        out = os.path.join(tmp, "out.json")
+        report = os.path.join(tmp, "report.json")
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(code)
+        p = subprocess.run([graft, "run", script, graph, "-o", out, "--report", report],
+                           capture_output=True, text=True, timeout=600)
+        where = f"{where}: exit {p.returncode}\n{p.stdout}{p.stderr}"
+        test.assertTrue(os.path.isfile(report), where)
+        with open(report, encoding="utf-8") as f:
+            r = json.load(f)
+        test.assertEqual(r["stop_reason"], expected, where)
+        if expected in OK_REASONS:
+            test.assertEqual(p.returncode, 0, where)
+            test.assertTrue(r["ok"], where)
+            test.assertTrue(os.path.isfile(out), where)
+        else:
+            test.assertEqual(p.returncode, 1, where)
+            test.assertFalse(r["ok"], where)
+            test.assertFalse(os.path.exists(out), where)
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,4 +1,4 @@
-// graft.Graph: the graph methods scripts use. docs/LUA_API.md is the user-facing description;
+// graft.Graph: the graph methods scripts use. docs/reference/lua.md is the user-facing description;
 // scripts/types/graft.lua the annotations.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The sandbox's library. Allow-list only: what is not copied here does not exist for
-// scripts. See docs/LUA_API.md ("The sandbox") for the user-facing list.
+// scripts. See docs/reference/lua.md ("The sandbox") for the user-facing list.
 #include "lua_library.hpp"
 
 #include <algorithm>
