@@ -153,7 +153,10 @@ class PassCommand final : public Command {
     }
     Result<GraphModule> gm = load_graph_file(graph_);
     if (!gm) return print_error(gm.status().message());
-    PassContext context{.graph = gm->graph, .modules = gm->modules, .schemas = OpSchemaRegistry::builtin()};
+    PassContext context{.graph = gm->graph,
+                        .modules = gm->modules,
+                        .schemas = OpSchemaRegistry::builtin(),
+                        .editable_modules = &gm->modules};
     Result<ReportValue> report = run_pass(*pass, context, options.value());
     if (!report) return print_error(graph_ + ": " + name_ + ": " + report.status().message());
     if (Status st = lint(*gm); !st)  // never write an invalid graph (a pipeline step refuses it too)

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "graft/io/graph_text.hpp"
+#include "graft/ir/transaction.hpp"
 #include "graft/passes/pass_registry.hpp"
 #include "test_graphs.hpp"
 
@@ -54,6 +55,51 @@ TEST_CASE("remove_asserts: a check something reads, and other calls, are kept") 
   REQUIRE(report);
   CHECK(report->items[0].number == 0);
   CHECK(to_graph_text(gm.graph) == before);
+}
+
+TEST_CASE("remove_asserts: submodules' graphs too, when the host lets the pass edit them") {
+  GraphModule gm = test::module_of_text(R"(
+    x = placeholder
+    inner = call_module inner(x)
+    return inner
+  )");
+  Result<Graph> inner = parse_graph_text(R"(
+    y = placeholder
+    _assert_scalar = call_function torch.ops.aten._assert_scalar.default(True, 'u0 >= 0')
+    relu = call_function torch.relu(y)
+    return relu
+  )");
+  REQUIRE(inner);
+  ModuleInfo root;
+  REQUIRE(gm.modules.add(root).is_ok());
+  ModuleInfo sub;
+  sub.path = "inner";
+  sub.class_name = "torch.fx.graph_module.GraphModule";
+  sub.graph = std::move(inner).value();
+  REQUIRE(gm.modules.add(std::move(sub)).is_ok());
+  const std::string before = to_graph_text(*gm.modules.find("inner")->graph);
+
+  SUBCASE("read-only table: the root graph only") {
+    PassContext context{.graph = gm.graph, .modules = gm.modules, .schemas = OpSchemaRegistry::builtin()};
+    REQUIRE(run_pass(*find_pass("remove_asserts"), context));
+    CHECK(to_graph_text(*gm.modules.find("inner")->graph) == before);
+  }
+  SUBCASE("editable: the submodule's check goes, and a rollback brings it back") {
+    Transaction transaction(gm);
+    PassContext context{.graph = gm.graph,
+                        .modules = gm.modules,
+                        .schemas = OpSchemaRegistry::builtin(),
+                        .editable_modules = &gm.modules};
+    Result<ReportValue> report = run_pass(*find_pass("remove_asserts"), context);
+    REQUIRE(report);
+    CHECK(report->items[0].number == 1);
+    CHECK(to_graph_text(*gm.modules.find("inner")->graph) ==
+          "y = placeholder\n"
+          "relu = call_function torch.relu(y)\n"
+          "return relu\n");
+    transaction.rollback();
+    CHECK(to_graph_text(*gm.modules.find("inner")->graph) == before);
+  }
 }
 
 }  // namespace

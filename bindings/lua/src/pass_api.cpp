@@ -50,9 +50,12 @@ int graph_run_pass(lua_State* L) {
   Graph& g = *cg.session->graph;
   charge_graph(L, g);
   static const ModuleTable kNoModules;
+  // Submodules' graphs only where the table may change: a pipeline pass, no submodule open.
+  ModuleTable* editable = state_of(L).module_table_pins == 0 ? cg.session->editable_modules : nullptr;
   PassContext context{.graph = g,
                       .modules = cg.session->modules != nullptr ? *cg.session->modules : kNoModules,
-                      .schemas = *state_of(L).schemas()};
+                      .schemas = *state_of(L).schemas(),
+                      .editable_modules = pass->edits ? editable : nullptr};
   Result<ReportValue> report = pass->run(context, options);
   if (!report) luaL_error(L, "%s", report.status().message().c_str());
   const int session = cg.session_id;

@@ -332,7 +332,11 @@ class Runner {
     const PassInfo* pass = find_pass(name);
     if (pass == nullptr)
       return Status::error(Diagnostic{.file = s_.script_name(), .message = "unknown built-in pass '" + name + "'"});
-    PassContext context{.graph = gm_.graph, .modules = gm_.modules, .schemas = *s_.schemas(), .wants_report = false};
+    PassContext context{.graph = gm_.graph,
+                        .modules = gm_.modules,
+                        .schemas = *s_.schemas(),
+                        .wants_report = false,
+                        .editable_modules = &gm_.modules};
     Result<ReportValue> report = run_pass(*pass, context);
     if (!report)
       return Status::error(Diagnostic{.file = s_.script_name(), .message = name + ": " + report.status().message()});

@@ -36,6 +36,30 @@ bool is_assert(const Graph& g, NodeId n) {
   return false;
 }
 
+using Counts = std::vector<std::pair<std::string, std::int64_t>>;
+
+/// Erases `g`'s unused checks, counting them by target into `counts`; how many.
+Result<std::int64_t> remove_in(Graph& g, Counts& counts) {
+  std::vector<NodeId> found;
+  for (NodeId n : g.nodes()) {
+    if (!is_assert(g, n)) continue;
+    found.push_back(n);
+    const std::string& target = g.target(n);
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& e) { return e.first == target; });
+    if (it == counts.end()) counts.emplace_back(target, 1);
+    else ++it->second;
+  }
+  for (NodeId n : found)
+    if (Status st = g.erase_node(n); !st) return st;
+  return static_cast<std::int64_t>(found.size());
+}
+
+bool has_assert(const Graph& g) {
+  for (NodeId n : g.nodes())
+    if (is_assert(g, n)) return true;
+  return false;
+}
+
 }  // namespace
 
 extern const PassInfo kRemoveAssertsPass{
@@ -43,29 +67,32 @@ extern const PassInfo kRemoveAssertsPass{
     .method = "remove_asserts",
     .summary =
         "Removes the runtime checks torch leaves in graphs (torch._assert, aten._assert_scalar, "
-        "aten._assert_tensor_metadata, range constraints) that nothing uses.",
+        "aten._assert_tensor_metadata, range constraints) that nothing uses, in submodules' graphs too.",
     .report = "{removed, targets = {{target, count}}} (targets in first-seen order)",
     .options = {},
     .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
-      std::vector<NodeId> found;
-      std::vector<std::pair<std::string, std::int64_t>> counts;
-      for (NodeId n : c.graph.nodes()) {
-        if (!is_assert(c.graph, n)) continue;
-        found.push_back(n);
-        const std::string& target = c.graph.target(n);
-        auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& e) { return e.first == target; });
-        if (it == counts.end()) counts.emplace_back(target, 1);
-        else ++it->second;
+      // As torch's pass, in every GraphModule of the hierarchy: the root and each submodule
+      // with a graph of its own (edited only where it has something to remove).
+      Counts counts;
+      Result<std::int64_t> removed = remove_in(c.graph, counts);
+      if (!removed) return removed.status();
+      std::int64_t total = removed.value();
+      if (c.editable_modules != nullptr) {
+        std::vector<std::string> paths;
+        for (const ModuleInfo& m : c.editable_modules->entries())
+          if (m.graph && has_assert(*m.graph)) paths.push_back(m.path);
+        for (const std::string& path : paths) {
+          Result<std::int64_t> inside = remove_in(*c.editable_modules->edit(path)->graph, counts);
+          if (!inside) return Status::error("module '" + path + "': " + inside.status().message());
+          total += inside.value();
+        }
       }
-      for (NodeId n : found)
-        if (Status st = c.graph.erase_node(n); !st) return st;
       ReportValue targets = ReportValue::list();
       for (const auto& [target, count] : counts)
         targets.add(
             ReportValue::record().set("target", ReportValue::string(target)).set("count", ReportValue::integer(count)));
       ReportValue out = ReportValue::record();
-      out.set("removed", ReportValue::integer(static_cast<std::int64_t>(found.size())))
-          .set("targets", std::move(targets));
+      out.set("removed", ReportValue::integer(total)).set("targets", std::move(targets));
       return out;
     },
 };

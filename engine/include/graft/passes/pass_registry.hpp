@@ -76,6 +76,10 @@ struct PassContext {
   /// False when the caller discards the report (a pipeline step): a pass may then skip
   /// building it (a report of every candidate costs as much as the pass on a large graph).
   bool wants_report = true;
+  /// The same table as `modules`, when the host lets the pass change it and the graphs of its
+  /// submodules (a pipeline step, `graft pass`, `graft.passes`; under the host's transaction
+  /// where it has one); null otherwise, and the pass then edits the root graph only.
+  ModuleTable* editable_modules = nullptr;
 };
 
 struct PassInfo {
