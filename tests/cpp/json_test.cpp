@@ -516,7 +516,7 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
        doc_with_modules(std::string(kModuleA) + ",\n" + kModuleA, node_y_uses_z),
        "g.json: $.modules[1].path: duplicate module path 'a'"},
       {"bad key in a module line", doc_with_modules(R"({"path":"a","klass":"A","parameters":[],"buffers":[]})", node_x),
-       "g.json: $.modules[0]: unknown key 'klass' (expected: path, class, parameters, buffers, attributes, graph, origin, opaque)"},
+       "g.json: $.modules[0]: unknown key 'klass' (expected: path, class, parameters, buffers, attributes, origin, opaque, graph)"},
       {"wrong format in the head", doc_with_modules(kModuleA, node_y_uses_z).replace(13, 11, "graft-grap_"),
        "g.json: $.format: expected \"graft-graph\", found \"graft-grap_\""},
       {"syntax error in a node line", doc_with_modules(kModuleA, node_x + ",\n{\"name\":}"),
@@ -554,7 +554,7 @@ TEST_CASE("json: a file read on threads gives what reading it in turn gives") {
       {"a bad module line and no meta: the module comes first, as in the document",
        std::string("{\n\"format\": \"graft-graph\",\n\"version\": 1,\n\"modules\": [\n") +
            R"({"path":"a","klass":"A","parameters":[],"buffers":[]})" + "\n],\n\"nodes\": [\n" + node_x + "\n]\n}\n",
-       "g.json: $.modules[0]: unknown key 'klass' (expected: path, class, parameters, buffers, attributes, graph, origin, opaque)"},
+       "g.json: $.modules[0]: unknown key 'klass' (expected: path, class, parameters, buffers, attributes, origin, opaque, graph)"},
       {"syntax error in a module line", doc_with_modules("{\"path\":}", node_x),
        "g.json:6:9: invalid JSON: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal"},
   };

@@ -11,6 +11,8 @@ import re
 
 import torch
 
+from .format_fields import (DOCUMENT_FIELDS, MODULE_FIELDS, MODULE_GRAPH_FIELDS, NODE_FIELDS, TENSOR_META_FIELDS,
+                            TENSOR_SPEC_FIELDS, optional, required)
 from .output import write_output
 
 FORMAT_NAME = "graft-graph"
@@ -18,10 +20,12 @@ VERSION = 1
 OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 INT64 = (-(1 << 63), (1 << 63) - 1)
 
-NODE_KEYS = ("name", "op", "target", "args", "kwargs", "meta")
-MODULE_KEYS = ("path", "class", "parameters", "buffers")
-TENSOR_KEYS = ("shape", "dtype", "stride", "device")
-PARAM_KEYS = ("name", "shape", "dtype")
+# The keys of each object, from the one definition of the file's fields (format_fields.py).
+DOCUMENT_KEYS = required(DOCUMENT_FIELDS)
+NODE_KEYS = required(NODE_FIELDS)
+MODULE_KEYS, MODULE_OPTIONAL_KEYS = required(MODULE_FIELDS), optional(MODULE_FIELDS)
+TENSOR_KEYS = required(TENSOR_META_FIELDS)
+PARAM_KEYS, PARAM_OPTIONAL_KEYS = required(TENSOR_SPEC_FIELDS), optional(TENSOR_SPEC_FIELDS)
 
 
 class GraphFormatError(ValueError):
@@ -394,7 +398,7 @@ class _Reader:
     def tensors(self, value, where):
         self.typed(value, where, list, "an array")
         for i, t in enumerate(value):
-            self.obj(t, f"{where}[{i}]", PARAM_KEYS, optional=("data",))
+            self.obj(t, f"{where}[{i}]", PARAM_KEYS, optional=PARAM_OPTIONAL_KEYS)
             name = self.typed(t["name"], f"{where}[{i}].name", str, "a string")
             if not name or "." in name:
                 self.fail(f"{where}[{i}].name", "a parameter or buffer name is one non-empty segment without dots")
@@ -402,14 +406,14 @@ class _Reader:
             self.typed(t["dtype"], f"{where}[{i}].dtype", str, "a string")
             if "data" in t:
                 self.typed(t["data"], f"{where}[{i}].data", str, "a base64 string")
-        return [{k: t[k] for k in PARAM_KEYS + ("data",) if k in t} for t in value]
+        return [{k: t[k] for k in PARAM_KEYS + PARAM_OPTIONAL_KEYS if k in t} for t in value]
 
     def modules(self, value, where):
         self.typed(value, where, list, "an array of module entries")
         paths, out = set(), []
         for i, entry in enumerate(value):
             at = f"{where}[{i}]"
-            self.obj(entry, at, MODULE_KEYS, optional=("attributes", "origin", "opaque", "graph"))
+            self.obj(entry, at, MODULE_KEYS, optional=MODULE_OPTIONAL_KEYS)
             path = self.typed(entry["path"], at + ".path", str, "a string")
             if path in paths:
                 self.fail(at + ".path", f"duplicate module path {path!r}")
@@ -428,13 +432,13 @@ class _Reader:
             if "graph" in entry and "opaque" in entry:
                 self.fail(at + ".opaque", "a module with a graph is not opaque")
             if "graph" in entry:
-                self.obj(entry["graph"], at + ".graph", ("nodes",))
+                self.obj(entry["graph"], at + ".graph", required(MODULE_GRAPH_FIELDS))
                 new["graph"] = {"nodes": self.nodes(entry["graph"]["nodes"], at + ".graph.nodes")}
             out.append(new)
         return out
 
     def document(self, doc):
-        self.obj(doc, "$", ("format", "version", "meta", "modules", "nodes"))
+        self.obj(doc, "$", DOCUMENT_KEYS)
         if doc["format"] != FORMAT_NAME:
             self.fail("$.format", f"expected {FORMAT_NAME!r}, got {doc['format']!r}")
         version = self.typed(doc["version"], "$.version", int, "an int")

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "graft/io/format_fields.hpp"
+
 #include <array>
 #include <string>
 #include <string_view>
@@ -41,25 +43,45 @@ Dims shape(py::handle value, const std::string& where) {
   return out;
 }
 
+/// The position of `name` among `fields`' keys; refuses an unknown key, listing them.
+template <std::size_t N>
+std::size_t field_of(const std::array<format::Field, N>& fields, const std::string& name, const std::string& where) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (fields[i].key == name) return i;
+  std::string known;
+  for (const format::Field& f : fields) known += (known.empty() ? "" : ", ") + std::string(f.key);
+  refuse(where, fmt::format("unknown key (expected: {})", known));
+}
+
+template <std::size_t N>
+void require_fields(const std::array<format::Field, N>& fields, const std::array<bool, N>& seen,
+                    const std::string& where) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (fields[i].required && !seen[i]) refuse(where, fmt::format("missing key '{}'", fields[i].key));
+}
+
 std::vector<TensorSpec> tensor_specs(py::handle value, const std::string& where) {
+  using format::TensorSpecField;
   std::vector<TensorSpec> out;
   std::size_t i = 0;
   for (py::handle t : list_of(value, where)) {
     const std::string at = fmt::format("{}[{}]", where, i++);
     if (!py::isinstance<py::dict>(t)) refuse(at, "expected a tensor entry (a dict)");
     TensorSpec spec;
-    std::array<bool, 3> seen{};
+    std::array<bool, format::kTensorSpecFields.size()> seen{};
     for (auto [key, field] : py::cast<py::dict>(t)) {
       const std::string name = text(key, at + "<key>");
       const std::string here = at + "." + name;
-      if (name == "name") spec.name = text(field, here), seen[0] = true;
-      else if (name == "shape") spec.shape = shape(field, here), seen[1] = true;
-      else if (name == "dtype") spec.dtype = InternedString(text(field, here)), seen[2] = true;
-      else if (name == "data") spec.data = text(field, here);
-      else refuse(here, "unknown key (a tensor has name, shape, dtype and data)");
+      const std::size_t f = field_of(format::kTensorSpecFields, name, here);
+      seen.at(f) = true;
+      switch (static_cast<TensorSpecField>(f)) {
+        case TensorSpecField::Name: spec.name = text(field, here); break;
+        case TensorSpecField::Shape: spec.shape = shape(field, here); break;
+        case TensorSpecField::Dtype: spec.dtype = InternedString(text(field, here)); break;
+        case TensorSpecField::Data: spec.data = text(field, here); break;
+      }
     }
-    for (std::size_t k = 0; k < seen.size(); ++k)
-      if (!seen[k]) refuse(at, fmt::format("missing key '{}'", std::array{"name", "shape", "dtype"}[k]));
+    require_fields(format::kTensorSpecFields, seen, at);
     if (spec.name.empty() || spec.name.find('.') != std::string::npos)
       refuse(at + ".name", "a parameter or buffer name is one non-empty segment without dots");
     out.push_back(std::move(spec));
@@ -68,29 +90,35 @@ std::vector<TensorSpec> tensor_specs(py::handle value, const std::string& where)
 }
 
 ModuleInfo module(Codec& codec, py::handle entry, const std::string& at) {
+  using format::ModuleField;
   if (!py::isinstance<py::dict>(entry)) refuse(at, "expected a module entry (a dict)");
   ModuleInfo info;
-  std::array<bool, 4> seen{};
+  std::array<bool, format::kModuleFields.size()> seen{};
   for (auto [key, field] : py::cast<py::dict>(entry)) {
     const std::string name = text(key, at + "<key>");
     const std::string here = at + "." + name;
-    if (name == "path") info.path = text(field, here), seen[0] = true;
-    else if (name == "class") info.class_name = text(field, here), seen[1] = true;
-    else if (name == "parameters") info.parameters = tensor_specs(field, here), seen[2] = true;
-    else if (name == "buffers") info.buffers = tensor_specs(field, here), seen[3] = true;
-    else if (name == "attributes") {
-      if (!py::isinstance<py::dict>(field)) refuse(here, "expected a dict of the module's settings");
-      info.attributes_json = codec.settings_json(field, here);
-    } else if (name == "origin" || name == "opaque") {
-      std::string value = text(field, here);
-      if (value.empty()) refuse(here, "expected a non-empty string");
-      (name == "origin" ? info.origin : info.opaque) = std::move(value);
-    } else {
-      refuse(here, "unknown key (graphs come by path, beside the entries)");
+    const std::size_t f = field_of(format::kModuleFields, name, here);
+    seen.at(f) = true;
+    switch (static_cast<ModuleField>(f)) {
+      case ModuleField::Path: info.path = text(field, here); break;
+      case ModuleField::Class: info.class_name = text(field, here); break;
+      case ModuleField::Parameters: info.parameters = tensor_specs(field, here); break;
+      case ModuleField::Buffers: info.buffers = tensor_specs(field, here); break;
+      case ModuleField::Attributes:
+        if (!py::isinstance<py::dict>(field)) refuse(here, "expected a dict of the module's settings");
+        info.attributes_json = codec.settings_json(field, here);
+        break;
+      case ModuleField::Origin:
+      case ModuleField::Opaque: {
+        std::string value = text(field, here);
+        if (value.empty()) refuse(here, "expected a non-empty string");
+        (f == format::at(ModuleField::Origin) ? info.origin : info.opaque) = std::move(value);
+        break;
+      }
+      case ModuleField::Graph: refuse(here, "a module's graph comes by path, beside the entries");
     }
   }
-  for (std::size_t k = 0; k < seen.size(); ++k)
-    if (!seen[k]) refuse(at, fmt::format("missing key '{}'", std::array{"path", "class", "parameters", "buffers"}[k]));
+  require_fields(format::kModuleFields, seen, at);
   return info;
 }
 
@@ -100,11 +128,13 @@ py::list tensors_to_python(const std::vector<TensorSpec>& specs) {
     py::list shape;
     for (const Dim& d : t.shape)
       shape.append(d.is_symbolic() ? py::object(py::str(d.symbol_name())) : py::object(py::int_(d.value())));
+    using format::TensorSpecField;
+    const auto& keys = format::kTensorSpecKeys;
     py::dict entry;
-    entry["name"] = t.name;
-    entry["shape"] = shape;
-    entry["dtype"] = std::string(t.dtype);
-    if (t.data) entry["data"] = *t.data;
+    entry[py::str(keys[format::at(TensorSpecField::Name)])] = t.name;
+    entry[py::str(keys[format::at(TensorSpecField::Shape)])] = shape;
+    entry[py::str(keys[format::at(TensorSpecField::Dtype)])] = std::string(t.dtype);
+    if (t.data) entry[py::str(keys[format::at(TensorSpecField::Data)])] = *t.data;
     out.append(entry);
   }
   return out;
@@ -116,15 +146,18 @@ py::list module_table_to_python(const ModuleTable& table, const MakeFxGraph& mak
   static const py::object* loads = new py::object(py::module_::import("json").attr("loads"));  // never freed
   py::list out;
   for (const ModuleInfo& m : table.entries()) {
+    using format::ModuleField;
+    auto key = [](ModuleField f) { return py::str(format::kModuleKeys[format::at(f)]); };
     py::dict entry;
-    entry["path"] = m.path;
-    entry["class"] = m.class_name;
-    entry["parameters"] = tensors_to_python(m.parameters);
-    entry["buffers"] = tensors_to_python(m.buffers);
-    if (!m.attributes_json.empty()) entry["attributes"] = (*loads)(m.attributes_json);  // the IR keeps them as text
-    if (!m.origin.empty()) entry["origin"] = m.origin;
-    if (!m.opaque.empty()) entry["opaque"] = m.opaque;
-    if (m.graph) entry["graph"] = make(*m.graph);
+    entry[key(ModuleField::Path)] = m.path;
+    entry[key(ModuleField::Class)] = m.class_name;
+    entry[key(ModuleField::Parameters)] = tensors_to_python(m.parameters);
+    entry[key(ModuleField::Buffers)] = tensors_to_python(m.buffers);
+    if (!m.attributes_json.empty())
+      entry[key(ModuleField::Attributes)] = (*loads)(m.attributes_json);  // the IR keeps them as text
+    if (!m.origin.empty()) entry[key(ModuleField::Origin)] = m.origin;
+    if (!m.opaque.empty()) entry[key(ModuleField::Opaque)] = m.opaque;
+    if (m.graph) entry[key(ModuleField::Graph)] = make(*m.graph);
     out.append(entry);
   }
   return out;

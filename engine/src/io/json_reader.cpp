@@ -12,6 +12,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "graft/io/format_fields.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/io/json_text.hpp"
 #include "io/canonical_reader.hpp"
@@ -113,6 +114,11 @@ class KeySet {
   void require(std::size_t i, const Path& obj) const {
     if (!seen_[i]) fail(obj, "missing key '" + std::string(keys_[i]) + "'");
   }
+  /// Every field the table says is required was seen.
+  void require_all(const std::array<format::Field, N>& fields, const Path& obj) const {
+    for (std::size_t i = 0; i < N; ++i)
+      if (fields[i].required) require(i, obj);
+  }
 
  private:
   std::array<std::string_view, N> keys_;
@@ -198,17 +204,18 @@ class DomWalk {
                std::to_string(kGraphFormatVersion) + ")");
 
     GraphModule gm;
-    KeySet<5> keys({"format", "version", "meta", "modules", "nodes"});
+    using format::DocumentField;
+    KeySet<5> keys(format::kDocumentKeys);
     for (dom::key_value_pair kv : doc) {
       Path at = top.at(kv.key);
-      switch (keys.index(kv.key, top)) {
-        case 2: {
+      switch (static_cast<DocumentField>(keys.index(kv.key, top))) {
+        case DocumentField::Meta: {
           as_object(kv.value, at);
           gm.meta_json.clear();
           canonical_json(gm.meta_json, kv.value, at);
           break;
         }
-        case 3: {
+        case DocumentField::Modules: {
           std::size_t i = 0;
           for (dom::element m : as_array(kv.value, at)) {
             Path mp = at.at(i++);
@@ -218,11 +225,12 @@ class DomWalk {
           }
           break;
         }
-        case 4: nodes(kv.value, at, gm.graph); break;
-        default: break;
+        case DocumentField::Nodes: nodes(kv.value, at, gm.graph); break;
+        case DocumentField::Format:
+        case DocumentField::Version: break;  // checked first, above
       }
     }
-    for (std::size_t k : {2u, 3u, 4u}) keys.require(k, top);
+    keys.require_all(format::kDocumentFields, top);
     return gm;
   }
 
@@ -254,7 +262,8 @@ class DomWalk {
 
   void node(dom::element e, const Path& at, NodeScope& g) {
     dom::object obj = as_object(e, at);
-    KeySet<6> keys({"name", "op", "target", "args", "kwargs", "meta"});
+    using format::NodeField;
+    KeySet<6> keys(format::kNodeKeys);
     std::string_view name, target;
     OpKind op{};
     std::vector<Argument> args;
@@ -262,23 +271,23 @@ class DomWalk {
     NodeMeta meta;
     for (dom::key_value_pair kv : obj) {
       Path p = at.at(kv.key);
-      switch (keys.index(kv.key, at)) {
-        case 0: name = as_string(kv.value, p); break;
-        case 1:
+      switch (static_cast<NodeField>(keys.index(kv.key, at))) {
+        case NodeField::Name: name = as_string(kv.value, p); break;
+        case NodeField::Op:
           if (!parse_op_kind(as_string(kv.value, p), op))
             fail(p,
                  "unknown op " + quoted_text(kv.value.get_string().value_unsafe()) +
                      " (expected placeholder, get_attr, call_function, call_method, call_module or output)");
           break;
-        case 2: target = as_string(kv.value, p); break;
-        case 3: {
+        case NodeField::Target: target = as_string(kv.value, p); break;
+        case NodeField::Args: {
           dom::array arr = as_array(kv.value, p);
           args.reserve(arr.size());  // one allocation per vector: a million nodes make millions
           std::size_t i = 0;
           for (dom::element a : arr) args.push_back(argument(a, p.at(i++), g));
           break;
         }
-        case 4: {
+        case NodeField::Kwargs: {
           UniqueKeys unique;
           for (dom::key_value_pair kw : as_object(kv.value, p)) {
             if (!unique.insert(kw.key)) fail(p.at(kw.key), "duplicate keyword argument");
@@ -286,11 +295,10 @@ class DomWalk {
           }
           break;
         }
-        case 5: meta = node_meta(kv.value, p); break;
-        default: break;
+        case NodeField::Meta: meta = node_meta(kv.value, p); break;
       }
     }
-    for (std::size_t k = 0; k < 6; ++k) keys.require(k, at);
+    keys.require_all(format::kNodeFields, at);
     if (name.empty()) fail(at.at("name"), "node name is empty");
     if (target.empty() && op != OpKind::Output) fail(at.at("target"), "target is empty");
     if (!g.add(op, target, std::move(args), std::move(kwargs), name, std::move(meta)))
@@ -402,18 +410,18 @@ class DomWalk {
     }
     dom::object obj = as_object(e, at);
     v.kind = ValueMeta::Kind::Tensor;
-    KeySet<4> keys({"shape", "dtype", "stride", "device"});
+    using format::TensorMetaField;
+    KeySet<4> keys(format::kTensorMetaKeys);
     for (dom::key_value_pair kv : obj) {
       Path p = at.at(kv.key);
-      switch (keys.index(kv.key, at)) {
-        case 0: v.tensor.shape = shape(kv.value, p); break;
-        case 1: v.tensor.dtype = interned(as_string(kv.value, p)); break;
-        case 2: v.tensor.stride = dims(kv.value, p); break;
-        case 3: v.tensor.device = interned(as_string(kv.value, p)); break;
-        default: break;
+      switch (static_cast<TensorMetaField>(keys.index(kv.key, at))) {
+        case TensorMetaField::Shape: v.tensor.shape = shape(kv.value, p); break;
+        case TensorMetaField::Dtype: v.tensor.dtype = interned(as_string(kv.value, p)); break;
+        case TensorMetaField::Stride: v.tensor.stride = dims(kv.value, p); break;
+        case TensorMetaField::Device: v.tensor.device = interned(as_string(kv.value, p)); break;
       }
     }
-    for (std::size_t k = 0; k < 4; ++k) keys.require(k, at);
+    keys.require_all(format::kTensorMetaFields, at);
     return v;
   }
 
@@ -447,19 +455,19 @@ class DomWalk {
     std::size_t i = 0;
     for (dom::element t : as_array(e, at)) {
       Path p = at.at(i++);
-      KeySet<4> keys({"name", "shape", "dtype", "data"});
+      using format::TensorSpecField;
+      KeySet<4> keys(format::kTensorSpecKeys);
       TensorSpec spec;
       for (dom::key_value_pair kv : as_object(t, p)) {
         Path q = p.at(kv.key);
-        switch (keys.index(kv.key, p)) {
-          case 0: spec.name = as_string(kv.value, q); break;
-          case 1: spec.shape = shape(kv.value, q); break;
-          case 2: spec.dtype = interned(as_string(kv.value, q)); break;
-          case 3: spec.data = std::string(as_string(kv.value, q)); break;
-          default: break;
+        switch (static_cast<TensorSpecField>(keys.index(kv.key, p))) {
+          case TensorSpecField::Name: spec.name = as_string(kv.value, q); break;
+          case TensorSpecField::Shape: spec.shape = shape(kv.value, q); break;
+          case TensorSpecField::Dtype: spec.dtype = interned(as_string(kv.value, q)); break;
+          case TensorSpecField::Data: spec.data = std::string(as_string(kv.value, q)); break;
         }
       }
-      for (std::size_t k = 0; k < 3; ++k) keys.require(k, p);
+      keys.require_all(format::kTensorSpecFields, p);
       if (spec.name.empty() || spec.name.find('.') != std::string::npos)
         fail(p.at("name"), "a parameter or buffer name is one non-empty segment without dots");
       out.push_back(std::move(spec));
@@ -479,41 +487,41 @@ class DomWalk {
   }
 
   ModuleInfo module(dom::element e, const Path& at) {
+    using format::ModuleField;
     ModuleInfo info;
-    KeySet<8> keys({"path", "class", "parameters", "buffers", "attributes", "graph", "origin", "opaque"});
+    KeySet<8> keys(format::kModuleKeys);
     for (dom::key_value_pair kv : as_object(e, at)) {
       Path p = at.at(kv.key);
-      switch (keys.index(kv.key, at)) {
-        case 0: info.path = as_string(kv.value, p); break;
-        case 1: info.class_name = as_string(kv.value, p); break;
-        case 2: info.parameters = tensor_specs(kv.value, p); break;
-        case 3: info.buffers = tensor_specs(kv.value, p); break;
-        case 5: {
-          KeySet<1> gkeys({"nodes"});
+      switch (static_cast<ModuleField>(keys.index(kv.key, at))) {
+        case ModuleField::Path: info.path = as_string(kv.value, p); break;
+        case ModuleField::Class: info.class_name = as_string(kv.value, p); break;
+        case ModuleField::Parameters: info.parameters = tensor_specs(kv.value, p); break;
+        case ModuleField::Buffers: info.buffers = tensor_specs(kv.value, p); break;
+        case ModuleField::Graph: {
+          KeySet<1> gkeys(format::kModuleGraphKeys);
           info.graph.emplace();
           for (dom::key_value_pair gkv : as_object(kv.value, p)) {
             gkeys.index(gkv.key, p);
             nodes(gkv.value, p.at(gkv.key), *info.graph);
           }
-          gkeys.require(0, p);
+          gkeys.require_all(format::kModuleGraphFields, p);
           break;
         }
-        case 4:
+        case ModuleField::Attributes:
           if (kv.value.type() != element_type::OBJECT) fail(p, "expected an object of the module's settings");
           canonical_json(info.attributes_json, kv.value, p);
           break;
-        case 6:
+        case ModuleField::Origin:
           info.origin = as_string(kv.value, p);
           if (info.origin.empty()) fail(p, "an origin names a module of the original model: not empty");
           break;
-        case 7:
+        case ModuleField::Opaque:
           info.opaque = as_string(kv.value, p);
           if (info.opaque.empty()) fail(p, "say why the module is opaque: the reason is not empty");
           break;
-        default: break;
       }
     }
-    for (std::size_t k = 0; k < 4; ++k) keys.require(k, at);
+    keys.require_all(format::kModuleFields, at);
     if (info.graph && !info.opaque.empty()) fail(at.at("opaque"), "a module with a graph is not opaque");
     return info;
   }

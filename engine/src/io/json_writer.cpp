@@ -1,7 +1,11 @@
 // Graph file writer: the canonical form of docs/FORMAT.md §5.
 #include <cmath>
 
+#include <array>
+#include <string_view>
+
 #include "graft/io/atomic_file.hpp"
+#include "graft/io/format_fields.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/io/json_text.hpp"
 
@@ -12,6 +16,44 @@ namespace {
 using detail::append_int;
 using detail::append_json_string;
 using detail::append_python_float;
+
+/// `{"key":` or `,"key":`, made at compile time from the format's field table, so the writer
+/// spells each key as the reader expects it.
+struct KeyPrefix {
+  std::array<char, 24> text{};
+  std::size_t size = 0;
+  constexpr std::string_view view() const { return {text.data(), size}; }
+};
+
+template <std::size_t N, class E>
+constexpr KeyPrefix prefix(char open, const std::array<format::Field, N>& fields, E field) {
+  KeyPrefix p;
+  p.text.at(p.size++) = open;
+  p.text.at(p.size++) = '"';
+  for (char c : format::key(fields, field)) p.text.at(p.size++) = c;
+  p.text.at(p.size++) = '"';
+  p.text.at(p.size++) = ':';
+  return p;
+}
+
+using format::ModuleField;
+using format::NodeField;
+using format::TensorMetaField;
+using format::TensorSpecField;
+constexpr KeyPrefix kNodeName = prefix('{', format::kNodeFields, NodeField::Name);
+constexpr KeyPrefix kNodeOp = prefix(',', format::kNodeFields, NodeField::Op);
+constexpr KeyPrefix kNodeTarget = prefix(',', format::kNodeFields, NodeField::Target);
+constexpr KeyPrefix kNodeArgs = prefix(',', format::kNodeFields, NodeField::Args);
+constexpr KeyPrefix kNodeKwargs = prefix(',', format::kNodeFields, NodeField::Kwargs);
+constexpr KeyPrefix kNodeMeta = prefix(',', format::kNodeFields, NodeField::Meta);
+constexpr KeyPrefix kMetaShape = prefix('{', format::kTensorMetaFields, TensorMetaField::Shape);
+constexpr KeyPrefix kMetaDtype = prefix(',', format::kTensorMetaFields, TensorMetaField::Dtype);
+constexpr KeyPrefix kMetaStride = prefix(',', format::kTensorMetaFields, TensorMetaField::Stride);
+constexpr KeyPrefix kMetaDevice = prefix(',', format::kTensorMetaFields, TensorMetaField::Device);
+constexpr KeyPrefix kSpecName = prefix('{', format::kTensorSpecFields, TensorSpecField::Name);
+constexpr KeyPrefix kSpecShape = prefix(',', format::kTensorSpecFields, TensorSpecField::Shape);
+constexpr KeyPrefix kSpecDtype = prefix(',', format::kTensorSpecFields, TensorSpecField::Dtype);
+constexpr KeyPrefix kSpecData = prefix(',', format::kTensorSpecFields, TensorSpecField::Data);
 
 // A graph the reader would refuse: a reference to an erased node, or to a later node.
 struct WriteError {
@@ -76,20 +118,23 @@ class Writer {
 
   void node(const Graph& g, NodeId n) {
     const NodeData& d = g.node(n);
-    out_ += R"({"name":)";
+    out_ += kNodeName.view();
     append_json_string(out_, d.name);
-    out_ += R"(,"op":")";
+    out_ += kNodeOp.view();
+    out_ += '"';
     out_ += op_kind_name(d.op);
-    out_ += R"(","target":)";
+    out_ += '"';
+    out_ += kNodeTarget.view();
     append_json_string(out_, g.target(n));
     for (NodeId input : d.inputs)
       if (g.is_alive(input) && !written_[input])
         throw WriteError{
             d.name, "uses '" + g.name(input) + "' before it is defined (stable_topological_sort() orders the graph)"};
-    out_ += R"(,"args":)";
+    out_ += kNodeArgs.view();
     try {
       array(g, d.args);
-      out_ += R"(,"kwargs":{)";
+      out_ += kNodeKwargs.view();
+      out_ += '{';
       bool first = true;
       for (const auto& [key, value] : d.kwargs) {
         if (!first) out_ += ',';
@@ -102,7 +147,9 @@ class Writer {
       e.node = d.name;
       throw;
     }
-    out_ += R"(},"meta":{)";
+    out_ += '}';  // the kwargs' end
+    out_ += kNodeMeta.view();
+    out_ += '{';
     bool first = true;
     const NodeMeta& meta = d.meta.get();
     if (meta.tensor_meta.kind != ValueMeta::Kind::None) {
@@ -140,28 +187,39 @@ class Writer {
   }
 
   void module(const ModuleInfo& m) {
-    out_ += R"({"path":)";
+    // Not per node: the keys are put together as they go.
+    auto field = [this](char open, ModuleField f) {
+      out_ += open;
+      out_ += '"';
+      out_ += format::key(format::kModuleFields, f);
+      out_ += "\":";
+    };
+    field('{', ModuleField::Path);
     append_json_string(out_, m.path);
-    out_ += R"(,"class":)";
+    field(',', ModuleField::Class);
     append_json_string(out_, m.class_name);
-    out_ += R"(,"parameters":)";
+    field(',', ModuleField::Parameters);
     tensor_specs(m.parameters);
-    out_ += R"(,"buffers":)";
+    field(',', ModuleField::Buffers);
     tensor_specs(m.buffers);
     if (!m.attributes_json.empty()) {
-      out_ += R"(,"attributes":)";
+      field(',', ModuleField::Attributes);
       out_ += m.attributes_json;
     }
     if (!m.origin.empty()) {
-      out_ += R"(,"origin":)";
+      field(',', ModuleField::Origin);
       append_json_string(out_, m.origin);
     }
     if (!m.opaque.empty()) {
-      out_ += R"(,"opaque":)";
+      field(',', ModuleField::Opaque);
       append_json_string(out_, m.opaque);
     }
     if (m.graph) {
-      out_ += R"(,"graph":{"nodes":)";
+      field(',', ModuleField::Graph);
+      out_ += '{';
+      out_ += '"';
+      out_ += format::key(format::kModuleGraphFields, format::ModuleGraphField::Nodes);
+      out_ += "\":";
       nodes_block(*m.graph);
       out_ += '}';
     }
@@ -200,13 +258,13 @@ class Writer {
     switch (v.kind) {
       case ValueMeta::Kind::None: out_ += "null"; return;
       case ValueMeta::Kind::Tensor:
-        out_ += R"({"shape":)";
+        out_ += kMetaShape.view();
         dims(v.tensor.shape);
-        out_ += R"(,"dtype":)";
+        out_ += kMetaDtype.view();
         append_json_string(out_, v.tensor.dtype.str());
-        out_ += R"(,"stride":)";
+        out_ += kMetaStride.view();
         dims(v.tensor.stride);
-        out_ += R"(,"device":)";
+        out_ += kMetaDevice.view();
         append_json_string(out_, v.tensor.device.str());
         out_ += '}';
         return;
@@ -225,14 +283,14 @@ class Writer {
     out_ += '[';
     for (std::size_t i = 0; i < specs.size(); ++i) {
       if (i) out_ += ',';
-      out_ += R"({"name":)";
+      out_ += kSpecName.view();
       append_json_string(out_, specs[i].name);
-      out_ += R"(,"shape":)";
+      out_ += kSpecShape.view();
       dims(specs[i].shape);
-      out_ += R"(,"dtype":)";
+      out_ += kSpecDtype.view();
       append_json_string(out_, specs[i].dtype.str());
       if (specs[i].data) {
-        out_ += R"(,"data":)";
+        out_ += kSpecData.view();
         append_json_string(out_, *specs[i].data);
       }
       out_ += '}';
@@ -250,11 +308,21 @@ Result<std::string> to_graph_json(const GraphModule& gm) {
   std::string out;
   out.reserve(256 + gm.graph.size() * 160);
   Writer w(out);
-  out += "{\n\"format\": \"graft-graph\",\n\"version\": ";
+  // One key per line at the top (docs/FORMAT.md §5).
+  using format::DocumentField;
+  auto field = [&out](const char* before, DocumentField f) {
+    out += before;
+    out += '"';
+    out += format::key(format::kDocumentFields, f);
+    out += "\": ";
+  };
+  field("{\n", DocumentField::Format);
+  out += "\"graft-graph\"";
+  field(",\n", DocumentField::Version);
   append_int(out, kGraphFormatVersion);
-  out += ",\n\"meta\": ";
+  field(",\n", DocumentField::Meta);
   out += gm.meta_json.empty() ? "{}" : gm.meta_json;
-  out += ",\n\"modules\": ";
+  field(",\n", DocumentField::Modules);
   try {
     if (gm.modules.empty()) {
       out += "[]";
@@ -268,7 +336,7 @@ Result<std::string> to_graph_json(const GraphModule& gm) {
       }
       out += "\n]";
     }
-    out += ",\n\"nodes\": ";
+    field(",\n", DocumentField::Nodes);
     w.nodes_block(gm.graph);
   } catch (const WriteError& e) { return Status::node_error(e.node, e.message); }
   out += "\n}\n";
