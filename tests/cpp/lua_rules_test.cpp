@@ -336,3 +336,52 @@ TEST_CASE(
     CHECK(save(gm) == before);
   }
 }
+
+TEST_CASE("lua rules: one rule of a rule script alone, as graft verify runs it") {
+  const std::string script = R"(
+      local torch = graft.ns("torch")
+      local rules = graft.rules{
+        graft.rule{ name = "relu_to_sigmoid", pattern = graft.trace(function(a) return torch.relu(a) end),
+                    replacement = graft.trace(function(a) return torch.sigmoid(a) end) },
+        graft.rule{ name = "gelu_to_tanh", enabled = false,
+                    pattern = graft.trace(function(a) return torch._C._nn.gelu(a, graft.kw{approximate = "none"}) end),
+                    replacement = graft.trace(function(a) return torch.tanh(a) end) },
+      }
+      return rules)";
+  SUBCASE("a disabled rule runs alone; the others do not") {
+    GraphModule gm = parse(chain_graph());
+    auto sb = sandbox_with(script);
+    const lua::OnlyRule only{.name = "gelu_to_tanh"};
+    lua::PipelineReport r = lua::run_pipeline(*sb, gm, &only);
+    REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+    CHECK(r.pipeline == "rule gelu_to_tanh");
+    REQUIRE(r.passes.size() == 1);
+    const std::string out = save(gm);
+    CHECK(out.find("\"torch.tanh\"") != std::string::npos);
+    CHECK(out.find("\"torch.relu\"") != std::string::npos);  // the other rule stayed off
+  }
+  SUBCASE("dead code elimination first, when asked") {
+    GraphModule gm = parse(chain_graph());
+    auto sb = sandbox_with(script);
+    const lua::OnlyRule only{.name = "relu_to_sigmoid", .dead_code_first = true};
+    lua::PipelineReport r = lua::run_pipeline(*sb, gm, &only);
+    REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+    REQUIRE(r.passes.size() == 2);
+    CHECK(r.passes[0].name == "dead_code_elimination");
+    CHECK(r.passes[1].rules.at(0).rewrites == 1);
+  }
+  SUBCASE("an unknown rule, or a script that returns no rules, is refused naming what there is") {
+    GraphModule gm = parse(chain_graph());
+    const std::string before = save(gm);
+    auto sb = sandbox_with(script);
+    const lua::OnlyRule only{.name = "nope"};
+    lua::PipelineReport r = lua::run_pipeline(*sb, gm, &only);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error->message.find("the script has no rule 'nope' (relu_to_sigmoid, gelu_to_tanh)") != std::string::npos);
+    auto pass = sandbox_with("return graft.pass{run = function(g) end}");
+    r = lua::run_pipeline(*pass, gm, &only);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error->message.find("must return a rule set") != std::string::npos);
+    CHECK(save(gm) == before);
+  }
+}

@@ -388,11 +388,58 @@ class Runner {
 
 }  // namespace
 
-Status read_pipeline(SandboxState& s, PipelineSpec& spec) {
+namespace {
+
+/// The steps that run rule `only.name` alone of the rule set or rule at `main`.
+void read_only_rule(lua_State* L, int main, const OnlyRule& only, PipelineSpec& spec) {
+  if (luaL_testudata(L, main, "graft.RuleSet") == nullptr && luaL_testudata(L, main, "graft.Rule") == nullptr)
+    luaL_error(L, "the script must return a rule set (graft.rules{...}) or a rule (graft.rule{...}), not a %s",
+               luaL_typename(L, main));
+  const std::vector<Rule> rules = rules_of(L, main);
+  std::string names;
+  bool found = false;
+  for (const Rule& r : rules) {
+    names += (names.empty() ? "" : ", ") + r.name;
+    found = found || r.name == only.name;
+  }
+  if (!found) luaL_error(L, "the script has no rule '%s' (%s)", only.name.c_str(), names.c_str());
+  if (only.dead_code_first) {
+    lua_pushliteral(L, "dead_code_elimination");
+    spec.steps.emplace_back();
+    read_step(L, lua_gettop(L), spec.steps.back(), 0);
+  }
+  // g:apply's options {enable = {name}, disable = {the others}}: this rule alone, even disabled.
+  lua_createtable(L, 0, 2);
+  const int options = lua_gettop(L);
+  lua_createtable(L, 1, 0);
+  lua_pushlstring(L, only.name.data(), only.name.size());
+  lua_rawseti(L, -2, 1);
+  lua_setfield(L, options, "enable");
+  lua_createtable(L, static_cast<int>(rules.size()), 0);
+  lua_Integer others = 0;
+  for (const Rule& r : rules) {
+    if (r.name == only.name) continue;
+    lua_pushlstring(L, r.name.data(), r.name.size());
+    lua_rawseti(L, -2, ++others);
+  }
+  lua_setfield(L, options, "disable");
+  push_rules_pass(L, main, options);
+  spec.steps.emplace_back();
+  read_step(L, lua_gettop(L), spec.steps.back(), 0);
+}
+
+}  // namespace
+
+Status read_pipeline(SandboxState& s, PipelineSpec& spec, const OnlyRule* only) {
   return s.protected_call(
       [&](lua_State* L) {
         s.push_main(L);
         const int main = lua_gettop(L);
+        if (only != nullptr) {
+          read_only_rule(L, main, *only, spec);
+          spec.name = "rule " + only->name;
+          return;
+        }
         const int type = lua_type(L, main);
         std::string kind;
         if (type == LUA_TTABLE) {
@@ -554,7 +601,7 @@ std::string PipelineReport::to_text() const {
   return out;
 }
 
-PipelineReport run_pipeline(Sandbox& sandbox, GraphModule& gm) {
+PipelineReport run_pipeline(Sandbox& sandbox, GraphModule& gm, const OnlyRule* only) {
   detail::SandboxState& s = sandbox.state();
   s.forget_retained_memory();  // what earlier runs copied into their graphs is not this run's
   s.clear_stop();
@@ -569,7 +616,7 @@ PipelineReport run_pipeline(Sandbox& sandbox, GraphModule& gm) {
       ? Status::error(Diagnostic{
             .file = report.script,
             .message = "the graph has an open transaction; commit or roll it back before running a pipeline"})
-      : detail::read_pipeline(s, spec);
+      : detail::read_pipeline(s, spec, only);
   if (st) {
     // Same script, same graph, same output: math.random starts from the host's seed every run.
     st = s.protected_call(
@@ -596,7 +643,7 @@ PipelineReport run_pipeline(Sandbox& sandbox, GraphModule& gm) {
 
 Status validate_pipeline(Sandbox& sandbox) {
   detail::PipelineSpec spec;
-  Status st = detail::read_pipeline(sandbox.state(), spec);
+  Status st = detail::read_pipeline(sandbox.state(), spec, nullptr);
   detail::release_pipeline(sandbox.state(), spec);
   return st;
 }

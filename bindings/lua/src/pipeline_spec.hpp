@@ -14,6 +14,10 @@ class Graph;
 class ModuleTable;
 }  // namespace graft
 
+namespace graft::lua {
+struct OnlyRule;  // graft/lua/pipeline.hpp
+}  // namespace graft::lua
+
 namespace graft::lua::detail {
 
 class SandboxState;
@@ -42,8 +46,9 @@ struct PipelineSpec {
   int sweeps = 1;
 };
 
-/// Reads the main value of the sandbox into `spec` (in protected mode; refs are taken).
-Status read_pipeline(SandboxState& s, PipelineSpec& spec);
+/// Reads the main value of the sandbox into `spec` (in protected mode; refs are taken); with
+/// `only`, the steps that run one rule of a rule script (OnlyRule).
+Status read_pipeline(SandboxState& s, PipelineSpec& spec, const OnlyRule* only);
 /// Drops the registry references `spec` holds.
 void release_pipeline(SandboxState& s, PipelineSpec& spec);
 

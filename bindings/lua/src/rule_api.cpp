@@ -689,11 +689,13 @@ int ruleset_pass(lua_State* L) {
 
 }  // namespace
 
-void push_rules_pass(lua_State* L, int index) {
+void push_rules_pass(lua_State* L, int index, int options) {
   index = lua_absindex(L, index);
+  if (options != 0) options = lua_absindex(L, options);
   lua_pushcfunction(L, cfunction<ruleset_pass>);
   lua_pushvalue(L, index);
-  lua_call(L, 1, 1);
+  if (options != 0) lua_pushvalue(L, options);
+  lua_call(L, options != 0 ? 2 : 1, 1);
 }
 
 int graph_apply(lua_State* L) {

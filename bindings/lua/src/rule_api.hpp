@@ -24,7 +24,8 @@ struct RuleExamples {
 std::vector<RuleExamples> rule_examples_of(lua_State* L, int index);
 /// Adds g:apply to the graph methods table at `methods` (an absolute index).
 void open_rule_methods(lua_State* L, int methods);
-/// Pushes the pass rs:pass() makes for the rule set or rule at `index` (fixpoint, defaults).
-void push_rules_pass(lua_State* L, int index);
+/// Pushes the pass rs:pass() makes for the rule set or rule at `index`: with the g:apply options
+/// table at `options` (0: none, the defaults: a fixed point).
+void push_rules_pass(lua_State* L, int index, int options = 0);
 
 }  // namespace graft::lua::detail

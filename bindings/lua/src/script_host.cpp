@@ -133,8 +133,8 @@ bool ScriptHost::wait_for_change(std::chrono::milliseconds timeout) {
   return woke;
 }
 
-PipelineReport ScriptHost::run(const std::filesystem::path& script, GraphModule& gm,
-                               const std::atomic<bool>* interrupt) {
+PipelineReport ScriptHost::run(const std::filesystem::path& script, GraphModule& gm, const std::atomic<bool>* interrupt,
+                               const OnlyRule* only) {
   std::shared_ptr<Version> v;
   {
     std::lock_guard lock(impl_->mutex);
@@ -183,7 +183,7 @@ PipelineReport ScriptHost::run(const std::filesystem::path& script, GraphModule&
       }
     });
   }
-  PipelineReport r = run_pipeline(*v->sandbox, gm);
+  PipelineReport r = run_pipeline(*v->sandbox, gm, only);
   watch = {};  // stops and joins the watch before the report is read
   r.script_version = v->number;
   return r;

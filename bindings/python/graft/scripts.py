@@ -93,12 +93,15 @@ def _charge_conversion(script, grown, budgets, elapsed):
                               f"({max(left, 0):.1f} s, {key})", file=script)
 
 
-def _run(host, script, gm, budgets):
+def _run(host, script, gm, budgets, rule=None, dead_code_first=False):
     with exclusive(gm, f"graft.run({os.path.basename(script)!r})"):
         module = FxModule(gm)
         size = len(module)
         start = time.monotonic()
-        report_json, error = host.run(os.path.abspath(script), module.native)
+        if rule is None:
+            report_json, error = host.run(os.path.abspath(script), module.native)
+        else:
+            report_json, error = host.run_rule(os.path.abspath(script), module.native, rule, dead_code_first)
         report = json.loads(report_json)
         if error is not None:
             raise ScriptError.from_diagnostic(error, report)
@@ -157,9 +160,20 @@ def run(script, gm, script_roots=(), **budgets):
     Budgets: max_instructions (per pass), max_memory_mb, max_load_ms, max_call_ms (per pass),
     max_pipeline_ms, seed. Returns (gm, report): gm edited in place, report as `graft run --json`
     prints it. Raises ScriptError (gm untouched) if the script fails to load or a pass fails."""
+    return _run_loaded(script, gm, script_roots, budgets)
+
+
+def run_rule(script, rule, gm, dead_code_first=False, script_roots=(), **budgets):
+    """Runs rule `rule` of the rule script `script` alone on `gm` (even one the set disables), to
+    a fixed point, after dead code elimination when `dead_code_first`: what graft.verify checks.
+    Returns (gm, report) as run() does."""
+    return _run_loaded(script, gm, script_roots, budgets, rule, dead_code_first)
+
+
+def _run_loaded(script, gm, script_roots, budgets, rule=None, dead_code_first=False):
     script = os.fspath(script)
     host = _native.ScriptHost(_options(script, budgets, script_roots))
     error = host.load(os.path.abspath(script))
     if error is not None:
         raise ScriptError.from_diagnostic(error)
-    return _run(host, script, gm, budgets)
+    return _run(host, script, gm, budgets, rule, dead_code_first)

@@ -15,7 +15,6 @@ in PyTorch on random inputs of the example's shapes (seeds `seed`, `seed + 1`, .
   error       the example could not be built, or graft failed applying the rule
 """
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import List
 
@@ -28,25 +27,12 @@ from graft_fx.models import build_model, example_inputs
 from graft_fx.trust import registered_model
 
 from . import _native
-from .scripts import ScriptError, _options, run
+from .scripts import ScriptError, _options, run_rule
 
 __all__ = ["ExampleResult", "RuleVerdict", "UntrustedModel", "verify"]
 
 # g:apply one rule of the script (a rule set or a single rule), to a fixed point; first, with
 # `prepare`, dead code elimination (rules written for graphs without autograd's dead getitems).
-_APPLY_ONE = """local rules = require({module!r})
-local name = {rule!r}
-local options = {{}}
-if tostring(rules):sub(1, 11) == "graft.rules" then
-  local others = {{}}
-  for _, other in ipairs(rules:names()) do
-    if other ~= name then others[#others + 1] = other end
-  end
-  options = {{enable = {{name}}, disable = others}}  -- this rule alone, even one the set disables
-end
-local apply = graft.pass{{name = "verify " .. name, run = function(g) g:apply(rules, options) end}}
-return graft.pipeline{{name = "verify", passes = {passes}}}
-"""
 
 
 @dataclass
@@ -140,7 +126,7 @@ def _call(graph_module, inputs, what):
         raise RuntimeError(f"{what} does not run: {type(e).__name__}: {e}") from None
 
 
-def _check_example(path, rule, module, roots, trials, rtol, atol, seed, budgets, models):
+def _check_example(path, rule, script, roots, trials, rtol, atol, seed, budgets, models):
     result = ExampleResult(graph=path)
     doc = _fmt.read(path)
     meta = doc["meta"]
@@ -163,12 +149,7 @@ def _check_example(path, rule, module, roots, trials, rtol, atol, seed, budgets,
     before = import_graph(doc, owner)
     for prepare in (False, True):
         after = import_graph(doc, owner)
-        with tempfile.TemporaryDirectory(prefix="graft_verify_") as work:
-            wrapper = os.path.join(work, "verify_one_rule.lua")
-            with open(wrapper, "w") as f:
-                passes = '{"dead_code_elimination", apply}' if prepare else "{apply}"
-                f.write(_APPLY_ONE.format(module=module, rule=rule, passes=passes))
-            _, report = run(wrapper, after, script_roots=roots, **budgets)
+        _, report = run_rule(script, rule, after, dead_code_first=prepare, script_roots=roots, **budgets)
         result.rewrites = sum(r.get("rewrites", 0) for p in report["passes"] for r in p.get("rules", []))
         if result.rewrites:
             result.message = "after dead code elimination" if prepare else ""
@@ -204,8 +185,7 @@ def verify(script, examples=(), trials=3, rtol=1e-4, atol=1e-5, seed=0, script_r
     if error is not None:
         raise ScriptError.from_diagnostic(error)
     here = os.path.dirname(script)
-    module = os.path.splitext(os.path.basename(script))[0]
-    roots = [here, *map(str, script_roots)]
+    roots = [*map(str, script_roots)]
     verdicts = []
     for info in rules:
         name = info["name"]
@@ -219,7 +199,7 @@ def verify(script, examples=(), trials=3, rtol=1e-4, atol=1e-5, seed=0, script_r
         verdict = RuleVerdict(name, "unchecked")
         for path in graphs:
             try:
-                r = _check_example(path, name, module, roots, trials, rtol, atol, seed, budgets, models)
+                r = _check_example(path, name, script, roots, trials, rtol, atol, seed, budgets, models)
             except (OSError, ValueError, ScriptError, RuntimeError, LookupError) as e:
                 verdict.status, verdict.message = "error", str(e) if path in str(e) else f"{path}: {e}"
                 verdict.examples.append(ExampleResult(graph=path, message=str(e)))

@@ -88,7 +88,8 @@ lua::ScriptHostOptions options_from(const py::dict& budgets) {
 /// Python run its signal handlers: Ctrl-C (KeyboardInterrupt) stops the run at its next budget
 /// check and is raised once it has stopped, the graph as it was. The run touches only graft's
 /// IR, never a Python object, so it runs without the GIL.
-py::tuple run_interruptibly(lua::ScriptHost& h, const std::filesystem::path& script, GraphModule& gm) {
+py::tuple run_interruptibly(lua::ScriptHost& h, const std::filesystem::path& script, GraphModule& gm,
+                            const lua::OnlyRule* only = nullptr) {
   lua::PipelineReport report;
   std::exception_ptr failure;
   std::atomic<bool> interrupt{false};
@@ -100,7 +101,7 @@ py::tuple run_interruptibly(lua::ScriptHost& h, const std::filesystem::path& scr
     py::gil_scoped_release unlocked;
     std::thread worker([&] {
       try {
-        report = h.run(script, gm, &interrupt);
+        report = h.run(script, gm, &interrupt, only);
       } catch (...) { failure = std::current_exception(); }
       std::lock_guard lock(m);
       done = true;
@@ -191,9 +192,20 @@ void bind_script_host(py::module_& m) {
            })
       .def("version", &lua::ScriptHost::version)
       .def("files", &lua::ScriptHost::files)
-      .def("run", [](lua::ScriptHost& h, const std::filesystem::path& script, FxGraph& graph) {
-        return run_interruptibly(h, script, graph.ir());
-      });
+      .def("run",
+           [](lua::ScriptHost& h, const std::filesystem::path& script, FxGraph& graph) {
+             return run_interruptibly(h, script, graph.ir());
+           })
+      .def(
+          "run_rule",
+          [](lua::ScriptHost& h, const std::filesystem::path& script, FxGraph& graph, const std::string& rule,
+             bool dead_code_first) {
+            const lua::OnlyRule only{.name = rule, .dead_code_first = dead_code_first};
+            return run_interruptibly(h, script, graph.ir(), &only);
+          },
+          py::arg("script"), py::arg("graph"), py::arg("rule"), py::arg("dead_code_first") = false,
+          "Runs rule `rule` of the rule script alone (even one the set disables) to a fixed point, after dead "
+          "code elimination when asked: what graft verify checks");
 }
 
 }  // namespace graft::python

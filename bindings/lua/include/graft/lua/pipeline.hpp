@@ -60,11 +60,20 @@ struct PipelineReport {
   std::string to_text() const;
 };
 
+/// For a script that returns rules (graft.rules{...} or one graft.rule{...}): run one of them
+/// alone, even one the set disables, to a fixed point, after dead code elimination when
+/// asked. This is how `graft verify` checks a rule.
+struct OnlyRule {
+  std::string name;
+  bool dead_code_first = false;
+};
+
 /// Runs the value the sandbox's main script returned — a graft.pipeline{...}, or a single
-/// pass, transformer, built-in or function, which runs as a one-pass pipeline — on `gm`.
-/// On failure the graph is as it was before the failing pass (earlier passes stay applied
-/// in `gm`; callers that want all-or-nothing keep their own copy, as `graft run` does).
-PipelineReport run_pipeline(Sandbox& sandbox, GraphModule& gm);
+/// pass, transformer, built-in or function, which runs as a one-pass pipeline — on `gm`; with
+/// `only`, one rule of a rule script (OnlyRule). On failure the graph is as it was before the
+/// failing pass (earlier passes stay applied in `gm`; callers that want all-or-nothing keep
+/// their own copy, as `graft run` does).
+PipelineReport run_pipeline(Sandbox& sandbox, GraphModule& gm, const OnlyRule* only = nullptr);
 
 /// Checks that the main value is something run_pipeline can run, without running it.
 Status validate_pipeline(Sandbox& sandbox);

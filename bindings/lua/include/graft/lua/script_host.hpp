@@ -73,8 +73,8 @@ class ScriptHost {
   /// With abandon_on_save, a thread looks at the version's files every poll_interval while
   /// it runs. Once `interrupt` (set from any thread, a signal handler's flag) is true, the
   /// run stops at its next budget check, as a spent budget stops it, leaving `gm` as it was.
-  PipelineReport run(const std::filesystem::path& script, GraphModule& gm,
-                     const std::atomic<bool>* interrupt = nullptr);
+  PipelineReport run(const std::filesystem::path& script, GraphModule& gm, const std::atomic<bool>* interrupt = nullptr,
+                     const OnlyRule* only = nullptr);
 
   /// The version currently served (0 if the script is not loaded).
   std::uint64_t version(const std::filesystem::path& script) const;
