@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "best_of.hpp"
 #include "graft/io/atomic_file.hpp"
 #include "graft/io/graph_json.hpp"
 #include "process_memory.hpp"
@@ -36,17 +37,6 @@ struct FreshLoads {
   std::vector<double> seconds;  // sorted
   std::vector<long> peak_kb;  // sorted
 };
-
-template <class Fn>
-double best_of(int runs, Fn&& fn) {
-  double best = 1e30;
-  for (int i = 0; i < runs; ++i) {
-    auto t0 = Clock::now();
-    fn();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  return best;
-}
 
 // Cold loads of `path` in fresh processes that do nothing else (what `graft stats big.json`
 // pays); empty if they could not be run.
@@ -138,18 +128,18 @@ static int run_bench(int argc, char** argv) {
   // Parsers alone, on the same text, parser reused: what the library choice costs.
   std::string text = graft::read_file(path).value();
   simdjson::dom::parser parser;
-  double simdjson_parse = best_of(runs + 1, [&] {
+  double simdjson_parse = graft::bench::best_of(runs + 1, [&] {
     simdjson::dom::element root;
     if (parser.parse(text).get(root)) std::abort();
   });
-  double nlohmann_parse = best_of(runs, [&] {
+  double nlohmann_parse = graft::bench::best_of(runs, [&] {
     nlohmann::json j = nlohmann::json::parse(text);
     if (j.is_null()) std::abort();
   });
 
   graft::GraphModule gm = graft::load_graph_file(path).value();
   std::string out_path = path + ".out";
-  double save = best_of(runs, [&] {
+  double save = graft::bench::best_of(runs, [&] {
     if (!graft::save_graph_file(gm, out_path)) std::abort();
   });
   bool identical = graft::read_file(out_path).value() == text;

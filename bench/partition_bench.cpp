@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "best_of.hpp"
 #include "graft/analysis/partition_check.hpp"
 #include "graft/analysis/partitioner.hpp"
 #include "graft/io/graph_json.hpp"
@@ -17,20 +18,7 @@
 
 using namespace graft;
 
-namespace {
-
-template <class F>
-double best_of(int runs, F&& f) {
-  double best = 1e9;
-  for (int run = 0; run < runs; ++run) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -52,7 +40,7 @@ int main(int argc, char** argv) {
     PartitionOptions options;
     options.skip_horizontal_fusion = skip;
     Partitioning p;
-    const double seconds = best_of(runs, [&] { p = propose_partitions(gm, support, options).value(); });
+    const double seconds = bench::best_of(runs, [&] { p = propose_partitions(gm, support, options).value(); });
     if (Status s = check_partitions(gm.graph, p.partitions); !s) {
       std::fprintf(stderr, "invalid partitions: %s\n", s.message().c_str());
       return 1;
@@ -63,12 +51,12 @@ int main(int argc, char** argv) {
                skip ? "skip_horizontal_fusion" : "default", gm.graph.size(), p.partitions.size(), partitioned, seconds,
                seconds * 1e9 / n);
     if (skip) continue;
-    const double check = best_of(runs, [&] { (void)check_partitions(gm.graph, p.partitions); });
+    const double check = bench::best_of(runs, [&] { (void)check_partitions(gm.graph, p.partitions); });
     GraphModule copy;
     double fuse = 1e9;
     for (int run = 0; run < std::min(runs, 3); ++run) {
       copy = gm;
-      fuse = std::min(fuse, best_of(1, [&] { (void)fuse_by_partitions(copy, p.partitions).value(); }));
+      fuse = std::min(fuse, bench::best_of(1, [&] { (void)fuse_by_partitions(copy, p.partitions).value(); }));
     }
     fmt::print("graft check_partitions_s={:.6f} ({:.1f} ns/node) fuse_s={:.6f} ({:.1f} ns/node)\n", check,
                check * 1e9 / n, fuse, fuse * 1e9 / n);

@@ -8,23 +8,18 @@
 #include <chrono>
 #include <random>
 
+#include "best_of.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/passes/memory_plan.hpp"
 
 namespace {
 
 using namespace graft;
-using Clock = std::chrono::steady_clock;
 
+/// The best of `repeats` runs of `f`, in milliseconds.
 template <class F>
 double best_ms(int repeats, F&& f) {
-  double best = 1e300;
-  for (int i = 0; i < repeats; ++i) {
-    const auto start = Clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-  }
-  return best;
+  return 1000 * graft::bench::best_of(repeats, f);
 }
 
 /// A chain of `n` tensors: each read by the next one or two steps; every eighth feeds a

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "best_of.hpp"
 #include "graft/analysis/bgl.hpp"
 #include "graft/ir/op_schema.hpp"
 #include "graft/match/fusion_cycle.hpp"
@@ -32,17 +33,11 @@
 namespace {
 
 using namespace graft;
-using Clock = std::chrono::steady_clock;
 
+/// The best of `repeats` runs of `f`, in milliseconds.
 template <class F>
 double best_ms(int repeats, F&& f) {
-  double best = 1e300;
-  for (int i = 0; i < repeats; ++i) {
-    const auto start = Clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-  }
-  return best;
+  return 1000 * graft::bench::best_of(repeats, f);
 }
 
 /// A colour map for depth_first_visit that is white for every vertex not painted in the
