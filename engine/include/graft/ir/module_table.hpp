@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "graft/ir/detail/heap_optional.hpp"
 #include "graft/ir/detail/name_index.hpp"
 #include "graft/ir/graph.hpp"
 #include "graft/ir/meta.hpp"
@@ -44,7 +45,7 @@ struct ModuleInfo {
   /// Why the module has no graph although its hierarchy was extracted (the trace's error), when
   /// it is opaque: called as a whole, its inputs, outputs, parameters and buffers visible.
   std::string opaque{};
-  std::optional<Graph> graph{};  ///< for modules that are GraphModules themselves
+  detail::HeapOptional<Graph> graph{};  ///< for modules that are GraphModules themselves
 };
 
 /// `prefix.name`, or `name` when `prefix` is empty (the root): a path or target qualified by the
