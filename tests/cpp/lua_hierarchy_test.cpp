@@ -378,3 +378,19 @@ TEST_CASE("lua hierarchy: outlining a get_attr of a setting brings the setting's
   CHECK(gm.modules.find("scaled.fc")->origin == "fc");
   CHECK_MESSAGE(lint(gm).is_ok(), lint(gm).message());
 }
+
+TEST_CASE("lua hierarchy: a pass that changes only a submodule's graph counts as a change") {
+  // Sweeps stop at the first that changes nothing: an edit inside a submodule must keep them going.
+  GraphModule gm = hierarchy();
+  lua::PipelineReport r = run_on(R"lua(
+      return graft.pipeline{steps = 3, passes = {graft.pass{name = "inside", run = function(g)
+        g:submodule("act", function(sub)
+          local gelu = sub:find("gelu")
+          if gelu.kwargs.approximate ~= "none" then gelu:set_kwarg("approximate", "none") end
+        end)
+      end}}})lua",
+                                 gm);
+  REQUIRE_MESSAGE(r.ok(), r.error->to_string());
+  REQUIRE(r.passes.size() == 2);  // the edit in sweep 1, nothing in sweep 2
+  CHECK(r.stop_reason == StopReason::Converged);
+}

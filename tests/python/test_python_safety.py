@@ -389,6 +389,41 @@ class SubmoduleEdits(unittest.TestCase):
             f.write(SIGMOID_INSIDE % (path, target))
         return script
 
+    def test_a_reorder_inside_a_submodule_reaches_it(self):
+        # Nodes moved, nothing else changed: the edit still reaches the submodule's FX graph.
+        class Two(torch.nn.Module):
+            def forward(self, x):
+                return torch.sin(x) + torch.cos(x)
+
+        class Holder(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.two = Two()
+
+            def forward(self, x):
+                return self.two(x) * 3
+
+        class Calls(torch.fx.Tracer):
+            def is_leaf_module(self, m, qualname):
+                return isinstance(m, Two)
+
+        holder = Holder()
+        gm = torch.fx.GraphModule(holder, Calls().trace(holder))
+        gm.two = torch.fx.symbolic_trace(Two())
+        script = os.path.join(self.dir, "reorder.lua")
+        with open(script, "w") as f:
+            f.write("""return graft.pass{name = "cos_first", run = function(g)
+  g:submodule("two", function(s)
+    local sin = s:node_list{target = "torch.sin"}[1]
+    sin:prepend(s:node_list{target = "torch.cos"}[1])
+  end)
+end}
+""")
+        x = torch.randn(4)
+        self.graft.run(script, gm)
+        self.assertEqual([n.name for n in gm.two.graph.nodes if n.op == "call_function"], ["cos", "sin", "add"])
+        torch.testing.assert_close(gm(x), (torch.sin(x) + torch.cos(x)) * 3)
+
     def test_edits_inside_a_nested_submodule_reach_it(self):
         gm = hierarchy()
         x = torch.tensor([-1.0, 0.5, 2.0])

@@ -8,6 +8,7 @@
 
 #include "graft/ir/lint.hpp"
 #include "graft/ir/node_path.hpp"
+#include "graft/ir/transaction.hpp"
 #include "graft/passes/fuse_partitions.hpp"
 #include "graft/passes/inline_module.hpp"
 #include "handles.hpp"
@@ -107,8 +108,9 @@ int graph_submodule(lua_State* L) {
   }
   ModuleTable& modules = modules_for_edit(L, *cg.session, "g:submodule");
   const TablePin pin(state_of(L));
-  Graph& graph = *modules.edit(path)->graph;
-  graph.begin_nested_transaction();  // lua_error unwinds past destructors: ended by hand below
+  bool saved = false;
+  Graph& graph = *modules.edit(path, &saved)->graph;
+  Transaction transaction(graph);  // Lua is built as C++: its errors unwind through destructors
   EditCall call{&graph, &view, &path};
   lua_pushcfunction(L, edit_submodule_graph);
   lua_pushlightuserdata(L, &call);
@@ -116,12 +118,14 @@ int graph_submodule(lua_State* L) {
   const int status = lua_pcall(L, 2, 1, 0);
   const Status valid = status == LUA_OK ? lint(graph, &modules, path) : Status::ok();
   if (status != LUA_OK || !valid) {
-    graph.rollback_transaction();  // an error in fn or a broken graph: as it was
+    transaction.rollback();  // an error in fn or a broken graph: as it was
     if (status != LUA_OK) lua_error(L);
     luaL_error(L, "g:submodule: the graph of '%s' is not valid after the edit: %s", path.c_str(),
                valid.message().c_str());
   }
-  graph.commit_transaction();
+  const bool changed = !transaction.diff().empty();
+  transaction.commit();
+  if (saved && !changed) modules.forget_last_save();  // looked at, not changed: no change to count
   return 1;
 }
 
@@ -158,16 +162,12 @@ int graph_scope(lua_State* L) {
     luaL_error(L, "g:scope: only on the root graph (this is the graph of '%s')", cg.session->module_path.c_str());
   if (state_of(L).module_table_pins > 0)
     luaL_error(L, "g:scope: not while a submodule's graph is open (inside g:submodule)");
-  // Opened and ended by hand, not by a Transaction: lua_error unwinds past destructors.
-  ModuleTable* modules = cg.session->editable_modules;
-  Graph& g = *cg.session->graph;
-  g.begin_nested_transaction();
-  if (modules != nullptr) modules->begin_nested_transaction();
+  std::optional<Transaction> transaction;
+  transaction.emplace(*cg.session->graph, cg.session->editable_modules);
   lua_pushvalue(L, 2);
   lua_pushvalue(L, 1);
   const int status = lua_pcall(L, 1, 1, 0);
-  g.rollback_transaction();
-  if (modules != nullptr) modules->rollback_transaction();
+  transaction->rollback();  // whatever fn did, and before its error is raised
   if (status != LUA_OK) lua_error(L);
   return 1;
 }

@@ -302,7 +302,8 @@ class Runner {
     entry.nodes_added = diff.added;
     entry.nodes_removed = diff.removed;
     entry.nodes_changed = diff.changed;
-    modified = !diff.empty();
+    // A pass that changed only the module table or a submodule's graph changed the graph module.
+    modified = !diff.empty() || (in_place && gm_.modules.changed_in_transaction());
     if (spec_.run_checks_after_each_pass && !spec_.checks.empty()) {
       int line = 0;
       auto failures = run_checks(fmt::format("after pass '{}'", step.name), &line);

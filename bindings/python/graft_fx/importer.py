@@ -1,5 +1,6 @@
 """Graph document (or file) -> torch.fx.GraphModule on top of the original model."""
 import base64
+import copy
 import binascii
 import json
 
@@ -284,8 +285,10 @@ def _rebuild_graph_module(doc, by_path, path, root_module, resolve=None):
                 attrs[target] = _rebuild(doc, f"{path}.{target}", n["op"])
             except GraftImportError as e:
                 raise GraftImportError(f"module {path!r}, node {n['name']!r}: {e}") from None
-    graph = given if given is not None else build_graph(nodes, root_module, where=f"module {path!r} nodes",
-                                                        rebuilt=attrs, resolve=resolve)
+    if given is None:
+        graph = build_graph(nodes, root_module, where=f"module {path!r} nodes", rebuilt=attrs, resolve=resolve)
+    else:  # a graph one GraphModule owns already (the module is made twice) is copied, not shared
+        graph = given if given.owning_module is None else copy.deepcopy(given)
     try:
         own_class = entry["class"].rpartition(".")[2]  # an extracted module keeps its class's name
         gm = torch.fx.GraphModule(attrs, graph, class_name=path.rpartition(".")[2] if own_class == "GraphModule" else own_class)

@@ -352,11 +352,28 @@ py::list FxGraph::module_entries() const {
   });
 }
 
+namespace {
+
+/// The same node names in the same order: diff_by_name compares what nodes hold, not where
+/// they stand, and a reorder (a sort, a move) is an edit FX must see too.
+bool same_order(const Graph& a, const Graph& b) {
+  if (a.size() != b.size()) return false;
+  auto x = a.nodes().begin();
+  for (NodeId n : b.nodes()) {
+    if (a.name(*x) != b.name(n)) return false;
+    ++x;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<std::string> FxGraph::edited_module_graphs() const {
   std::vector<std::string> out;
   for (const auto& [path, before] : module_graphs_seen_) {
     const ModuleInfo* m = ir_.modules.find(path);
-    if (m != nullptr && m->graph && !diff_by_name(before, *m->graph).empty()) out.push_back(path);
+    if (m != nullptr && m->graph && (!diff_by_name(before, *m->graph).empty() || !same_order(before, *m->graph)))
+      out.push_back(path);
   }
   return out;
 }

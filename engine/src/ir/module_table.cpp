@@ -25,8 +25,9 @@ Status ModuleTable::add(ModuleInfo info) {
   return Status::ok();
 }
 
-ModuleInfo* ModuleTable::edit(std::string_view path) {
+ModuleInfo* ModuleTable::edit(std::string_view path, bool* saved) {
   const NodeId i = index_.find(path, path_of());
+  if (saved != nullptr) *saved = false;
   if (i == kNoNode) return nullptr;
   // Saved once per transaction: a record inside the innermost one already holds the entry as
   // it was when that transaction began.
@@ -36,8 +37,17 @@ ModuleInfo* ModuleTable::edit(std::string_view path) {
                                 .saved = entries_[i],
                                 .previous_record = journal_.last_record[i]});
     journal_.last_record[i] = journal_.records.size() - 1;
+    if (saved != nullptr) *saved = true;
   }
   return &entries_[i];
+}
+
+void ModuleTable::forget_last_save() {
+  if (!in_transaction() || journal_.records.size() <= journal_.marks.back()) return;
+  const UndoRecord& record = journal_.records.back();
+  if (record.kind != UndoRecord::Kind::Edited) return;
+  journal_.last_record[record.position] = record.previous_record;
+  journal_.records.pop_back();
 }
 
 void ModuleTable::remove_if(const std::function<bool(const ModuleInfo&)>& drop) {
@@ -83,6 +93,10 @@ void ModuleTable::rollback_transaction() {
   if (!in_transaction()) return;
   const std::size_t mark = journal_.marks.back();
   journal_.marks.pop_back();
+  if (journal_.records.size() == mark) {  // nothing changed: no index to rebuild (g:scope, a clean pass)
+    if (!in_transaction()) journal_ = Journal();
+    return;
+  }
   std::vector<std::size_t>& last = journal_.last_record;
   for (std::size_t r = journal_.records.size(); r-- > mark;) {
     UndoRecord& record = journal_.records[r];

@@ -1,6 +1,7 @@
 // ModuleTable: FX's module hierarchy, flattened to qualified paths.
 #pragma once
 
+#include <cassert>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -65,9 +66,13 @@ class ModuleTable {
   /// Makes room for `count` more modules (readers know the count up front).
   void reserve(std::size_t count);
   const ModuleInfo* find(std::string_view path) const;
-  /// The module at `path` to change (saved first when a transaction is open), or nullptr. Its
-  /// path must not change.
-  ModuleInfo* edit(std::string_view path);
+  /// The module at `path` to change (saved first when a transaction is open; `saved` says
+  /// whether this call saved it), or nullptr. Its path must not change.
+  ModuleInfo* edit(std::string_view path, bool* saved = nullptr);
+  /// After an edit() that saved its entry, when the caller changed nothing after all (a
+  /// submodule's graph opened for a script that left it as it was): drops that save, so the
+  /// transaction does not count as a change. Only right after that edit().
+  void forget_last_save();
   const std::vector<ModuleInfo>& entries() const { return entries_; }
   std::size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
@@ -93,6 +98,8 @@ class ModuleTable {
   void commit_transaction();
   void rollback_transaction();
   bool in_transaction() const { return !journal_.marks.empty(); }
+  /// True if the innermost open transaction changed the table (an add, edit or removal).
+  bool changed_in_transaction() const { return in_transaction() && journal_.records.size() > journal_.marks.back(); }
 
  private:
   struct UndoRecord {
@@ -109,12 +116,20 @@ class ModuleTable {
     std::vector<std::size_t> last_record;  ///< per entry: its latest Edited record, or kNoRecord
     Journal() = default;
     Journal(const Journal& /*other*/) {}
+    /// Assigning a table keeps the target's open transactions, which then cannot undo the
+    /// assignment: refused (the module table is edited, not replaced, under a transaction).
     Journal& operator=(const Journal& /*other*/) {
-      *this = Journal();
+      assert(marks.empty() && "a module table with an open transaction is assigned to");
       return *this;
     }
     Journal(Journal&&) noexcept = default;
-    Journal& operator=(Journal&&) noexcept = default;
+    Journal& operator=(Journal&& other) noexcept {
+      assert(marks.empty() && "a module table with an open transaction is assigned to");
+      records = std::move(other.records);
+      marks = std::move(other.marks);
+      last_record = std::move(other.last_record);
+      return *this;
+    }
     ~Journal() = default;
   };
   void rebuild_index();
