@@ -60,6 +60,32 @@ class Conversion(unittest.TestCase):
         self.assert_same_document(torch.fx.symbolic_trace(torchvision.models.resnet18()))
         self.assert_same_document(torch.fx.symbolic_trace(torchvision.models.mobilenet_v3_small()))
 
+    def test_bad_module_entries_are_refused_naming_the_place(self):
+        # The native module table reader refuses what the file reader refuses, as ValueError
+        # naming the entry and key; the process lives on and nothing is converted.
+        from graft import _native
+        gm = torch.fx.symbolic_trace(Net())
+        good = {"path": "", "class": "M", "parameters": [], "buffers": []}
+        cases = [
+            ([{"path": "", "class": "M", "parameters": []}], "missing key 'buffers'"),
+            ([dict(good, klass="x")], "unknown key"),
+            ([dict(good, parameters=[{"name": "a.b", "shape": [1], "dtype": "float32"}])], "without dots"),
+            ([dict(good, parameters=[{"name": "w", "shape": [-1], "dtype": "float32"}])], "cannot be negative"),
+            ([dict(good, parameters=[{"name": "w", "shape": [True], "dtype": "float32"}])], "expected a size"),
+            ([good, good], "duplicate module path"),
+            ([dict(good, origin="")], "non-empty"),
+            ([dict(good, attributes={"f": object()})], "attributes.f"),
+            ("not a list", "expected a list"),
+        ]
+        for modules, message in cases:
+            with self.subTest(message=message):
+                with self.assertRaises((ValueError, _native.GraftError)) as caught:
+                    _native.Graph(gm.graph, _native.Codec(), modules=modules)
+                self.assertIn(message, str(caught.exception))
+        with self.assertRaises(ValueError) as caught:
+            _native.Graph(gm.graph, _native.Codec(), modules=[good], module_graphs={"nope": gm.graph})
+        self.assertIn("module 'nope'", str(caught.exception))
+
     def test_submodule_graphs_convert_as_graph_files_do(self):
         # GraphModule submodules (torch's own fusion, nested twice): their graphs come to the
         # native conversion as torch.fx.Graphs, to the file as node lists; the same either way.

@@ -162,12 +162,11 @@ int graph_scope(lua_State* L) {
     luaL_error(L, "g:scope: only on the root graph (this is the graph of '%s')", cg.session->module_path.c_str());
   if (state_of(L).module_table_pins > 0)
     luaL_error(L, "g:scope: not while a submodule's graph is open (inside g:submodule)");
-  std::optional<Transaction> transaction;
-  transaction.emplace(*cg.session->graph, cg.session->editable_modules);
+  Transaction transaction(*cg.session->graph, cg.session->editable_modules);
   lua_pushvalue(L, 2);
   lua_pushvalue(L, 1);
   const int status = lua_pcall(L, 1, 1, 0);
-  transaction->rollback();  // whatever fn did, and before its error is raised
+  transaction.rollback();  // whatever fn did, and before its error is raised
   if (status != LUA_OK) lua_error(L);
   return 1;
 }
