@@ -3,7 +3,6 @@
 #include "hierarchy_api.hpp"
 
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "graft/ir/lint.hpp"
