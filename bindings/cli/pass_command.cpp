@@ -153,10 +153,7 @@ class PassCommand final : public Command {
     }
     Result<GraphModule> gm = load_graph_file(graph_);
     if (!gm) return print_error(gm.status().message());
-    PassContext context{.graph = gm->graph,
-                        .modules = gm->modules,
-                        .schemas = OpSchemaRegistry::builtin(),
-                        .editable_modules = &gm->modules};
+    PassContext context{.target = GraphModuleRef::whole(*gm), .schemas = OpSchemaRegistry::builtin()};
     Result<ReportValue> report = run_pass(*pass, context, options.value());
     if (!report) return print_error(graph_ + ": " + name_ + ": " + report.status().message());
     if (Status st = lint(*gm); !st)  // never write an invalid graph (a pipeline step refuses it too)

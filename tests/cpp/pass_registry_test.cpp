@@ -44,7 +44,8 @@ TEST_CASE("pass registry: every pass runs on a small graph and leaves it valid")
       add = call_function _operator.add(relu, relu_1)
       return add
     )");
-    PassContext context{.graph = gm.graph, .modules = gm.modules, .schemas = OpSchemaRegistry::builtin()};
+    PassContext context{.target = GraphModuleRef::graph_only(gm.graph, &gm.modules),
+                        .schemas = OpSchemaRegistry::builtin()};
     Result<ReportValue> report = run_pass(*p, context);
     REQUIRE(report);
     CHECK(find_pass("lint")->run(context, {}));
@@ -60,7 +61,8 @@ TEST_CASE("pass registry: reports hold what the pass did") {
     add = call_function _operator.add(relu, relu_1)
     return add
   )");
-  PassContext context{.graph = gm.graph, .modules = gm.modules, .schemas = OpSchemaRegistry::builtin()};
+  PassContext context{.target = GraphModuleRef::graph_only(gm.graph, &gm.modules),
+                      .schemas = OpSchemaRegistry::builtin()};
   Result<ReportValue> cse = run_pass(*find_pass("common_subexpression_elimination"), context);
   REQUIRE(cse);
   CHECK(cse->kind == ReportValue::Kind::Int);
@@ -114,7 +116,8 @@ TEST_CASE("pass registry: a failing pass reports its error") {
   present.path = "present";
   present.class_name = "torch.nn.ReLU";
   REQUIRE(gm.modules.add(present));
-  PassContext context{.graph = gm.graph, .modules = gm.modules, .schemas = OpSchemaRegistry::builtin()};
+  PassContext context{.target = GraphModuleRef::graph_only(gm.graph, &gm.modules),
+                      .schemas = OpSchemaRegistry::builtin()};
   Result<ReportValue> lint = run_pass(*find_pass("lint"), context);
   REQUIRE(!lint);
   CHECK(lint.status().message().find("missing") != std::string::npos);

@@ -21,7 +21,8 @@ TEST_CASE("remove_asserts: torch.fx's and torch.export's checks go, what fed the
     relu = call_function torch.relu(x)
     return relu
   )");
-  PassContext context{.graph = gm.graph, .modules = gm.modules, .schemas = OpSchemaRegistry::builtin()};
+  PassContext context{.target = GraphModuleRef::graph_only(gm.graph, &gm.modules),
+                      .schemas = OpSchemaRegistry::builtin()};
   Result<ReportValue> report = run_pass(*find_pass("remove_asserts"), context);
   REQUIRE(report);
   CHECK(to_graph_text(gm.graph) ==
@@ -50,7 +51,8 @@ TEST_CASE("remove_asserts: a check something reads, and other calls, are kept") 
     return add
   )");
   const std::string before = to_graph_text(gm.graph);
-  PassContext context{.graph = gm.graph, .modules = gm.modules, .schemas = OpSchemaRegistry::builtin()};
+  PassContext context{.target = GraphModuleRef::graph_only(gm.graph, &gm.modules),
+                      .schemas = OpSchemaRegistry::builtin()};
   Result<ReportValue> report = run_pass(*find_pass("remove_asserts"), context);
   REQUIRE(report);
   CHECK(report->items[0].number == 0);
@@ -80,16 +82,14 @@ TEST_CASE("remove_asserts: submodules' graphs too, when the host lets the pass e
   const std::string before = to_graph_text(*gm.modules.find("inner")->graph);
 
   SUBCASE("read-only table: the root graph only") {
-    PassContext context{.graph = gm.graph, .modules = gm.modules, .schemas = OpSchemaRegistry::builtin()};
+    PassContext context{.target = GraphModuleRef::graph_only(gm.graph, &gm.modules),
+                        .schemas = OpSchemaRegistry::builtin()};
     REQUIRE(run_pass(*find_pass("remove_asserts"), context));
     CHECK(to_graph_text(*gm.modules.find("inner")->graph) == before);
   }
   SUBCASE("editable: the submodule's check goes, and a rollback brings it back") {
     Transaction transaction(gm);
-    PassContext context{.graph = gm.graph,
-                        .modules = gm.modules,
-                        .schemas = OpSchemaRegistry::builtin(),
-                        .editable_modules = &gm.modules};
+    PassContext context{.target = GraphModuleRef::whole(gm), .schemas = OpSchemaRegistry::builtin()};
     Result<ReportValue> report = run_pass(*find_pass("remove_asserts"), context);
     REQUIRE(report);
     CHECK(report->items[0].number == 1);

@@ -35,8 +35,7 @@ class TablePin {
 /// at `path` (`view` is the table as that graph sees it); leaves `results` values on the stack.
 void call_on_submodule_graph(lua_State* L, Graph& graph, const ModuleTable& view, const std::string& path,
                              bool read_only, int fn, int results) {
-  const SessionScope scope(state_of(L), graph, &view, read_only);
-  state_of(L).session(scope.id())->module_path = path;
+  const SessionScope scope(state_of(L), GraphModuleRef{&graph, &view, nullptr, path}, read_only);
   lua_pushvalue(L, fn);
   push_graph(L, scope.id());
   lua_call(L, 1, results);

@@ -49,13 +49,9 @@ int graph_run_pass(lua_State* L) {
   const PassOptions options = read_pass_options(L, 2, *pass, caller.c_str());
   Graph& g = *cg.session->graph;
   charge_graph(L, g);
-  static const ModuleTable kNoModules;
+  PassContext context{.target = *cg.session, .schemas = *state_of(L).schemas()};
   // Submodules' graphs only where the table may change: a pipeline pass, no submodule open.
-  ModuleTable* editable = state_of(L).module_table_pins == 0 ? cg.session->editable_modules : nullptr;
-  PassContext context{.graph = g,
-                      .modules = cg.session->modules != nullptr ? *cg.session->modules : kNoModules,
-                      .schemas = *state_of(L).schemas(),
-                      .editable_modules = pass->edits ? editable : nullptr};
+  if (!pass->edits || state_of(L).module_table_pins > 0) context.target.editable_modules = nullptr;
   Result<ReportValue> report = pass->run(context, options);
   if (!report) luaL_error(L, "%s", report.status().message().c_str());
   const int session = cg.session_id;

@@ -479,7 +479,7 @@ int graft_trace(lua_State* L) {
   box->traced = new TracedPattern();
   const int pattern_index = lua_gettop(L);
   Graph& g = box->traced->pattern.graph;
-  const SessionScope scope(s, g, nullptr, false);
+  const SessionScope scope(s, GraphModuleRef::graph_only(g), false);
   const int session = scope.id();
   s.session(session)->tracing = true;
   struct EndTracing {  // destroyed before the session closes

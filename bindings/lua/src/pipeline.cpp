@@ -249,9 +249,7 @@ class Runner {
         };
         st = s_.protected_call(
             [&](lua_State* L) {
-              SessionScope session(s_, gm_.graph, &gm_.modules, false);
-              GraphSession* gs = s_.session(session.id());
-              gs->editable_modules = &gm_.modules;
+              SessionScope session(s_, GraphModuleRef::whole(gm_), false);
               lua_rawgeti(L, LUA_REGISTRYINDEX, step.ref);
               push_graph(L, session.id());
               lua_call(L, 1, 0);
@@ -333,11 +331,7 @@ class Runner {
     const PassInfo* pass = find_pass(name);
     if (pass == nullptr)
       return Status::error(Diagnostic{.file = s_.script_name(), .message = "unknown built-in pass '" + name + "'"});
-    PassContext context{.graph = gm_.graph,
-                        .modules = gm_.modules,
-                        .schemas = *s_.schemas(),
-                        .wants_report = false,
-                        .editable_modules = &gm_.modules};
+    PassContext context{.target = GraphModuleRef::whole(gm_), .schemas = *s_.schemas(), .wants_report = false};
     Result<ReportValue> report = run_pass(*pass, context);
     if (!report)
       return Status::error(Diagnostic{.file = s_.script_name(), .message = name + ": " + report.status().message()});
@@ -360,7 +354,7 @@ class Runner {
       std::string complaint;
       Status st = s_.protected_call(
           [&](lua_State* L) {
-            SessionScope session(s_, gm_.graph, &gm_.modules, true);
+            SessionScope session(s_, GraphModuleRef::graph_only(gm_.graph, &gm_.modules), true);
             lua_rawgeti(L, LUA_REGISTRYINDEX, check.ref);
             push_graph(L, session.id());
             lua_call(L, 1, 2);

@@ -15,7 +15,8 @@ Status with_rules(Sandbox& sandbox, const GraphModule* gm,
   Graph& g = gm != nullptr ? const_cast<Graph&>(gm->graph) : empty;  // opened read-only
   Status st = s.protected_call(
       [&](lua_State* L) {
-        const detail::SessionScope session_scope(s, g, gm != nullptr ? &gm->modules : nullptr, true);
+        const detail::SessionScope session_scope(
+            s, GraphModuleRef::graph_only(g, gm != nullptr ? &gm->modules : nullptr), true);
         const int session = session_scope.id();
         s.push_main(L);
         const int main = lua_gettop(L);

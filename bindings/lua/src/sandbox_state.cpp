@@ -410,11 +410,10 @@ Result<std::filesystem::path> SandboxState::resolve_data_file(std::string_view r
       fmt::format("file '{}' not found (looked under: {})", relative, where.empty() ? "no script roots" : where));
 }
 
-int SandboxState::open_session(Graph& graph, const ModuleTable* modules, bool read_only) {
+int SandboxState::open_session(const GraphModuleRef& work, bool read_only) {
   const int id = next_session_++;
   GraphSession session;
-  session.graph = &graph;
-  session.modules = modules;
+  static_cast<GraphModuleRef&>(session) = work;
   session.read_only = read_only;
   sessions_.emplace(id, session);
   return id;

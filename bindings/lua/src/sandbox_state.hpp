@@ -16,6 +16,7 @@
 
 #include <lua.hpp>
 
+#include "graft/ir/graph_module_ref.hpp"
 #include "graft/ir/op_schema.hpp"
 #include "graft/lua/sandbox_options.hpp"
 #include "graft/match/pattern.hpp"
@@ -66,19 +67,13 @@ struct Budget {
   std::size_t printed = 0;  ///< bytes `print` sent to the log in this call (capped by Limits::print_bytes)
 };
 
-/// A graph a script may currently touch. Handles carry the session id, so a handle kept
-/// past its pass finds no session and raises instead of touching freed memory.
-struct GraphSession {
-  Graph* graph = nullptr;
-  const ModuleTable* modules = nullptr;
+/// The part of a GraphModule a script may currently touch, and what Lua keeps about it. Handles
+/// carry the session id, so a handle kept past its pass finds no session and raises instead of
+/// touching freed memory.
+struct GraphSession : GraphModuleRef {
   int handle_cache_ref = LUA_NOREF;  ///< registry ref: table NodeId+1 -> node handle
   bool read_only = false;
   bool tracing = false;  ///< a pattern being traced: arithmetic and method calls record nodes
-  /// The module table, when scripts may change it here (a pipeline pass, whose transaction
-  /// covers the table too); else null.
-  ModuleTable* editable_modules = nullptr;
-  /// The module whose own graph this is ("" for the root graph): its targets are relative to it.
-  std::string module_path{};
 };
 
 class SandboxState {
@@ -121,7 +116,7 @@ class SandboxState {
   Result<std::filesystem::path> resolve_data_file(std::string_view relative) const;
 
   // --- graph sessions ------------------------------------------------------------------------
-  int open_session(Graph& graph, const ModuleTable* modules, bool read_only = false);
+  int open_session(const GraphModuleRef& work, bool read_only = false);
   /// While positive, a submodule's graph is open for a script (g:submodule): the module table
   /// that holds it must not change (modules_for_edit and g:scope refuse).
   int module_table_pins = 0;
@@ -234,8 +229,8 @@ inline constexpr double kClockStride = 4096;
 /// ends, also when a Lua error unwinds it (handles into it go stale then).
 class SessionScope {
  public:
-  SessionScope(SandboxState& state, Graph& g, const ModuleTable* modules, bool read_only)
-      : s_(state), id_(state.open_session(g, modules, read_only)) {}
+  SessionScope(SandboxState& state, const GraphModuleRef& work, bool read_only)
+      : s_(state), id_(state.open_session(work, read_only)) {}
   ~SessionScope() { s_.close_session(id_); }
   SessionScope(const SessionScope&) = delete;
   SessionScope& operator=(const SessionScope&) = delete;

@@ -14,7 +14,7 @@ Status with_support(Sandbox& sandbox, const GraphModule& gm,
   Graph& g = const_cast<Graph&>(gm.graph);  // opened read-only
   Status st = s.protected_call(
       [&](lua_State* L) {
-        const detail::SessionScope session_scope(s, g, &gm.modules, true);
+        const detail::SessionScope session_scope(s, GraphModuleRef::graph_only(g, &gm.modules), true);
         s.push_main(L);
         const int main = lua_gettop(L);
         PartitionOptions options;

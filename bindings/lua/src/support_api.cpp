@@ -368,7 +368,7 @@ int graph_add_submodule(lua_State* L) {
     luaL_error(L, "g:add_submodule: '%s' has no parent module '%s'", path.c_str(), path.substr(0, dot).c_str());
   Graph sub;
   {
-    const SessionScope scope(state_of(L), sub, &modules, false);
+    const SessionScope scope(state_of(L), GraphModuleRef::graph_only(sub, &modules), false);
     lua_pushvalue(L, 3);
     push_graph(L, scope.id());
     lua_call(L, 1, 0);

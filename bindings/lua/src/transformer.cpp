@@ -37,7 +37,8 @@ struct SessionPair {
   SessionScope before;
   SessionScope after;
   SessionPair(SandboxState& state, const Graph& b, Graph& a, const ModuleTable* m)
-      : before(state, const_cast<Graph&>(b), m, true), after(state, a, m, false) {}
+      : before(state, GraphModuleRef::graph_only(const_cast<Graph&>(b), m), true),
+        after(state, GraphModuleRef::graph_only(a, m), false) {}
 };
 
 /// `base_N` for the first N >= 1 free in both graphs, where base is `name` without a numeric

@@ -76,7 +76,7 @@ py::object run_pass_on(FxGraph& graph, const std::string& name, const py::dict& 
   GraphModule& gm = graph.ir();
   // The operators torch.library registered too: a custom op that writes its input is not dead code.
   const std::shared_ptr<const OpSchemaRegistry> registry = host_schemas(schemas);
-  PassContext context{.graph = gm.graph, .modules = gm.modules, .schemas = *registry, .editable_modules = &gm.modules};
+  PassContext context{.target = GraphModuleRef::whole(gm), .schemas = *registry};
   Result<ReportValue> report = pass->run(context, options);
   if (report)
     if (Status st = lint(gm); !st) throw EngineError(name + ": the pass left an invalid graph: " + st.message());

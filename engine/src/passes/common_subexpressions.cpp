@@ -153,7 +153,7 @@ extern const PassInfo kCommonSubexpressionEliminationPass{
     .report = "how many nodes were erased",
     .options = {},
     .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
-      return ReportValue::integer(static_cast<std::int64_t>(eliminate_common_subexpressions(c.graph, c.schemas)));
+      return ReportValue::integer(static_cast<std::int64_t>(eliminate_common_subexpressions(c.graph(), c.schemas)));
     },
 };
 

@@ -28,7 +28,7 @@ extern const PassInfo kDeadCodeEliminationPass{
     .report = "how many nodes were removed",
     .options = {},
     .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
-      return ReportValue::integer(static_cast<std::int64_t>(eliminate_dead_code(c.graph, c.schemas)));
+      return ReportValue::integer(static_cast<std::int64_t>(eliminate_dead_code(c.graph(), c.schemas)));
     },
 };
 

@@ -631,7 +631,7 @@ extern const PassInfo kFunctionalizePass{
     .report = "{writes, scatters, views_replayed, copy_backs = {{input | attribute, output}}}",
     .options = {},
     .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
-      Result<FunctionalizeReport> r = functionalize(c.graph, c.schemas);
+      Result<FunctionalizeReport> r = functionalize(c.graph(), c.schemas);
       if (!r) return r.status();
       if (!c.wants_report) return ReportValue{};
       ReportValue copy_backs = ReportValue::list();

@@ -13,8 +13,8 @@ extern const PassInfo kLintPass{
     .options = {},
     .edits = false,
     .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
-      if (Status st = lint(c.graph, &c.modules); !st) return st;
-      if (Status st = lint_submodule_graphs(c.modules); !st) return st;
+      if (Status st = lint(c.graph(), &c.modules()); !st) return st;
+      if (Status st = lint_submodule_graphs(c.modules()); !st) return st;
       return ReportValue{};
     },
 };

@@ -127,7 +127,7 @@ extern const PassInfo kNormalizeArgsPass{
                 {.name = "methods", .choices = {}, .fallback = "true", .doc = "also call_method nodes"},
                 {.name = "keywords", .choices = {}, .fallback = "false", .doc = "every argument as a keyword"}},
     .run = [](PassContext& c, const PassOptions& options) -> Result<ReportValue> {
-      NormalizeReport r = normalize_arguments(c.graph, c.schemas, normalize_options(options));
+      NormalizeReport r = normalize_arguments(c.graph(), c.schemas, normalize_options(options));
       return c.wants_report ? normalize_report(std::move(r)) : ReportValue{};
     },
 };

@@ -177,7 +177,7 @@ extern const PassInfo kReinplacePass{
     .report = "{done, decisions = {{node, inplace, done, reason}}}",
     .options = {},
     .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
-      ReinplaceReport r = reinplace(c.graph, c.schemas);
+      ReinplaceReport r = reinplace(c.graph(), c.schemas);
       if (!c.wants_report) return ReportValue{};
       ReportValue decisions = ReportValue::list();
       decisions.items.reserve(r.decisions.size());

@@ -74,15 +74,15 @@ extern const PassInfo kRemoveAssertsPass{
       // As torch's pass, in every GraphModule of the hierarchy: the root and each submodule
       // with a graph of its own (edited only where it has something to remove).
       Counts counts;
-      Result<std::int64_t> removed = remove_in(c.graph, counts);
+      Result<std::int64_t> removed = remove_in(c.graph(), counts);
       if (!removed) return removed.status();
       std::int64_t total = removed.value();
-      if (c.editable_modules != nullptr) {
+      if (c.editable_modules() != nullptr) {
         std::vector<std::string> paths;
-        for (const ModuleInfo& m : c.editable_modules->entries())
+        for (const ModuleInfo& m : c.editable_modules()->entries())
           if (m.graph && has_assert(*m.graph)) paths.push_back(m.path);
         for (const std::string& path : paths) {
-          Result<std::int64_t> inside = remove_in(*c.editable_modules->edit(path)->graph, counts);
+          Result<std::int64_t> inside = remove_in(*c.editable_modules()->edit(path)->graph, counts);
           if (!inside) return Status::error("module '" + path + "': " + inside.status().message());
           total += inside.value();
         }

@@ -171,7 +171,7 @@ extern const PassInfo kSpecializePass{
     .report = "how many nodes were folded",
     .options = {},
     .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
-      return ReportValue::integer(static_cast<std::int64_t>(specialize(c.graph).folded));
+      return ReportValue::integer(static_cast<std::int64_t>(specialize(c.graph()).folded));
     },
 };
 

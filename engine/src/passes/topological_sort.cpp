@@ -103,7 +103,7 @@ extern const PassInfo kStableTopologicalSortPass{
     .report = "nothing",
     .options = {},
     .run = [](PassContext& c, const PassOptions&) -> Result<ReportValue> {
-      if (Status st = stable_topological_sort(c.graph); !st) return st;
+      if (Status st = stable_topological_sort(c.graph()); !st) return st;
       return ReportValue{};
     },
 };

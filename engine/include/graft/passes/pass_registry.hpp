@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graft/ir/graph.hpp"
+#include "graft/ir/graph_module_ref.hpp"
 #include "graft/ir/module_table.hpp"
 #include "graft/ir/op_schema.hpp"
 #include "graft/status.hpp"
@@ -70,16 +71,18 @@ class PassOptions {
 
 /// What a pass runs on.
 struct PassContext {
-  Graph& graph;
-  const ModuleTable& modules;
+  /// The graph and module table; the pass changes the table, and the graphs of the submodules in
+  /// it, only through `target.editable_modules`, which the host sets where it allows that (a
+  /// pipeline step, `graft pass`, `graft.passes`; under its transaction where it has one).
+  GraphModuleRef target;
   const OpSchemaRegistry& schemas;
   /// False when the caller discards the report (a pipeline step): a pass may then skip
   /// building it (a report of every candidate costs as much as the pass on a large graph).
   bool wants_report = true;
-  /// The same table as `modules`, when the host lets the pass change it and the graphs of its
-  /// submodules (a pipeline step, `graft pass`, `graft.passes`; under the host's transaction
-  /// where it has one); null otherwise, and the pass then edits the root graph only.
-  ModuleTable* editable_modules = nullptr;
+
+  [[nodiscard]] Graph& graph() const { return *target.graph; }
+  [[nodiscard]] const ModuleTable& modules() const { return target.modules_or_empty(); }
+  [[nodiscard]] ModuleTable* editable_modules() const { return target.editable_modules; }
 };
 
 struct PassInfo {
