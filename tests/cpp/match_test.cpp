@@ -207,3 +207,21 @@ TEST_CASE("matcher: invalid patterns are refused naming the node") {
   REQUIRE(found.size() == 1);
   CHECK_FALSE(found[0].placeholder_nodes[1].bound());
 }
+
+TEST_CASE("matcher: node_name_match lets a node so named stand for an anchor, and for nothing it reaches") {
+  // As torch.fx's SubgraphMatcher.match(node_name_match=...): the name widens the anchor's
+  // candidates only; the arguments and the nodes reached from the anchor compare as usual.
+  Graph g = graph_of(
+      lines({ph("x"), call("tan_1", "torch.tanh", R"([{"node":"x"}])"), call("s1", kSigmoid, R"([{"node":"tan_1"}])"),
+             call("tan_2", "torch.tanh", R"([{"node":"s1"}])"), out(R"([{"node":"tan_2"}])")}));
+  Graph p = graph_of(lines({ph("a"), call("p1", kSigmoid, R"([{"node":"a"}])"),
+                            call("p2", kSigmoid, R"([{"node":"p1"}])"), out(R"({"node":"p2"})")}));
+  CHECK(find(p, g).empty());
+  // tan_2 stands for p2; p1 must still be a sigmoid: s1 is.
+  auto named = find(p, g, MatchOptions{.node_name_match = "tan_"});
+  REQUIRE(named.size() == 1);
+  CHECK(names(g, named[0]) == "tan_2");
+  CHECK(g.name(named[0].graph_node(p.find("p1"))) == "s1");
+  // Anchored at s1 by name, p1 would have to be tan_1: a tanh, so no match there.
+  CHECK(find(p, g, MatchOptions{.node_name_match = "s1"}).empty());
+}

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "graft/io/graph_json.hpp"
+#include "graft/io/graph_text.hpp"
 #include "graft/ir/lint.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
 #include "test_graphs.hpp"
@@ -101,4 +102,49 @@ TEST_CASE("rewrite: a replacement get_attr the pattern also reads is the tensor 
   CHECK(gm.graph.target(second) == "torch.matmul");
   CHECK(gm.graph.target(gm.graph.args(second)[1].node_id()) == "blocks.1.l0.weight");
   CHECK(lint(gm).is_ok());
+}
+
+TEST_CASE("rewrite: a replacement per match, and never the graph's output node") {
+  GraphModule gm = module_of(R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{}},
+{"name":"s1","op":"call_function","target":"torch.sigmoid","args":[{"node":"x"}],"kwargs":{},"meta":{}},
+{"name":"s2","op":"call_function","target":"torch.sigmoid","args":[{"node":"s1"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"s2"}],"kwargs":{},"meta":{}})");
+  GraphModule pattern = module_of(R"({"name":"a","op":"placeholder","target":"a","args":[],"kwargs":{},"meta":{}},
+{"name":"p","op":"call_function","target":"torch.sigmoid","args":[{"node":"a"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"p"}],"kwargs":{},"meta":{}})");
+  auto one_call = [](const char* target) {
+    return module_of(std::string(R"({"name":"a","op":"placeholder","target":"a","args":[],"kwargs":{},"meta":{}},
+{"name":"r","op":"call_function","target":")") +
+                     target + R"(","args":[{"node":"a"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[{"node":"r"}],"kwargs":{},"meta":{}})");
+  };
+  GraphModule tanh = one_call("torch.tanh");
+  GraphModule relu = one_call("torch.relu");
+  auto matcher = SubgraphMatcher::create(pattern.graph, MatchOptions{.remove_overlapping_matches = false});
+  REQUIRE(matcher);
+
+  SUBCASE("each match gets its own") {
+    auto done = replace_matches(gm.graph, *matcher, matcher->match(gm.graph), {&tanh.graph, &relu.graph});
+    REQUIRE_MESSAGE(done.is_ok(), done.status().message());
+    REQUIRE(done->size() == 2);
+    CHECK(gm.graph.target(done->at(0).replacements[0]) == "torch.tanh");
+    CHECK(gm.graph.target(done->at(1).replacements[0]) == "torch.relu");
+    CHECK(lint(gm).is_ok());
+  }
+  SUBCASE("a count that does not fit is refused") {
+    auto done = replace_matches(gm.graph, *matcher, matcher->match(gm.graph), {&tanh.graph});
+    REQUIRE_FALSE(done.is_ok());
+    CHECK(done.status().message() == "1 replacements for 2 matches");
+  }
+  SUBCASE("a match on the output node (node_name_match 'out') is refused, changing nothing") {
+    auto named = matcher->with_node_name_match("out");
+    const std::string before = to_graph_text(gm.graph);
+    auto found = named.match(gm.graph);
+    REQUIRE(found.size() == 3);  // s1, s2, and the output by its name
+    auto done = replace_matches(gm.graph, named, found, tanh.graph);
+    REQUIRE_FALSE(done.is_ok());
+    CHECK(done.status().message() ==
+          "the graph's output node 'output' cannot be replaced: match 2 binds the pattern's 'p' to it");
+    CHECK(to_graph_text(gm.graph) == before);
+  }
 }

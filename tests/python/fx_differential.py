@@ -63,6 +63,7 @@ sys.path.append(os.path.join(os.path.dirname(os.path.dirname(HERE)), "bindings",
 from graft_fx import export_graph_module  # noqa: E402
 from graft_fx import format as fmt  # noqa: E402
 from graft_fx.importer import import_graph  # noqa: E402
+from fx_shrink import failure_kind, regression_entry, shrink  # noqa: E402,F401 - fx_differential.regression_entry
 
 
 class Root(torch.nn.Module):
@@ -319,7 +320,10 @@ def document(graph):
     return export_graph_module(torch.fx.GraphModule(Root(), named), root_module=Root())
 
 
-def make_case(seed, index, rewrite_share=0.6):
+def make_case(seed, index, rewrite_share=0.6, torch_options=False):
+    """Case `index` of `seed`. With `torch_options`, torch 2.14's further options too (from their own
+    random stream, so the graphs stay those of the plain case): a `node_name_match` taken from a
+    graph node's name, and for a rewrite a `callback` that picks a replacement per match."""
     rng = random.Random(f"{seed}:{index}")
     for _ in range(50):
         g = random_graph(rng, rng.randint(2, 14))
@@ -333,10 +337,33 @@ def make_case(seed, index, rewrite_share=0.6):
     if not rewrite:
         options = {"match_output": rng.random() < 0.15, "match_placeholder": rng.random() < 0.2,
                    "remove_overlapping_matches": rng.random() < 0.8, "ignore_literals": rng.random() < 0.2}
-    return {"id": f"{seed}:{index}", "mode": "rewrite" if rewrite else "match", "options": options,
+    case = {"id": f"{seed}:{index}", "mode": "rewrite" if rewrite else "match", "options": options,
             "notes": notes + [f"replacement {kind}"],
             "graph": fmt.dumps(document(g)), "pattern": fmt.dumps(document(p)),
             "replacement": fmt.dumps(document(rep))}
+    if torch_options:
+        more = random.Random(f"{seed}:{index}:torch-options")
+        if more.random() < 0.5:
+            name = more.choice([n.name for n in document_graph(case["graph"]).nodes])
+            start = more.randrange(len(name))
+            case["node_name_match"] = name[start:start + more.randint(1, 4)]
+        if rewrite and more.random() < 0.7:
+            case["callback"] = True
+    return case
+
+
+def document_graph(text):
+    return import_graph(fmt.loads(text), Root()).graph
+
+
+def pick_replacement(case):
+    """The replacement_callback of a case: the case's replacement for a match whose anchor's
+    name has an even sum of character codes, the pattern itself (a fresh copy) otherwise."""
+    def callback(match, graph, pattern_graph):
+        anchor = match.nodes_map[match.anchors[0]]
+        key = "replacement" if sum(map(ord, anchor.name)) % 2 == 0 else "pattern"
+        return document_graph(case[key])
+    return callback
 
 
 # --- the reference: torch 2.14's own matcher and rewriter, with graft's documented rules -------
@@ -381,7 +408,7 @@ class GraftRulesMatcher(matcher_utils.SubgraphMatcher):
         # torch 2.14 returns [] when no anchor has a candidate and raises KeyError (building
         # returning_nodes) when only some do; graft returns no match for both.
         for anchor in self.pattern_anchors:
-            if not any(self._nodes_are_equal(anchor, n) for n in graph.nodes):
+            if not any(self._nodes_are_equal(anchor, n, node_name_match) for n in graph.nodes):
                 return []
         matches = super().match(graph, node_name_match)
         if self.remove_overlapping_matches:
@@ -443,7 +470,7 @@ def fx_matches(case):
     matcher = GraftRulesMatcher(p.graph, o["match_output"], o["match_placeholder"],
                                 o["remove_overlapping_matches"], o["ignore_literals"])
     with keywords_sorted(g.graph, p.graph):
-        matches = matcher.match(g.graph)
+        matches = matcher.match(g.graph, case.get("node_name_match", ""))
     return [{pn.name: _text(gn) for pn, gn in m.nodes_map.items()} for m in matches]
 
 
@@ -458,7 +485,13 @@ def fx_rewrite(case):
     matcher_utils.SubgraphMatcher = GraftRulesMatcher  # _replace_pattern imports it when called
     try:
         with keywords_sorted(gm.graph, pattern.graph):
-            matches = subgraph_rewriter.replace_pattern(gm, pattern, replacement)
+            if "callback" in case or "node_name_match" in case:
+                matches = subgraph_rewriter.replace_pattern_with_filters(
+                    gm, pattern, None if "callback" in case else replacement,
+                    replacement_callback=pick_replacement(case) if "callback" in case else None,
+                    node_name_match=case.get("node_name_match", ""))
+            else:
+                matches = subgraph_rewriter.replace_pattern(gm, pattern, replacement)
     finally:
         matcher_utils.SubgraphMatcher = saved
     return len(matches), gm
@@ -522,12 +555,19 @@ class GraftInProcess:
                                               o["remove_overlapping_matches"], o["ignore_literals"])
         except RuntimeError as e:
             raise RuntimeError(f"graft match failed: {e}") from None
-        return [{pn.name: _text(gn) for pn, gn in m.nodes_map.items()} for m in matcher.match(g.graph)]
+        found = matcher.match(g.graph, case.get("node_name_match", ""))
+        return [{pn.name: _text(gn) for pn, gn in m.nodes_map.items()} for m in found]
 
     def rewrite(self, case):
         gm = import_graph(fmt.loads(case["graph"]), Root())
         pattern = import_graph(fmt.loads(case["pattern"]), Root())
         replacement = import_graph(fmt.loads(case["replacement"]), Root())
+        if "callback" in case or "node_name_match" in case:
+            done = self.fx.replace_pattern_with_filters(
+                gm, pattern, None if "callback" in case else replacement,
+                replacement_callback=pick_replacement(case) if "callback" in case else None,
+                node_name_match=case.get("node_name_match", ""))
+            return len(done), gm
         return len(self.fx.replace_pattern(gm, pattern, replacement)), gm
 
 
@@ -581,19 +621,23 @@ def differences(case, graft, tally=None):
         if len(want) != len(got):
             return [f"match count: torch.fx {len(want)}, graft {len(got)}"]
         return [f"match {i + 1}: torch.fx {w}, graft {g}" for i, (w, g) in enumerate(zip(want, got)) if w != g]
+    fx_class = graft_class = None
     try:
         want_count, want = fx_rewrite(case)
         fx_error = None
     except (AssertionError, RuntimeError, KeyError, TypeError) as e:
-        fx_error = f"{type(e).__name__}: {e}"
+        fx_error, fx_class = f"{type(e).__name__}: {e}", type(e)
     try:
         got_count, got = graft.rewrite(case)
         graft_error = None
-    except RuntimeError as e:
-        graft_error = str(e)
+    except (RuntimeError, AssertionError) as e:
+        graft_error, graft_class = str(e), type(e)
     if fx_error or graft_error:
         if fx_error and graft_error:
             count("errors on both sides")
+            # In process, graft raises what torch raises (an instance of its class).
+            if isinstance(graft, GraftInProcess) and not issubclass(graft_class, fx_class):
+                return [f"torch.fx raised {fx_error}; graft raised {graft_class.__name__}: {graft_error}"]
             return []
         return [f"torch.fx: {fx_error or 'ok'}; graft: {graft_error or 'ok'}"]
     count("replacements", want_count)
@@ -615,36 +659,7 @@ def differences(case, graft, tally=None):
     return diffs
 
 
-# --- shrinking ------------------------------------------------------------------------------------
-
-def _without_node(doc_text, index):
-    """The graph with node `index` removed: its users read its first tensor input instead."""
-    doc = fmt.loads(doc_text)
-    nodes = doc["nodes"]
-    n = nodes[index]
-    if n["op"] in ("placeholder", "output"):
-        return None
-    refs = [a for a in n["args"] if isinstance(a, fmt.NodeRef)]
-    if not refs:
-        return None
-    stand_in = refs[0]
-
-    def sub(v):
-        if isinstance(v, fmt.NodeRef):
-            return stand_in if v.name == n["name"] else v
-        if isinstance(v, (list, tuple)):
-            return type(v)(sub(x) for x in v)
-        if isinstance(v, dict):
-            return {k: sub(x) for k, x in v.items()}
-        return v
-
-    rest = nodes[:index] + nodes[index + 1:]
-    for m in rest:
-        m["args"] = [sub(a) for a in m["args"]]
-        m["kwargs"] = {k: sub(v) for k, v in m["kwargs"].items()}
-    doc["nodes"] = rest
-    return fmt.dumps(doc)
-
+# --- shrinking (fx_shrink.py) -------------------------------------------------------------------
 
 def _runs(doc_text):
     try:
@@ -657,55 +672,11 @@ def _runs(doc_text):
         return False
 
 
-def shrink(case, graft, still_fails):
-    """The smallest case found by removing graph nodes one at a time and resetting options."""
-    best = dict(case)
-    changed = True
-    while changed:
-        changed = False
-        for key in ("graph",):  # patterns and replacements are small already
-            i = 0
-            while i < len(fmt.loads(best[key])["nodes"]):
-                text = _without_node(best[key], i)
-                if text is not None and _runs(text):
-                    trial = dict(best, **{key: text})
-                    try:
-                        if still_fails(trial):
-                            best = trial
-                            changed = True
-                            continue
-                    except Exception:  # noqa: BLE001 - a shrink step that breaks the case is skipped
-                        pass
-                i += 1
-        for key, default in (("match_output", False), ("match_placeholder", False),
-                             ("remove_overlapping_matches", True), ("ignore_literals", False)):
-            if best["options"][key] != default:
-                trial = dict(best, options=dict(best["options"], **{key: default}))
-                if still_fails(trial):
-                    best = trial
-                    changed = True
-    return best
-
-
-def failure_kind(diffs):
-    """What a shrink step must keep: the kind of the first difference (and the errors' text)."""
-    if not diffs:
-        return None
-    first = diffs[0]
-    if first.startswith("torch.fx:") or first.startswith("graft match failed"):
-        return first
-    return first.split(":")[0].split(" at ")[0]
-
-
-def regression_entry(case, diffs):
-    keys = ("id", "mode", "options", "graph", "pattern", "replacement")
-    body = ",\n".join(f"    {k!r}: {case[k]!r}" for k in keys)
-    return f"# {diffs[0]}\nREGRESSIONS.append({{\n{body},\n}})"
-
-
-def run(graft_binary, seed, cases, log=print, stop_after=None, shrink_failures=True, graft=None):
+def run(graft_binary, seed, cases, log=print, stop_after=None, shrink_failures=True, graft=None,
+        torch_options=False):
     """Runs `cases` cases; returns (summary dict, list of (case, diffs, minimal case)).
-    `graft` is the side compared (default: the command line `graft_binary`)."""
+    `graft` is the side compared (default: the command line `graft_binary`); `torch_options`:
+    the cases use node_name_match and replacement_callback (an in-process `graft` only)."""
     work = tempfile.mkdtemp(prefix="graft_fxdiff_")
     graft = graft or Graft(graft_binary, work)
     summary = {"cases": 0, "match": 0, "rewrite": 0, "failed": 0}
@@ -713,8 +684,10 @@ def run(graft_binary, seed, cases, log=print, stop_after=None, shrink_failures=T
     t0 = time.time()
     try:
         for i in range(cases):
-            case = make_case(seed, i)
+            case = make_case(seed, i, torch_options=torch_options)
             summary["cases"] += 1
+            for key in ("node_name_match", "callback"):
+                summary[key] = summary.get(key, 0) + (key in case)
             summary[case["mode"]] += 1
             diffs = differences(case, graft, summary)
             if diffs:
@@ -722,7 +695,7 @@ def run(graft_binary, seed, cases, log=print, stop_after=None, shrink_failures=T
                 minimal = case
                 if shrink_failures:
                     kind = failure_kind(diffs)
-                    minimal = shrink(case, graft, lambda c: failure_kind(differences(c, graft)) == kind)
+                    minimal = shrink(case, lambda c: failure_kind(differences(c, graft)) == kind, _runs)
                 failures.append((case, diffs, minimal))
                 log(f"case {case['id']}: {diffs[0]}")
                 if stop_after is not None and len(failures) >= stop_after:

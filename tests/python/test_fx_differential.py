@@ -32,6 +32,18 @@ class FxDifferential(unittest.TestCase):
         self.assertEqual(failures, [], report)
         self.assertGreater(summary["replacements"], CASES // 5, summary)
 
+    def test_torch_2_14_options_agree_with_torch_fx(self):
+        # node_name_match and replacement_callback, on the same graphs through the drop-ins.
+        side = fxd.GraftInProcess(graft_module(self))
+        summary, failures = fxd.run(graft_bin(self), SEED, CASES, log=lambda line: None, graft=side,
+                                    torch_options=True)
+        report = "\n\n".join(f"case {case['id']}: {'; '.join(diffs)}\n{fxd.regression_entry(minimal, diffs)}"
+                             for case, diffs, minimal in failures)
+        self.assertEqual(failures, [], report)
+        self.assertGreater(summary["node_name_match"], CASES // 4, summary)
+        self.assertGreater(summary["callback"], CASES // 5, summary)
+        self.assertGreater(summary["replacements"], CASES // 5, summary)
+
     def test_regressions(self):
         graft = fxd.Graft(graft_bin(self), tempfile.mkdtemp(prefix="graft_fxdiff_"))
         for case in REGRESSIONS:

@@ -66,7 +66,13 @@ py::tuple Matches::describe(std::size_t i) const {
   return py::make_tuple(anchors, bindings(m.nodes_map, pattern, *graph, &graph->codec()), placeholders, returning);
 }
 
-Matches match(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph) {
+Matches match(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph,
+              const std::string& node_name_match) {
+  if (!node_name_match.empty()) {
+    auto named = std::make_shared<Matcher>(
+        matcher->pattern, std::make_unique<SubgraphMatcher>(matcher->matcher->with_node_name_match(node_name_match)));
+    return match(named, graph);
+  }
   Matches out{graph, matcher, {}};
   out.list = matcher->matcher->match(graph->ir());
   return out;
@@ -81,17 +87,25 @@ Matches match_at(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<
   return out;
 }
 
-py::list replace(Matches& matches, const std::vector<std::size_t>& selected, FxGraph& replacement, bool keep_names) {
+py::list replace_each(Matches& matches, const std::vector<std::size_t>& selected,
+                      const std::vector<FxGraph*>& replacements, bool keep_names) {
+  if (replacements.size() != selected.size())
+    throw py::value_error(std::to_string(replacements.size()) + " replacements for " + std::to_string(selected.size()) +
+                          " matches");
   std::vector<SubgraphMatch> chosen;
-  for (std::size_t i : selected) {
+  std::vector<const Graph*> graphs;
+  for (std::size_t k = 0; k < selected.size(); ++k) {
+    const std::size_t i = selected[k];
     if (i >= matches.list.size()) throw py::index_error("no such match");
+    if (replacements[k] == nullptr) throw py::value_error("a replacement is None");
     chosen.push_back(matches.list[i]);
+    graphs.push_back(&replacements[k]->ir().graph);
   }
   ReplaceOptions options;
   options.keep_names = keep_names;
   FxGraph& graph = *matches.graph;
   Result<std::vector<ReplacedPattern>> done =
-      replace_matches(graph.ir().graph, *matches.matcher->matcher, chosen, replacement.ir().graph, options);
+      replace_matches(graph.ir().graph, *matches.matcher->matcher, chosen, graphs, options);
   if (!done) throw EngineError(done.status().message());
   graph.sync();
   const FxGraph& pattern = *matches.matcher->pattern;
@@ -103,6 +117,11 @@ py::list replace(Matches& matches, const std::vector<std::size_t>& selected, FxG
   }
   matches.list.clear();  // their ids name erased nodes now
   return out;
+}
+
+py::list replace(Matches& matches, const std::vector<std::size_t>& selected, FxGraph& replacement, bool keep_names) {
+  if (replacement.ir().graph.output_node() == kNoNode) throw EngineError("the replacement has no output node");
+  return replace_each(matches, selected, std::vector<FxGraph*>(selected.size(), &replacement), keep_names);
 }
 
 }  // namespace graft::python

@@ -24,6 +24,8 @@ struct Matcher {
   /// for call_function, method names for call_method), `users` (an exact user count) and
   /// `wildcard` (a placeholder that stands for any one argument).
   Matcher(std::shared_ptr<FxGraph> pattern, MatchOptions options, const py::list& constraints);
+  Matcher(std::shared_ptr<FxGraph> pattern, std::unique_ptr<SubgraphMatcher> built)
+      : pattern(std::move(pattern)), matcher(std::move(built)) {}
   std::shared_ptr<FxGraph> pattern;
   std::unique_ptr<SubgraphMatcher> matcher;
 };
@@ -38,7 +40,10 @@ struct Matches {
   py::tuple describe(std::size_t i) const;
 };
 
-Matches match(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph);
+/// Every match in `graph`; with `node_name_match`, graph nodes whose name holds it match any
+/// pattern node that is not a wildcard input (torch.fx's SubgraphMatcher.match).
+Matches match(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph,
+              const std::string& node_name_match = {});
 /// The match whose anchor is FX node `node` of `graph`, if any: a list of 0 or 1 match.
 Matches match_at(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph,
                  const py::handle& node);
@@ -47,5 +52,8 @@ Matches match_at(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<
 /// result to the FX graph, and reports each as (pattern anchor, bindings, new FX nodes).
 /// The engine rewrites inside a transaction: on error nothing changed.
 py::list replace(Matches& matches, const std::vector<std::size_t>& selected, FxGraph& replacement, bool keep_names);
+/// The same with a replacement per selected match (`replacements[i]` for `selected[i]`).
+py::list replace_each(Matches& matches, const std::vector<std::size_t>& selected,
+                      const std::vector<FxGraph*>& replacements, bool keep_names);
 
 }  // namespace graft::python

@@ -91,7 +91,7 @@ PYBIND11_MODULE(_native, m) {
            }),
            py::arg("pattern"), py::arg("constraints"), py::arg("semantics") = "fx",
            "A pattern with constraints per pattern node: [(fx_node, {alternatives, users, wildcard})]")
-      .def("match", &graft::python::match, py::arg("graph"))
+      .def("match", &graft::python::match, py::arg("graph"), py::arg("node_name_match") = "")
       .def("match_at", &graft::python::match_at, py::arg("graph"), py::arg("node"),
            "The match anchored at FX node `node` of `graph`, as Matches of length 0 or 1");
 
@@ -121,5 +121,7 @@ PYBIND11_MODULE(_native, m) {
         py::arg("prefix") = "fused_", py::arg("always_return_tuple") = false);
 
   m.def("replace", &graft::python::replace, py::arg("matches"), py::arg("selected"), py::arg("replacement"),
+        py::arg("keep_names") = false);
+  m.def("replace_each", &graft::python::replace_each, py::arg("matches"), py::arg("selected"), py::arg("replacements"),
         py::arg("keep_names") = false);
 }

@@ -100,6 +100,16 @@ class Walk {
   void record_failures(MatchFailure* f) { failure_ = f; }
 
   /// FX's _match_nodes.
+  /// nodes() from anchor `pn` at candidate `gn`. node_name_match applies here only: torch.fx's
+  /// matcher compares an anchor's candidates by name, not the nodes it reaches from them.
+  bool anchor(NodeId pn, NodeId gn) {
+    const bool named = !o_.node_name_match.empty() && g_.name(gn).find(o_.node_name_match) != std::string::npos;
+    named_anchor_ = named ? pn : kNoNode;
+    const bool ok = nodes(pn, gn);
+    named_anchor_ = kNoNode;
+    return ok;
+  }
+
   bool nodes(NodeId pn, NodeId gn) {
     const NodeConstraint* c = cons_[pn];
     if (c != nullptr && c->wildcard) return true;
@@ -142,6 +152,8 @@ class Walk {
 
   bool equal(NodeId pn, NodeId gn) const {
     const OpKind pop = p_.op(pn);
+    if (pop == OpKind::Placeholder && !o_.match_placeholder) return true;
+    if (pn == named_anchor_) return true;
     switch (pop) {
       case OpKind::Placeholder: return !o_.match_placeholder || g_.op(gn) == OpKind::Placeholder;
       case OpKind::Output: return g_.op(gn) == OpKind::Output;
@@ -365,6 +377,7 @@ class Walk {
   const Graph& g_;
   const ModuleTable* modules_;
   const MatchOptions& o_;
+  NodeId named_anchor_ = kNoNode;  ///< the anchor whose candidate node_name_match admitted (anchor())
   std::vector<const NodeConstraint*> cons_;  ///< by pattern slot
   std::vector<MatchValue> p2g_;
   /// Graph node -> pattern node (kNoNode: unbound), by slot. One per thread, reused: a walk
@@ -472,11 +485,17 @@ void SubgraphMatcher::search(const Graph& g, const ModuleTable* modules, const C
                              const std::vector<NodeId>* first, Visit&& visit) const {
   const Graph& p = pattern_.graph;
   std::vector<const std::vector<NodeId>*> candidates;
+  std::vector<std::vector<NodeId>> named;  // node_name_match: the candidates and the nodes so named
+  named.reserve(anchors_.size());  // `candidates` points into it
   for (std::size_t i = 0; i < anchors_.size(); ++i) {
     const NodeId a = anchors_[i];
     const std::vector<NodeId>* list = nullptr;
     if (i == 0 && first != nullptr) list = first;
     else if (index != nullptr) list = &index->find(p, a, pattern_.constraint(a));
+    if (!options_.node_name_match.empty()) {
+      named.push_back(with_named_nodes(g, list));
+      list = &named.back();
+    }
     if (list == nullptr || list->empty()) return;  // an anchor that cannot match: no match at all
     candidates.push_back(list);
   }
@@ -515,7 +534,7 @@ void SubgraphMatcher::search(const Graph& g, const ModuleTable* modules, const C
       while (true) {
         const std::size_t mark = walk.mark();
         walk.use_choices(&ch);
-        const bool ok = walk.nodes(anchors_[level], c);
+        const bool ok = walk.anchor(anchors_[level], c);
         const std::size_t used = walk.choices_used();
         std::size_t got = 0;
         if (ok) got = level + 1 == anchors_.size() ? (complete() ? 1 : 0) : self(self, level + 1);
@@ -535,6 +554,16 @@ std::vector<SubgraphMatch> SubgraphMatcher::match(const Graph& g, const ModuleTa
   // the whole (op, target) index (which would cost more than the matching on big graphs).
   const std::vector<NodeId> first = scan_candidates(g, modules);
   return collect(g, modules, nullptr, &first);
+}
+
+std::vector<NodeId> SubgraphMatcher::with_named_nodes(const Graph& g, const std::vector<NodeId>* candidates) const {
+  std::vector<char> listed(g.num_slots(), 0);
+  if (candidates != nullptr)
+    for (NodeId n : *candidates) listed[n] = 1;
+  std::vector<NodeId> out;
+  for (NodeId n : g.nodes())
+    if (listed[n] != 0 || g.name(n).find(options_.node_name_match) != std::string::npos) out.push_back(n);
+  return out;
 }
 
 std::vector<NodeId> SubgraphMatcher::scan_candidates(const Graph& g, const ModuleTable* modules) const {

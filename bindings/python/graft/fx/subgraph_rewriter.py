@@ -5,10 +5,11 @@ user's Node objects.
 Behaviour is torch 2.14's, but where docs/FX_DIFFERENCES.md says otherwise: patterns given as
 a Graph or GraphModule are used as they are (callables are traced), filters all run before the
 first replacement, and a replacement's attributes (submodules and tensors) are copied into the
-module. torch 2.14's `replacement_callback` and `node_name_match` are not taken.
+module. A `replacement_callback` is called for every selected match before the first
+replacement, as the filters are (torch calls it between replacements).
 """
 import copy
-from typing import Callable, List
+from typing import Callable, List, Optional
 
 import torch
 import torch.fx
@@ -16,7 +17,7 @@ from torch.fx import Graph, GraphModule
 from torch.fx.subgraph_rewriter import Match, ReplacedPatterns
 
 from .. import _native
-from ..errors import GraftAssertionError, raised_as
+from ..errors import GraftAssertionError, GraftValueError, raised_as
 from ..convert import attach_attributes, exclusive, signals_deferred, try_get_attr
 from .passes.utils.matcher_utils import InternalMatch, SubgraphMatcher
 
@@ -66,32 +67,54 @@ def _changed(before, graph):
     return None
 
 
-def _replace(gm, pattern, replacement, match_filters, ignore_literals):
+def _replace(gm, pattern, replacement, match_filters, ignore_literals, replacement_callback=None, node_name_match=""):
     with exclusive(gm, "replace_pattern"):
-        return _replace_alone(gm, pattern, replacement, match_filters, ignore_literals)
+        return _replace_alone(gm, pattern, replacement, match_filters, ignore_literals, replacement_callback,
+                              node_name_match)
 
 
-def _replace_alone(gm, pattern, replacement, match_filters, ignore_literals):
-    pattern_graph, replacement_graph = _graph(pattern), _graph(replacement)
-    matcher = SubgraphMatcher(pattern_graph, ignore_literals=ignore_literals)
-    graph = _native.Graph(gm.graph, matcher._codec)
-    found = matcher._native.match(graph)
-    selected, internal = [], []
-    before = _snapshot(gm.graph) if match_filters else None
+def _select(gm, matcher, found, pattern_graph, match_filters, replacement_callback):
+    """The indices of the matches every filter accepts, their InternalMatches, and the
+    callback's replacement graph for each (None without a callback); all before any edit."""
+    selected, internal, graphs = [], [], []
+    before = _snapshot(gm.graph) if match_filters or replacement_callback else None
     for i in range(len(found)):
         m = matcher._internal(found[i])
         if all(f(m, gm.graph, pattern_graph) for f in match_filters):
             selected.append(i)
             internal.append(m)
-    if match_filters:
+    if replacement_callback is not None:
+        for m in internal:
+            made = replacement_callback(m, gm.graph, pattern_graph)
+            if not isinstance(made, (Graph, GraphModule)):
+                raise GraftValueError(f"replace_pattern_with_filters: replacement_callback returned a "
+                                      f"{type(made).__name__}, not a torch.fx.Graph")
+            graphs.append(_native.Graph(_graph(made), matcher._codec))
+    if before is not None:
         edited = _changed(before, gm.graph)
         if edited is not None:
-            raise _native.GraftError(f"replace_pattern_with_filters: a match filter edited the graph (node "
-                                     f"{edited.name!r}); filters may only look at it, so nothing was replaced")
+            what = "a match filter" if match_filters else "replacement_callback"
+            raise _native.GraftError(f"replace_pattern_with_filters: {what} edited the graph (node "
+                                     f"{edited.name!r}); it may only look at it, so nothing was replaced")
+    return selected, internal, graphs
+
+
+def _replace_alone(gm, pattern, replacement, match_filters, ignore_literals, replacement_callback, node_name_match):
+    if replacement is None and replacement_callback is None:
+        raise GraftAssertionError("Must provide either a replacement GraphModule or a replacement callback")
+    pattern_graph = _graph(pattern)
+    matcher = SubgraphMatcher(pattern_graph, ignore_literals=ignore_literals)
+    graph = _native.Graph(gm.graph, matcher._codec)
+    found = matcher._native.match(graph, node_name_match)
+    selected, internal, graphs = _select(gm, matcher, found, pattern_graph, match_filters, replacement_callback)
     with signals_deferred():  # Ctrl-C waits until the edit is made
         with raised_as(GraftAssertionError, only="placeholder count mismatch"), \
-                raised_as(GraftAssertionError, only="returning nodes count mismatch"):
-            done = _native.replace(found, selected, _native.Graph(replacement_graph, matcher._codec))
+                raised_as(GraftAssertionError, only="returning nodes count mismatch"), \
+                raised_as(GraftAssertionError, only="the graph's output node"):  # torch fails an assertion there
+            if replacement_callback is not None:
+                done = _native.replace_each(found, selected, graphs)
+            else:
+                done = _native.replace(found, selected, _native.Graph(_graph(replacement), matcher._codec))
         gm.recompile()
         if isinstance(replacement, torch.nn.Module):
             _replace_attributes(gm, replacement)
@@ -109,10 +132,15 @@ def replace_pattern(gm: GraphModule, pattern, replacement) -> List[Match]:
     return [Match(anchor=r.anchor, nodes_map=r.nodes_map) for r in _replace(gm, pattern, replacement, [], False)]
 
 
-def replace_pattern_with_filters(gm: GraphModule, pattern, replacement,
+def replace_pattern_with_filters(gm: GraphModule, pattern, replacement=None,
                                  match_filters: List[Callable[[InternalMatch, Graph, Graph], bool]] = None,
-                                 ignore_literals: bool = False) -> List[ReplacedPatterns]:
+                                 ignore_literals: bool = False,
+                                 replacement_callback: Optional[Callable[[InternalMatch, Graph, Graph], Graph]] = None,
+                                 node_name_match: str = "") -> List[ReplacedPatterns]:
     """torch.fx's replace_pattern_with_filters: a match is replaced only if every
     filter, called as filter(match, original_graph, pattern_graph) before any replacement,
-    returns True."""
-    return _replace(gm, pattern, replacement, list(match_filters or []), ignore_literals)
+    returns True. With `replacement_callback`, each match is replaced by the graph
+    callback(match, original_graph, pattern_graph) returns; with `node_name_match`, graph nodes
+    whose name contains it match any pattern node but an input (SubgraphMatcher.match's)."""
+    return _replace(gm, pattern, replacement, list(match_filters or []), ignore_literals, replacement_callback,
+                    node_name_match)

@@ -43,6 +43,10 @@ struct MatchOptions {
   bool match_placeholder = false;  ///< pattern inputs match only graph inputs
   bool remove_overlapping_matches = true;
   bool ignore_literals = false;  ///< literals in the pattern match anything
+  /// When not empty, a graph node whose name contains it may stand for an anchor (a node the
+  /// pattern returns), whatever its op and target; its arguments are still compared, and the
+  /// nodes reached from it are compared as usual (torch.fx's SubgraphMatcher.match(node_name_match)).
+  std::string node_name_match{};
   /// Operator schemas that reconcile arguments spelled differently (positional, keyword,
   /// omitted default); null means `OpSchemaRegistry::builtin()`.
   std::shared_ptr<const OpSchemaRegistry> schemas{};
@@ -138,6 +142,13 @@ class SubgraphMatcher {
     return explain(gm.graph, node, &gm.modules);
   }
 
+  /// This matcher with `options().node_name_match` set to `name_part`.
+  SubgraphMatcher with_node_name_match(std::string name_part) const {
+    SubgraphMatcher copy = *this;
+    copy.options_.node_name_match = std::move(name_part);
+    return copy;
+  }
+
   const Graph& pattern() const { return pattern_.graph; }
   const Pattern& constrained_pattern() const { return pattern_; }
   const NodeConstraint* constraint(NodeId p) const { return pattern_.constraint(p); }
@@ -154,6 +165,8 @@ class SubgraphMatcher {
   void search(const Graph& g, const ModuleTable* modules, const CandidateIndex* index, const std::vector<NodeId>* first,
               Visit&& visit) const;
   std::vector<NodeId> scan_candidates(const Graph& g, const ModuleTable* modules) const;
+  /// `candidates` (in graph order) and every node whose name holds options_.node_name_match.
+  std::vector<NodeId> with_named_nodes(const Graph& g, const std::vector<NodeId>* candidates) const;
   std::vector<SubgraphMatch> collect(const Graph& g, const ModuleTable* modules, const CandidateIndex* index,
                                      const std::vector<NodeId>* first) const;
   Pattern pattern_;

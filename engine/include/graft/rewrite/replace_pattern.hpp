@@ -48,6 +48,12 @@ Result<std::vector<ReplacedPattern>> replace_pattern(Graph& g, const SubgraphMat
 Result<std::vector<ReplacedPattern>> replace_matches(Graph& g, const SubgraphMatcher& matcher,
                                                      const std::vector<SubgraphMatch>& matches,
                                                      const Graph& replacement, const ReplaceOptions& options = {});
+/// The same with a replacement per match (`replacements[i]` for `matches[i]`): what a host whose
+/// replacement depends on the match (torch.fx's replacement_callback) calls.
+Result<std::vector<ReplacedPattern>> replace_matches(Graph& g, const SubgraphMatcher& matcher,
+                                                     const std::vector<SubgraphMatch>& matches,
+                                                     const std::vector<const Graph*>& replacements,
+                                                     const ReplaceOptions& options = {});
 /// The same on a graph module: its module table is the one patterns match classes in.
 inline Result<std::vector<ReplacedPattern>> replace_pattern(GraphModule& gm, const SubgraphMatcher& matcher,
                                                             const Graph& replacement,

@@ -1,4 +1,6 @@
-"""torch.fx.passes.utils.fuser_utils.fuse_by_partitions on graft's engine."""
+"""torch.fx.passes.utils.fuser_utils: fuse_by_partitions on graft's engine; topo_sort (stable with
+respect to the input order in torch 2.14), validate_partition, fuse_as_graphmodule, insert_subgm
+and erase_nodes are torch.fx's own."""
 from typing import Dict, List, Optional
 
 from torch.fx import GraphModule, Node
@@ -9,7 +11,8 @@ from torch.fx.passes.utils.fuser_utils import validate_partition  # noqa: F401
 from ....convert import FxModule, exclusive, signals_deferred
 from ....errors import GraftAssertionError, raised_as
 
-__all__ = ["fuse_by_partitions"]
+__all__ = ["erase_nodes", "fuse_as_graphmodule", "fuse_by_partitions", "insert_subgm", "topo_sort",
+           "validate_partition"]
 
 
 def fuse_by_partitions(gm: GraphModule, partitions: List[Dict[Node, Optional[int]]], prefix: str = "fused_",

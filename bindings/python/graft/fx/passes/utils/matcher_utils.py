@@ -81,10 +81,12 @@ class SubgraphMatcher:
         return InternalMatch(anchors=list(anchors), nodes_map=nodes_map, placeholder_nodes=list(placeholders),
                              returning_nodes=list(returning))
 
-    def _matches(self, graph):
-        return self._native.match(_NativeGraph(graph, self._codec))
+    def _matches(self, graph, node_name_match=""):
+        return self._native.match(_NativeGraph(graph, self._codec), node_name_match)
 
-    def match(self, graph: Graph) -> List[InternalMatch]:
-        """Every match of the pattern in `graph`, in the order of their anchors."""
-        found = self._matches(graph)
+    def match(self, graph: Graph, node_name_match: str = "") -> List[InternalMatch]:
+        """Every match of the pattern in `graph`, in the order of their anchors. With
+        `node_name_match`, a graph node whose name contains it matches any pattern node that is
+        not an input, whatever its op and target (its arguments are still compared), as torch.fx's."""
+        found = self._matches(graph, node_name_match)
         return [self._internal(found[i]) for i in range(len(found))]

@@ -1,0 +1,1 @@
+"""torch.fx.passes.backends under graft.fx."""

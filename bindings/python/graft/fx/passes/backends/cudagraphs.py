@@ -1,0 +1,5 @@
+"""torch.fx.passes.backends.cudagraphs as torch.fx has it: CUDA graph partitioning (it runs
+torch.fx's partitioner). The names are torch 2.14's own objects, so that importing them from
+graft.fx works wherever it works from torch.fx."""
+from torch.fx.passes.backends.cudagraphs import *  # noqa: F401,F403
+from torch.fx.passes.backends.cudagraphs import __all__  # noqa: F401

@@ -1,0 +1,4 @@
+"""torch.fx.passes.canonicalize as torch.fx has it: canonical node names. The names are torch
+2.14's own objects, so that importing them from graft.fx works wherever it works from torch.fx."""
+from torch.fx.passes.canonicalize import *  # noqa: F401,F403
+from torch.fx.passes.canonicalize import __all__  # noqa: F401

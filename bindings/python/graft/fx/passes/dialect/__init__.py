@@ -1,0 +1,1 @@
+"""torch.fx.passes.dialect under graft.fx."""

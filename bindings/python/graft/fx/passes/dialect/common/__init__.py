@@ -1,0 +1,1 @@
+"""torch.fx.passes.dialect.common under graft.fx."""

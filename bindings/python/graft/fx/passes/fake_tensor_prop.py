@@ -1,0 +1,5 @@
+"""torch.fx.passes.fake_tensor_prop as torch.fx has it: FakeTensorProp, fake tensors through the
+graph. The names are torch 2.14's own objects, so that importing them from graft.fx works
+wherever it works from torch.fx."""
+from torch.fx.passes.fake_tensor_prop import *  # noqa: F401,F403
+from torch.fx.passes.fake_tensor_prop import __all__  # noqa: F401

@@ -1,0 +1,5 @@
+"""torch.fx.passes.graph_manipulation as torch.fx has it: sizes of nodes, and replacing targets.
+The names are torch 2.14's own objects, so that importing them from graft.fx works wherever it
+works from torch.fx."""
+from torch.fx.passes.graph_manipulation import *  # noqa: F401,F403
+from torch.fx.passes.graph_manipulation import __all__  # noqa: F401

@@ -1,0 +1,4 @@
+"""torch.fx.passes.net_min_base as torch.fx has it: the minimizer's errors. The names are torch
+2.14's own objects, so that importing them from graft.fx works wherever it works from torch.fx."""
+from torch.fx.passes.net_min_base import *  # noqa: F401,F403
+from torch.fx.passes.net_min_base import __all__  # noqa: F401

@@ -1,0 +1,5 @@
+"""torch.fx.passes.param_fetch as torch.fx has it: lowering attributes onto nodes. The names are
+torch 2.14's own objects, so that importing them from graft.fx works wherever it works from
+torch.fx."""
+from torch.fx.passes.param_fetch import *  # noqa: F401,F403
+from torch.fx.passes.param_fetch import __all__  # noqa: F401

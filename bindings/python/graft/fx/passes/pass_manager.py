@@ -1,0 +1,5 @@
+"""torch.fx.passes.pass_manager as torch.fx has it: the older PassManager
+(graft.fx.passes.infra.pass_manager also runs Lua passes). The names are torch 2.14's own
+objects, so that importing them from graft.fx works wherever it works from torch.fx."""
+from torch.fx.passes.pass_manager import *  # noqa: F401,F403
+from torch.fx.passes.pass_manager import __all__  # noqa: F401

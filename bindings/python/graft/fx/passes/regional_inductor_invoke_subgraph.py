@@ -1,0 +1,5 @@
+"""torch.fx.passes.regional_inductor_invoke_subgraph as torch.fx has it: compiling invoke_subgraph
+regions with inductor. The names are torch 2.14's own objects, so that importing them from
+graft.fx works wherever it works from torch.fx."""
+from torch.fx.passes.regional_inductor_invoke_subgraph import *  # noqa: F401,F403
+from torch.fx.passes.regional_inductor_invoke_subgraph import __all__  # noqa: F401

@@ -1,0 +1,5 @@
+"""torch.fx.passes.reinplace as torch.fx has it: reinplace (the `reinplace` pass of graft.passes is
+graft's, with the differences docs/FX_DIFFERENCES.md lists). The names are torch 2.14's own
+objects, so that importing them from graft.fx works wherever it works from torch.fx."""
+from torch.fx.passes.reinplace import *  # noqa: F401,F403
+from torch.fx.passes.reinplace import __all__  # noqa: F401

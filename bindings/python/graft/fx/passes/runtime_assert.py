@@ -1,0 +1,5 @@
+"""torch.fx.passes.runtime_assert as torch.fx has it: inserting deferred runtime asserts. The names
+are torch 2.14's own objects, so that importing them from graft.fx works wherever it works from
+torch.fx."""
+from torch.fx.passes.runtime_assert import *  # noqa: F401,F403
+from torch.fx.passes.runtime_assert import __all__  # noqa: F401

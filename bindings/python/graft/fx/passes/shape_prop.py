@@ -1,0 +1,5 @@
+"""torch.fx.passes.shape_prop as torch.fx has it: ShapeProp, which runs the module to record
+tensor_meta (graft's static propagation is g:propagate_meta in Lua). The names are torch 2.14's own
+objects, so that importing them from graft.fx works wherever it works from torch.fx."""
+from torch.fx.passes.shape_prop import *  # noqa: F401,F403
+from torch.fx.passes.shape_prop import __all__  # noqa: F401

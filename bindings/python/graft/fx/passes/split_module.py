@@ -1,0 +1,5 @@
+"""torch.fx.passes.split_module as torch.fx has it: split_module, a GraphModule split into
+submodules by a callback. The names are torch 2.14's own objects, so that importing them from
+graft.fx works wherever it works from torch.fx."""
+from torch.fx.passes.split_module import *  # noqa: F401,F403
+from torch.fx.passes.split_module import __all__  # noqa: F401

@@ -1,0 +1,4 @@
+"""torch.fx.passes.split_utils as torch.fx has it: splitting by tags. The names are torch 2.14's
+own objects, so that importing them from graft.fx works wherever it works from torch.fx."""
+from torch.fx.passes.split_utils import *  # noqa: F401,F403
+from torch.fx.passes.split_utils import __all__  # noqa: F401

@@ -1,0 +1,5 @@
+"""torch.fx.passes.splitter_base as torch.fx has it: the splitter's building blocks. The names are
+torch 2.14's own objects, so that importing them from graft.fx works wherever it works from
+torch.fx."""
+from torch.fx.passes.splitter_base import *  # noqa: F401,F403
+from torch.fx.passes.splitter_base import __all__  # noqa: F401

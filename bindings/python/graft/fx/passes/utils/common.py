@@ -1,0 +1,5 @@
+"""torch.fx.passes.utils.common as torch.fx has it: HolderModule, compare_graphs,
+lift_subgraph_as_module. The names are torch 2.14's own objects, so that importing them from
+graft.fx works wherever it works from torch.fx."""
+from torch.fx.passes.utils.common import *  # noqa: F401,F403
+from torch.fx.passes.utils.common import __all__  # noqa: F401

@@ -1,0 +1,5 @@
+"""torch.fx.passes.utils.matcher_with_name_node_map_utils as torch.fx has it:
+SubgraphMatcherWithNameNodeMap, on torch.fx's matcher. The names are torch 2.14's own objects,
+so that importing them from graft.fx works wherever it works from torch.fx."""
+from torch.fx.passes.utils.matcher_with_name_node_map_utils import *  # noqa: F401,F403
+from torch.fx.passes.utils.matcher_with_name_node_map_utils import __all__  # noqa: F401

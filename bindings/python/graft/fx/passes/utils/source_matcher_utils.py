@@ -1,0 +1,5 @@
+"""torch.fx.passes.utils.source_matcher_utils as torch.fx has it: partitions by source function or
+module. The names are torch 2.14's own objects, so that importing them from graft.fx works
+wherever it works from torch.fx."""
+from torch.fx.passes.utils.source_matcher_utils import *  # noqa: F401,F403
+from torch.fx.passes.utils.source_matcher_utils import __all__  # noqa: F401
