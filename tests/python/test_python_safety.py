@@ -639,7 +639,8 @@ class ErrorsAsTorchRaisesThem(unittest.TestCase):
     def cases(self):
         import torch.fx.passes.utils.fuser_utils as fx_fuser
         import torch.fx.passes.utils.matcher_utils as fx_matcher
-        from graft.fx import SubgraphMatcher, replace_pattern
+        import torch.fx.subgraph_rewriter as fx_rewriter
+        from graft.fx import SubgraphMatcher, replace_pattern, replace_pattern_with_filters
         from graft.fx.passes.utils.fuser_utils import fuse_by_partitions
 
         def calls(gm):
@@ -651,6 +652,10 @@ class ErrorsAsTorchRaisesThem(unittest.TestCase):
 
         def foreign(fuse):
             fuse(relu_plus_one(), [{calls(relu_plus_one())[0]: None}])
+
+        def cycle(fuse):  # the first and last calls, with the one between them outside
+            gm = torch.fx.symbolic_trace(lambda x: torch.sigmoid(torch.relu(x) + 1))
+            fuse(gm, [{calls(gm)[0]: None, calls(gm)[-1]: None}])
 
         return [
             ("dead code in the pattern", lambda m: m(torch.fx.symbolic_trace(dead_code).graph),
@@ -664,6 +669,12 @@ class ErrorsAsTorchRaisesThem(unittest.TestCase):
              torch.fx.replace_pattern, replace_pattern),
             ("a node in two partitions", twice, fx_fuser.fuse_by_partitions, fuse_by_partitions),
             ("another graph's node", foreign, fx_fuser.fuse_by_partitions, fuse_by_partitions),
+            ("a partition whose fusion makes a cycle", cycle, fx_fuser.fuse_by_partitions, fuse_by_partitions),
+            ("neither a replacement nor a callback", lambda rp: rp(relu_plus_one(), lambda x: torch.relu(x), None),
+             fx_rewriter.replace_pattern_with_filters, replace_pattern_with_filters),
+            ("node_name_match on the output node",
+             lambda rp: rp(relu_plus_one(), lambda x: torch.relu(x), lambda x: torch.sigmoid(x), node_name_match="out"),
+             fx_rewriter.replace_pattern_with_filters, replace_pattern_with_filters),
         ]
 
     def test_each_error_is_an_instance_of_torchs_class(self):
