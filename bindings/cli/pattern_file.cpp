@@ -9,7 +9,6 @@
 
 #include "graft/io/graph_json.hpp"
 #include "graft/ir/python_repr.hpp"
-#include "graft/match/close_targets.hpp"
 #include "graft/match/describe_failure.hpp"
 #include "node_lookup.hpp"
 #include "print_error.hpp"
@@ -104,33 +103,6 @@ Json explanations_json(const SubgraphMatcher& matcher, const GraphModule& gm,
   return j;
 }
 
-void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, const std::vector<MatchExplanation>& all,
-                        const std::string& graph_path, const std::string& indent, std::string& out) {
-  const Graph& g = gm.graph;
-  if (all.empty()) {
-    const Graph& p = matcher.pattern();
-    const NodeId a = matcher.anchors().front();
-    const NodeConstraint* c = matcher.constraint(a);
-    const std::string what = c != nullptr && !c->module_class.empty()
-        ? "a module of class " + c->module_classes_text()
-        : std::string(op_kind_name(p.op(a))) + " " + p.target(a);
-    out +=
-        fmt::format("{}no candidate in {}: no node is what the pattern's output is ({})\n", indent, graph_path, what);
-    if (c == nullptr || c->module_class.empty()) {
-      for (const CloseTarget& t : close_targets(g, p.op(a), p.target(a)))
-        out += fmt::format("{}  did you mean {} {}? ({})\n", indent, op_kind_name(t.op), t.target, t.why);
-    }
-    return;
-  }
-  for (const MatchExplanation& e : all) {
-    if (e.failure.kind == MatchFailure::Kind::None) out += fmt::format("{}{}: matches\n", indent, g.name(e.candidate));
-    else
-      out += fmt::format("{}{}: no match (matched {} of {} pattern nodes): {}\n", indent, g.name(e.candidate),
-                         e.failure.matched, matcher.compute_nodes(),
-                         describe_failure(e.failure, e.candidate, gm, matcher));
-  }
-}
-
 int cmd_match(const MatchCommandOptions& o) {
   Result<MatchInputs> in = load_inputs(o);
   if (!in) {
@@ -155,7 +127,7 @@ int cmd_match(const MatchCommandOptions& o) {
   print_matches(matcher, gm.graph, matches, out);
   if (o.log) {
     out += "candidates:\n";
-    print_explanations(matcher, gm, matcher.explain(gm), o.graph, "  ", out);
+    out += explanations_text(matcher, gm, matcher.explain(gm), o.graph, "  ");
   }
   fmt::print("{}", out);
   return 0;
@@ -183,9 +155,7 @@ int cmd_explain(const MatchCommandOptions& o, const std::string& node) {
     fmt::print("{}\n", explanations_json(matcher, gm, all).dump(2));
     return 0;
   }
-  std::string out;
-  print_explanations(matcher, gm, all, o.graph, "", out);
-  fmt::print("{}", out);
+  fmt::print("{}", explanations_text(matcher, gm, all, o.graph));
   return 0;
 }
 

@@ -44,8 +44,5 @@ Json matches_json(const SubgraphMatcher& matcher, const Graph& g, const std::vec
 void print_matches(const SubgraphMatcher& matcher, const Graph& g, const std::vector<SubgraphMatch>& matches,
                    std::string& out);
 Json explanations_json(const SubgraphMatcher& matcher, const GraphModule& gm, const std::vector<MatchExplanation>& all);
-/// One line per candidate, appended to `out`: `relu_3: matches` or `relu_3: no match (...): <reason>`.
-void print_explanations(const SubgraphMatcher& matcher, const GraphModule& gm, const std::vector<MatchExplanation>& all,
-                        const std::string& graph_path, const std::string& indent, std::string& out);
 
 }  // namespace graft::cli

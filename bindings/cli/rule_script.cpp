@@ -7,6 +7,7 @@
 
 #include "graft/io/tabular.hpp"
 #include "graft/lua/rules.hpp"
+#include "graft/match/describe_failure.hpp"
 #include "node_lookup.hpp"
 #include "pattern_file.hpp"
 #include "print_error.hpp"
@@ -120,7 +121,7 @@ int cmd_match_rules(const RulesCommandOptions& o) {
             out += "  refused by the filter:\n";
             print_matches(*r->matcher, gm->graph, refused, out);
           }
-          if (o.log) print_explanations(*r->matcher, *gm, r->matcher->explain(*gm), o.script.graph, "    ", out);
+          if (o.log) out += explanations_text(*r->matcher, *gm, r->matcher->explain(*gm), o.script.graph, "    ");
         }
         if (o.json) out += j.dump(2) + "\n";
         return Status::ok();
@@ -148,7 +149,7 @@ int cmd_explain_rules(const RulesCommandOptions& o) {
                          return Status::ok();
                        }
                        out += "rule " + r.name + ":\n";
-                       print_explanations(*r.matcher, *gm, all, o.script.graph, "  ", out);
+                       out += explanations_text(*r.matcher, *gm, all, o.script.graph, "  ");
                        return Status::ok();
                      });
 }

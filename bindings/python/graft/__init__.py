@@ -7,6 +7,7 @@
 
     gm, report = graft.run("passes.lua", gm)   # a Lua pipeline, sandboxed, on gm in place
     graft.verify("rules.lua")                  # does each rule compute what it replaces? (PyTorch)
+    print(graft.explain(gm, pattern))          # why the pattern matches here and not there
 
     from graft.fx import replace_pattern, SubgraphMatcher   # torch.fx's names, graft's engine
 
@@ -25,12 +26,13 @@ from .errors import GraftAssertionError, GraftKeyError, GraftValueError  # noqa:
 from .convert import FxModule, from_fx  # noqa: E402
 from .scripts import ScriptError, ScriptHost, run  # noqa: E402
 from .verify import RuleVerdict, verify  # noqa: E402
+from .explain import Explanation, explain  # noqa: E402
 from .graph_rewrite import GraftCompileWarning, GraphReport  # noqa: E402
 from graft_fx.trust import trust_module  # noqa: E402
 
-__all__ = ["Backend", "FxModule", "GraftAssertionError", "GraftCompileWarning", "GraftError", "GraftKeyError",
+__all__ = ["Backend", "Explanation", "FxModule", "GraftAssertionError", "GraftCompileWarning", "GraftError", "GraftKeyError",
            "GraftValueError", "GraphReport", "InductorPass", "RuleVerdict", "ScriptError", "ScriptHost", "backend",
-           "export", "from_fx", "inductor_pass", "run", "trust_module", "verify"]
+           "explain", "export", "from_fx", "inductor_pass", "run", "trust_module", "verify"]
 
 # torch.compile's pieces load torch._inductor (a second on this machine): only when asked for.
 _LAZY = {"Backend": "torch_compile", "backend": "torch_compile", "InductorPass": "inductor_hooks",

@@ -1,5 +1,6 @@
 #include "fx_rewrite.hpp"
 
+#include "graft/match/describe_failure.hpp"
 #include "graft/rewrite/replace_pattern.hpp"
 
 namespace graft::python {
@@ -85,6 +86,22 @@ Matches match_at(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<
   if (std::optional<SubgraphMatch> m = matcher->matcher->match_at(ir.graph, &ir.modules, graph->node_id(node.ptr())))
     out.list.push_back(std::move(*m));
   return out;
+}
+
+py::tuple explain(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph,
+                  const py::object& node, const std::string& graph_label) {
+  const GraphModule& ir = graph->ir();
+  const NodeId only = node.is_none() ? kNoNode : graph->node_id(node.ptr());
+  const SubgraphMatcher& m = *matcher->matcher;
+  const std::vector<MatchExplanation> all = m.explain(ir, only);
+  py::list rows;
+  for (const MatchExplanation& e : all) {
+    const bool matches = e.failure.kind == MatchFailure::Kind::None;
+    rows.append(py::make_tuple(
+        graph->fx_node(e.candidate), matches, matches ? m.compute_nodes() : e.failure.matched,
+        matches ? py::object(py::none()) : py::object(py::str(describe_failure(e.failure, e.candidate, ir, m)))));
+  }
+  return py::make_tuple(rows, m.compute_nodes(), explanations_text(m, ir, all, graph_label));
 }
 
 py::list replace_each(Matches& matches, const std::vector<std::size_t>& selected,

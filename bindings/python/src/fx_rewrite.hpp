@@ -48,6 +48,12 @@ Matches match(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxG
 Matches match_at(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph,
                  const py::handle& node);
 
+/// Why the matcher matches or not at each candidate of its first anchor in `graph` (or at FX node
+/// `node` only, whatever its target): ([(fx node, matches, matched, reason or None)], pattern
+/// nodes, the text `graft explain` prints, naming the graph `graph_label`).
+py::tuple explain(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxGraph>& graph,
+                  const py::object& node, const std::string& graph_label);
+
 /// Replaces matches `selected` (indices into `matches`, in order) by `replacement`, applies the
 /// result to the FX graph, and reports each as (pattern anchor, bindings, new FX nodes).
 /// The engine rewrites inside a transaction: on error nothing changed.

@@ -92,6 +92,8 @@ PYBIND11_MODULE(_native, m) {
            py::arg("pattern"), py::arg("constraints"), py::arg("semantics") = "fx",
            "A pattern with constraints per pattern node: [(fx_node, {alternatives, users, wildcard})]")
       .def("match", &graft::python::match, py::arg("graph"), py::arg("node_name_match") = "")
+      .def("explain", &graft::python::explain, py::arg("graph"), py::arg("node") = py::none(),
+           py::arg("graph_label") = "the graph")
       .def("match_at", &graft::python::match_at, py::arg("graph"), py::arg("node"),
            "The match anchored at FX node `node` of `graph`, as Matches of length 0 or 1");
 

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "graft/ir/python_repr.hpp"
+#include "graft/match/close_targets.hpp"
 
 namespace graft {
 
@@ -77,6 +78,36 @@ std::string describe_failure(const MatchFailure& f, NodeId candidate, const Grap
                          gname(candidate));
   }
   return "?";
+}
+
+std::string explanations_text(const SubgraphMatcher& matcher, const GraphModule& gm,
+                              const std::vector<MatchExplanation>& all, std::string_view graph_label,
+                              std::string_view indent) {
+  std::string out;
+  const Graph& g = gm.graph;
+  if (all.empty()) {
+    const Graph& p = matcher.pattern();
+    const NodeId a = matcher.anchors().front();
+    const NodeConstraint* c = matcher.constraint(a);
+    const std::string what = c != nullptr && !c->module_class.empty()
+        ? "a module of class " + c->module_classes_text()
+        : std::string(op_kind_name(p.op(a))) + " " + p.target(a);
+    out +=
+        fmt::format("{}no candidate in {}: no node is what the pattern's output is ({})\n", indent, graph_label, what);
+    if (c == nullptr || c->module_class.empty()) {
+      for (const CloseTarget& t : close_targets(g, p.op(a), p.target(a)))
+        out += fmt::format("{}  did you mean {} {}? ({})\n", indent, op_kind_name(t.op), t.target, t.why);
+    }
+    return out;
+  }
+  for (const MatchExplanation& e : all) {
+    if (e.failure.kind == MatchFailure::Kind::None) out += fmt::format("{}{}: matches\n", indent, g.name(e.candidate));
+    else
+      out += fmt::format("{}{}: no match (matched {} of {} pattern nodes): {}\n", indent, g.name(e.candidate),
+                         e.failure.matched, matcher.compute_nodes(),
+                         describe_failure(e.failure, e.candidate, gm, matcher));
+  }
+  return out;
 }
 
 }  // namespace graft

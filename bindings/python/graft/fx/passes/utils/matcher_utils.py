@@ -1,7 +1,7 @@
 """torch.fx.passes.utils.matcher_utils on graft's engine: SubgraphMatcher, returning torch.fx's
 InternalMatch with the user's Node objects, in torch.fx's order (matches by anchor, each
 nodes_map in the order torch.fx's walk binds the pattern's nodes)."""
-from typing import List
+from typing import List, Optional
 
 import torch
 import torch.fx
@@ -80,6 +80,13 @@ class SubgraphMatcher:
             nodes_map.setdefault(pn, gn)
         return InternalMatch(anchors=list(anchors), nodes_map=nodes_map, placeholder_nodes=list(placeholders),
                              returning_nodes=list(returning))
+
+    def explain(self, graph: Graph, node: Optional[Node] = None):
+        """graft's addition: for each candidate of the pattern's output in `graph` (or at `node`
+        only), whether it matches there or the first reason it does not (graft.explain's
+        Explanations; str() is graft explain's text). What to ask when match() finds nothing."""
+        from ....explain import explain_with
+        return explain_with(self._native, self._codec, graph, node)
 
     def _matches(self, graph, node_name_match=""):
         return self._native.match(_NativeGraph(graph, self._codec), node_name_match)
