@@ -127,6 +127,9 @@ for _, class in ipairs({ "activation.ReLU", "activation.ReLU6", "activation.GELU
   functions["torch.nn.modules." .. class] = same_as_input
 end
 functions["torch.nn.modules.dropout.Dropout"] = function(a) return a[1] end
+-- torch.nn.functional's Python functions (no schema of their own)
+functions["torch.nn.functional.leaky_relu"] = same_as_input
+functions["torch.nn.functional.dropout"] = same_as_input
 functions["torch.nn.modules.linear.Identity"] = function(a) return a[1] end
 functions["torch.nn.modules.linear.Linear"] = function(a, _, m)
   return functions["aten::linear"]({ input = a[1], weight = m.parameters.weight })
@@ -136,6 +139,47 @@ functions["torch.nn.modules.normalization.LayerNorm"] = function(a)
 end
 functions["torch.nn.modules.batchnorm.BatchNorm2d"] = function(a)
   return functions["aten::batch_norm"]({ input = a[1] })
+end
+--- A module's recorded settings (its constructor's: stride, padding, ...), tuples as lists.
+local function settings(m)
+  local out = {}
+  for k, v in pairs(m.settings) do
+    out[k] = type(v) == "table" and v.tuple ~= nil and v.tuple or v
+  end
+  return out
+end
+
+for _, n in ipairs({ 1, 2, 3 }) do
+  local function conv(transposed)
+    return function(a, _, m)
+      local s = settings(m)
+      if s.padding_mode ~= nil and s.padding_mode ~= "zeros" then return nil end -- padded before the call
+      return functions["aten::convolution"]({ input = a[1], weight = m.parameters.weight, stride = s.stride,
+        padding = s.padding, dilation = s.dilation, transposed = transposed, output_padding = s.output_padding,
+        groups = s.groups })
+    end
+  end
+  functions["torch.nn.modules.conv.Conv" .. n .. "d"] = conv(false)
+  functions["torch.nn.modules.conv.ConvTranspose" .. n .. "d"] = conv(true)
+  functions["torch.nn.modules.pooling.MaxPool" .. n .. "d"] = function(a, _, m)
+    local s = settings(m)
+    if s.return_indices then return nil end
+    return functions["aten::max_pool" .. n .. "d"]({ self = a[1], kernel_size = s.kernel_size, stride = s.stride,
+      padding = s.padding, dilation = s.dilation, ceil_mode = s.ceil_mode })
+  end
+  functions["torch.nn.modules.pooling.AvgPool" .. n .. "d"] = function(a, _, m)
+    local s = settings(m)
+    return functions["aten::avg_pool" .. n .. "d"]({ self = a[1], kernel_size = s.kernel_size, stride = s.stride,
+      padding = s.padding, ceil_mode = s.ceil_mode })
+  end
+  functions["torch.nn.modules.pooling.AdaptiveAvgPool" .. n .. "d"] = function(a, _, m)
+    return functions["aten::adaptive_avg_pool" .. n .. "d"]({ self = a[1], output_size = settings(m).output_size })
+  end
+end
+for _, n in ipairs({ 1, 3 }) do
+  functions["torch.nn.modules.batchnorm.BatchNorm" .. n .. "d"] = function(a)
+    return functions["aten::batch_norm"]({ input = a[1] })
+  end
 end
 functions["torch.nn.modules.flatten.Flatten"] = function(a, _, m)
   return functions["aten::flatten"]({ self = a[1], start_dim = m.settings.start_dim or 1,

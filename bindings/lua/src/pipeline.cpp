@@ -15,6 +15,7 @@
 #include "graft/lua/sandbox.hpp"
 #include "graft/passes/pass_registry.hpp"
 #include "handles.hpp"
+#include "lua_json.hpp"
 #include "pipeline_spec.hpp"
 #include "rule_api.hpp"
 #include "sandbox_state.hpp"
@@ -252,7 +253,8 @@ class Runner {
               SessionScope session(s_, GraphModuleRef::whole(gm_), false);
               lua_rawgeti(L, LUA_REGISTRYINDEX, step.ref);
               push_graph(L, session.id());
-              lua_call(L, 1, 0);
+              lua_call(L, 1, 1);
+              if (!lua_isnil(L, -1)) entry.result_json = to_json(L, -1, "the value the pass returned");
             },
             false, what);
         s_.on_rules_applied = nullptr;
@@ -566,6 +568,7 @@ std::string PipelineReport::to_json() const {
                          {"rewrites", r.rewrites}});
       e["rules_stop"] = p.rules_stop;
     }
+    if (!p.result_json.empty()) e["result"] = nlohmann::ordered_json::parse(p.result_json);
     list.push_back(std::move(e));
   }
   return j.dump(2) + "\n";

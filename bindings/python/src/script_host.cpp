@@ -58,9 +58,23 @@ T integer(const std::string& key, const py::handle& value, T lo, T hi) {
   return value.cast<T>();
 }
 
+/// A script's `print`, in a Python host: a record of the `graft.scripts` logger at INFO (silent
+/// unless the host configures logging), not bytes on the process's stderr. Runs on the worker
+/// thread of run_interruptibly, which holds no GIL; a failure to log is dropped, never raised
+/// into the script.
+void log_to_python(std::string_view script, std::string_view text) {
+  const py::gil_scoped_acquire gil;
+  try {
+    py::module_::import("logging")
+        .attr("getLogger")("graft.scripts")
+        .attr("info")("[%s] %s", std::string(script), std::string(text));
+  } catch (py::error_already_set& e) { e.discard_as_unraisable("graft: logging a script's print"); }
+}
+
 /// Budgets from Python keywords; omitted ones keep graft's defaults (graft/lua/limits.hpp).
 lua::ScriptHostOptions options_from(const py::dict& budgets) {
   lua::ScriptHostOptions o;
+  o.sandbox.log = log_to_python;
   lua::Limits& l = o.sandbox.limits;
   constexpr auto kMaxU64 = std::numeric_limits<std::uint64_t>::max();
   for (auto [key, value] : budgets) {

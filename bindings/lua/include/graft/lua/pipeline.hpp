@@ -35,6 +35,8 @@ struct PassReport {
   /// Rule sets the pass applied (g:apply, rules:pass{}): per rule, summed over its calls.
   std::vector<RuleStats> rules{};
   std::string rules_stop{};  ///< why the last g:apply of the pass stopped, for people (DriveReport::stop_text)
+  /// What a Lua pass returned (its report, when it makes one) as canonical JSON; "" when nil.
+  std::string result_json{};
   bool modified() const { return nodes_added + nodes_removed + nodes_changed > 0; }
 };
 

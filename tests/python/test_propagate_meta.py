@@ -1,0 +1,118 @@
+"""graft.propagate_meta against torch 2.14's FakeTensorProp: the shape, dtype, strides and device
+graft's Lua meta functions compute for a node must be what FakeTensorProp records for it.
+
+Two families: torchvision models traced by torch.fx (modules by class, channels-last inputs for
+the strides), and fx_differential.py's generated graphs (torch functions, tensor methods and
+modules on 4x4 inputs, their meta cleared first). A generated case that differs is shrunk to
+the fewest nodes that still differ and reported with its seed."""
+import copy
+import unittest
+
+import torch
+import torch.fx
+import torchvision
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+
+import fx_differential as fxd
+from fx_shrink import shrink
+from graft_fx import format as fmt
+from graft_fx.importer import import_graph
+from helpers import graft_module
+
+SEED = 3
+CASES = 100
+
+
+def described(value):
+    return {"shape": list(value.shape), "dtype": str(value.dtype)[len("torch."):],
+            "stride": list(value.stride()), "device": str(value.device)}
+
+
+def differences(graft, gm, inputs):
+    """(report, number of nodes compared, [(node, graft's, torch's)]) for `gm` on `inputs`."""
+    reference = copy.deepcopy(gm)
+    report = graft.propagate_meta(gm, *inputs)
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    FakeTensorProp(reference, mode).propagate(*[mode.from_tensor(x) for x in inputs])
+    compared, wrong = 0, []
+    for ours, theirs in zip(gm.graph.nodes, reference.graph.nodes):
+        value, mine = theirs.meta.get("val"), ours.meta.get("graft_tensor_meta")
+        if isinstance(value, torch.Tensor) and mine is not None:
+            compared += 1
+            if mine != described(value):
+                wrong.append((ours.name, mine, described(value)))
+    return report, compared, wrong
+
+
+def generated(case):
+    gm = import_graph(fmt.loads(case["graph"]), fxd.Root())
+    for node in gm.graph.nodes:
+        node.meta.clear()
+    gen = torch.Generator().manual_seed(0)
+    return gm, [torch.randn(4, 4, generator=gen) for n in gm.graph.nodes if n.op == "placeholder"]
+
+
+class PropagateMeta(unittest.TestCase):
+    def setUp(self):
+        self.graft = graft_module(self)
+
+    def test_torchvision_models_as_fake_tensor_prop_records_them(self):
+        for name, shape, channels_last in (("resnet18", (2, 3, 64, 64), False), ("resnet18", (2, 3, 64, 64), True),
+                                           ("mobilenet_v3_small", (1, 3, 96, 96), False)):
+            with self.subTest(model=name, channels_last=channels_last):
+                model = getattr(torchvision.models, name)().eval()
+                gm = torch.fx.symbolic_trace(model)
+                x = torch.randn(*shape)
+                if channels_last:
+                    x = x.to(memory_format=torch.channels_last)
+                report, compared, wrong = differences(self.graft, gm, [x])
+                self.assertEqual(wrong, [])
+                self.assertEqual(report["unknown"], 0, report)
+                self.assertEqual(report["missing"], {}, report)
+                self.assertGreater(compared, 60)
+
+    def test_generated_graphs_as_fake_tensor_prop_records_them(self):
+        total = 0
+        for i in range(CASES):
+            case = fxd.make_case(SEED, i)
+            gm, inputs = generated(case)
+            _, compared, wrong = differences(self.graft, gm, inputs)
+            total += compared
+            if wrong:
+                def still_differs(c):
+                    return bool(differences(self.graft, *generated(c))[2])
+                small = shrink(case, still_differs, lambda text: True)
+                self.fail(f"case {SEED}:{i}: {wrong[0]}\nshrunk graph:\n{generated(small)[0].graph}")
+        self.assertGreater(total, 600)  # most nodes have a function: the comparison has teeth
+
+    def test_the_report_and_the_node_meta(self):
+        gm = torch.fx.symbolic_trace(lambda x: torch.relu(x).mul(0.5).flip(0))
+        report = self.graft.propagate_meta(gm, torch.randn(3, 5))
+        # x kept as given; relu and mul computed; flip has no function, so it and the output are unknown
+        self.assertEqual((report["computed"], report["kept"], report["unknown"]), (2, 1, 2))
+        self.assertEqual(report["missing"], {"Tensor.flip": 1})
+        mul = next(n for n in gm.graph.nodes if n.name == "mul")
+        self.assertEqual(mul.meta["graft_tensor_meta"],
+                         {"shape": [3, 5], "dtype": "float32", "stride": [5, 1], "device": "cpu"})
+
+    def test_the_scripts_print_goes_to_pythons_logging(self):
+        gm = torch.fx.symbolic_trace(lambda x: torch.relu(x))
+        with self.assertLogs("graft.scripts", level="INFO") as logged:
+            self.graft.propagate_meta(gm, torch.randn(2))
+        self.assertIn("propagate_meta: 2 computed, 1 kept as recorded, 0 unknown", "\n".join(logged.output))
+
+    def test_bad_input_is_refused_and_changes_nothing(self):
+        gm = torch.fx.symbolic_trace(lambda x, y: x + y)
+        before = [dict(n.meta) for n in gm.graph.nodes]
+        for args, message in ((([torch.ones(2)]), "1 example inputs for 2 placeholders"),
+                              (([torch.ones(2), "y"]), "the example input for 'y' is a str")):
+            with self.subTest(message), self.assertRaisesRegex(ValueError, message):
+                self.graft.propagate_meta(gm, *args)
+            self.assertEqual([dict(n.meta) for n in gm.graph.nodes], before)
+        with self.assertRaisesRegex(ValueError, "expected a torch.fx.GraphModule"):
+            self.graft.propagate_meta(gm.graph, torch.ones(2), torch.ones(2))
+
+
+if __name__ == "__main__":
+    unittest.main()
