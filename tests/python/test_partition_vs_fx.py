@@ -31,7 +31,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from graft_fx import export_graph_module, import_graph
 from graft_fx import format as fmt
 from graft_fx.trust import trust_module
-from helpers import graft_bin
+from helpers import graft_bin, graft_module
 
 CASES = 150
 RUN_EVERY = 5  # fuse, import and run one case in this many
@@ -207,6 +207,31 @@ class PartitionVsFx(GraftPartition):
         self.assertEqual(self.compared, 2 * CASES)
         self.assertGreater(self.same_as_torch, self.compared * 0.8)
         self.assertLess(self.same_as_torch, self.compared)
+
+
+class ExplainVsFx(unittest.TestCase):
+    """graft.fx's CapabilityBasedPartitioner.explain(): the calls it says are left out are the
+    calls in none of torch's partitions (skip_horizontal_fusion=True, where the two agree
+    exactly), and `unsupported` is said of exactly the calls the support declines."""
+
+    def test_generated_graphs(self):
+        graft_module(self)
+        from graft.fx.passes.infra.partitioner import CapabilityBasedPartitioner as GraftPartitioner
+        reasons = set()
+        for seed in range(CASES):
+            for single in (True, False):
+                with self.subTest(seed=seed, single=single):
+                    theirs = torch_partitions(make_graph(seed, case_size(seed)), single, skip_horizontal_fusion=True)
+                    gm = make_graph(seed, case_size(seed))
+                    left_out = GraftPartitioner(gm, AddMul(), allows_single_node_partition=single,
+                                                skip_horizontal_fusion=True).explain()
+                    partitioned = set().union(*theirs)
+                    calls = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
+                    self.assertEqual([x.node.name for x in left_out], [n.name for n in calls if n.name not in partitioned])
+                    for x in left_out:
+                        self.assertEqual(x.reason == "unsupported", not AddMul().is_node_supported({}, x.node), x)
+                        reasons.add(x.reason)
+        self.assertTrue({"unsupported", "single_node"} <= reasons, reasons)  # both kinds were exercised
 
 
 class HandMade(GraftPartition):

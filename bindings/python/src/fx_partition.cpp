@@ -6,10 +6,10 @@
 
 namespace graft::python {
 
-py::list propose_partitions(FxGraph& graph, const py::set& supported, bool allows_single_node_partition,
-                            const std::vector<std::string>& non_compute_ops,
-                            const std::vector<std::string>& allowed_single_node_partition_ops,
-                            bool skip_horizontal_fusion) {
+py::tuple propose_partitions(FxGraph& graph, const py::set& supported, bool allows_single_node_partition,
+                             const std::vector<std::string>& non_compute_ops,
+                             const std::vector<std::string>& allowed_single_node_partition_ops,
+                             bool skip_horizontal_fusion) {
   const Graph& g = graph.ir().graph;
   std::vector<bool> accepted(g.num_slots(), false);
   for (py::handle node : supported) accepted[graph.node_id(node.ptr())] = true;
@@ -28,7 +28,13 @@ py::list propose_partitions(FxGraph& graph, const py::set& supported, bool allow
     for (NodeId n : partition) nodes.append(graph.fx_node(n));
     out.append(nodes);
   }
-  return out;
+  py::list left_out;
+  for (const LeftOutNode& l : found->left_out) {
+    const py::object blocked_by = l.blocked_by == kNoNode ? py::object(py::none()) : graph.fx_node(l.blocked_by);
+    left_out.append(py::make_tuple(graph.fx_node(l.node), std::string(left_out_reason_name(l.reason)), blocked_by,
+                                   l.compute_nodes));
+  }
+  return py::make_tuple(out, left_out);
 }
 
 py::list fuse_partitions(FxGraph& graph, const py::list& partitions, const std::string& prefix,

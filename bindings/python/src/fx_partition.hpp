@@ -12,12 +12,13 @@
 
 namespace graft::python {
 
-/// Partitions of `graph` in torch's order, each a list of FX nodes in graph order.
-/// `supported` holds the FX nodes the Python support accepted.
-py::list propose_partitions(FxGraph& graph, const py::set& supported, bool allows_single_node_partition,
-                            const std::vector<std::string>& non_compute_ops,
-                            const std::vector<std::string>& allowed_single_node_partition_ops,
-                            bool skip_horizontal_fusion);
+/// (partitions, left out): the partitions of `graph` in torch's order, each a list of FX nodes in
+/// graph order, and every call in none as (node, reason, blocked_by or None, compute nodes of
+/// its partition). `supported` holds the FX nodes the Python support accepted.
+py::tuple propose_partitions(FxGraph& graph, const py::set& supported, bool allows_single_node_partition,
+                             const std::vector<std::string>& non_compute_ops,
+                             const std::vector<std::string>& allowed_single_node_partition_ops,
+                             bool skip_horizontal_fusion);
 
 /// Fuses `partitions` (lists of FX nodes) into submodules `<prefix>i` on the IR (the caller applies
 /// the result to the FX graph: FxModule.to_fx); returns the submodules' paths.
