@@ -9,6 +9,7 @@
     graft.verify("rules.lua")                  # does each rule compute what it replaces? (PyTorch)
     print(graft.explain(gm, pattern))          # why the pattern matches here and not there
     graft.propagate_meta(gm, x)                # shapes, dtypes and strides without running gm
+    graft.plan_memory(gm)["arena"]             # the smallest arena for its tensors, and why
 
     from graft.fx import replace_pattern, SubgraphMatcher   # torch.fx's names, graft's engine
 
@@ -29,12 +30,13 @@ from .scripts import ScriptError, ScriptHost, run  # noqa: E402
 from .verify import RuleVerdict, verify  # noqa: E402
 from .explain import Explanation, explain  # noqa: E402
 from .meta import propagate_meta  # noqa: E402
+from .memory import plan_memory  # noqa: E402
 from .graph_rewrite import GraftCompileWarning, GraphReport  # noqa: E402
 from graft_fx.trust import trust_module  # noqa: E402
 
 __all__ = ["Backend", "Explanation", "FxModule", "GraftAssertionError", "GraftCompileWarning", "GraftError", "GraftKeyError",
            "GraftValueError", "GraphReport", "InductorPass", "RuleVerdict", "ScriptError", "ScriptHost", "backend",
-           "explain", "export", "from_fx", "inductor_pass", "propagate_meta", "run", "trust_module", "verify"]
+           "explain", "export", "from_fx", "inductor_pass", "plan_memory", "propagate_meta", "run", "trust_module", "verify"]
 
 # torch.compile's pieces load torch._inductor (a second on this machine): only when asked for.
 _LAZY = {"Backend": "torch_compile", "backend": "torch_compile", "InductorPass": "inductor_hooks",

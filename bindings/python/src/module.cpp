@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "fx_graph.hpp"
+#include "fx_memory.hpp"
 #include "fx_partition.hpp"
 #include "fx_passes.hpp"
 #include "fx_rewrite.hpp"
@@ -103,6 +104,7 @@ PYBIND11_MODULE(_native, m) {
 
   bind_script_host(m);
   bind_passes(m);
+  bind_memory(m);
   {
     const lua::Limits defaults;
     py::dict budgets;
