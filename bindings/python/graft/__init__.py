@@ -31,12 +31,13 @@ from .verify import RuleVerdict, verify  # noqa: E402
 from .explain import Explanation, explain  # noqa: E402
 from .meta import propagate_meta  # noqa: E402
 from .memory import plan_memory  # noqa: E402
+from .rewrite import replace  # noqa: E402
 from .graph_rewrite import GraftCompileWarning, GraphReport  # noqa: E402
 from graft_fx.trust import trust_module  # noqa: E402
 
 __all__ = ["Backend", "Explanation", "FxModule", "GraftAssertionError", "GraftCompileWarning", "GraftError", "GraftKeyError",
            "GraftValueError", "GraphReport", "InductorPass", "RuleVerdict", "ScriptError", "ScriptHost", "backend",
-           "explain", "export", "from_fx", "inductor_pass", "plan_memory", "propagate_meta", "run", "trust_module", "verify"]
+           "explain", "export", "from_fx", "inductor_pass", "plan_memory", "propagate_meta", "replace", "run", "trust_module", "verify"]
 
 # torch.compile's pieces load torch._inductor (a second on this machine): only when asked for.
 _LAZY = {"Backend": "torch_compile", "backend": "torch_compile", "InductorPass": "inductor_hooks",

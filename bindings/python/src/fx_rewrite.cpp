@@ -41,6 +41,22 @@ Matcher::Matcher(std::shared_ptr<FxGraph> p, MatchOptions options, const py::lis
         c.users = value.cast<std::uint32_t>();
       } else if (name == "wildcard") {
         c.wildcard = value.cast<bool>();
+      } else if (name == "module_class") {
+        if (constrained.graph.op(n) != OpKind::CallModule)
+          throw py::value_error("pattern node '" + constrained.graph.name(n) +
+                                "': module_class is for call_module nodes");
+        if (py::isinstance<py::str>(value)) {
+          c.module_class = value.cast<std::string>();
+        } else {
+          for (const py::handle cls : value) {
+            if (c.module_class.empty()) c.module_class = cls.cast<std::string>();
+            else c.other_module_classes.push_back(cls.cast<std::string>());
+          }
+        }
+      } else if (name == "commutative") {
+        c.commutative = value.cast<bool>();
+      } else if (name == "optional_kwargs") {
+        for (const py::handle kw : value) c.optional_kwargs.push_back(kw.cast<std::string>());
       } else if (name == "alternatives") {
         const bool function = constrained.graph.op(n) == OpKind::CallFunction;
         for (const py::handle target : value)
@@ -105,7 +121,7 @@ py::tuple explain(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr
 }
 
 py::list replace_each(Matches& matches, const std::vector<std::size_t>& selected,
-                      const std::vector<FxGraph*>& replacements, bool keep_names) {
+                      const std::vector<FxGraph*>& replacements, bool keep_names, const std::string& meta) {
   if (replacements.size() != selected.size())
     throw py::value_error(std::to_string(replacements.size()) + " replacements for " + std::to_string(selected.size()) +
                           " matches");
@@ -120,6 +136,9 @@ py::list replace_each(Matches& matches, const std::vector<std::size_t>& selected
   }
   ReplaceOptions options;
   options.keep_names = keep_names;
+  Result<MetaPolicy> policy = parse_meta_policy(meta);
+  if (!policy) throw py::value_error(policy.status().message());
+  options.meta = *policy;
   FxGraph& graph = *matches.graph;
   Result<std::vector<ReplacedPattern>> done =
       replace_matches(graph.ir().graph, *matches.matcher->matcher, chosen, graphs, options);
@@ -136,9 +155,10 @@ py::list replace_each(Matches& matches, const std::vector<std::size_t>& selected
   return out;
 }
 
-py::list replace(Matches& matches, const std::vector<std::size_t>& selected, FxGraph& replacement, bool keep_names) {
+py::list replace(Matches& matches, const std::vector<std::size_t>& selected, FxGraph& replacement, bool keep_names,
+                 const std::string& meta) {
   if (replacement.ir().graph.output_node() == kNoNode) throw EngineError("the replacement has no output node");
-  return replace_each(matches, selected, std::vector<FxGraph*>(selected.size(), &replacement), keep_names);
+  return replace_each(matches, selected, std::vector<FxGraph*>(selected.size(), &replacement), keep_names, meta);
 }
 
 }  // namespace graft::python

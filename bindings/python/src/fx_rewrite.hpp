@@ -56,10 +56,12 @@ py::tuple explain(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr
 
 /// Replaces matches `selected` (indices into `matches`, in order) by `replacement`, applies the
 /// result to the FX graph, and reports each as (pattern anchor, bindings, new FX nodes).
-/// The engine rewrites inside a transaction: on error nothing changed.
-py::list replace(Matches& matches, const std::vector<std::size_t>& selected, FxGraph& replacement, bool keep_names);
+/// The engine rewrites inside a transaction: on error nothing changed. `meta`: what replacement
+/// nodes inherit (drop, outputs or all; parse_meta_policy).
+py::list replace(Matches& matches, const std::vector<std::size_t>& selected, FxGraph& replacement, bool keep_names,
+                 const std::string& meta);
 /// The same with a replacement per selected match (`replacements[i]` for `selected[i]`).
 py::list replace_each(Matches& matches, const std::vector<std::size_t>& selected,
-                      const std::vector<FxGraph*>& replacements, bool keep_names);
+                      const std::vector<FxGraph*>& replacements, bool keep_names, const std::string& meta);
 
 }  // namespace graft::python

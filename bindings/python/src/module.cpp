@@ -91,7 +91,8 @@ PYBIND11_MODULE(_native, m) {
              return std::make_shared<Matcher>(std::move(pattern), std::move(o), constraints);
            }),
            py::arg("pattern"), py::arg("constraints"), py::arg("semantics") = "fx",
-           "A pattern with constraints per pattern node: [(fx_node, {alternatives, users, wildcard})]")
+           "A pattern with constraints per pattern node: [(fx_node, {alternatives, users, wildcard, module_class, "
+           "commutative, optional_kwargs})]")
       .def("match", &graft::python::match, py::arg("graph"), py::arg("node_name_match") = "")
       .def("explain", &graft::python::explain, py::arg("graph"), py::arg("node") = py::none(),
            py::arg("graph_label") = "the graph")
@@ -125,7 +126,7 @@ PYBIND11_MODULE(_native, m) {
         py::arg("prefix") = "fused_", py::arg("always_return_tuple") = false);
 
   m.def("replace", &graft::python::replace, py::arg("matches"), py::arg("selected"), py::arg("replacement"),
-        py::arg("keep_names") = false);
+        py::arg("keep_names") = false, py::arg("meta") = "drop");
   m.def("replace_each", &graft::python::replace_each, py::arg("matches"), py::arg("selected"), py::arg("replacements"),
-        py::arg("keep_names") = false);
+        py::arg("keep_names") = false, py::arg("meta") = "drop");
 }
