@@ -24,7 +24,7 @@ from graft_fx.export import class_name
 from . import _native
 from .convert import exclusive, module_table, signals_deferred
 from .errors import GraftAssertionError, GraftValueError, raised_as
-from .fx.subgraph_rewriter import _changed, _replace_attributes, _snapshot
+from .fx.subgraph_rewriter import _replace_attributes, _select, replaced_patterns
 
 __all__ = ["CONSTRAINTS", "replace"]
 
@@ -96,24 +96,11 @@ def replace(gm: GraphModule, pattern, replacement, *, modules_by_class: bool = F
             matcher = _native.Matcher(_native.Graph(pattern_gm.graph, codec), rows, "fx")
         found = matcher.match(_native.Graph(gm.graph, codec, **module_table(gm)))
         reader._native = matcher
-        selected, internal = [], []
-        before = _snapshot(gm.graph) if match_filters else None
-        for i in range(len(found)):
-            m = reader._internal(found[i])
-            if all(f(m, gm.graph, pattern_gm.graph) for f in match_filters):
-                selected.append(i)
-                internal.append(m)
-        if before is not None and _changed(before, gm.graph) is not None:
-            raise _native.GraftError("graft.replace: a match filter edited the graph; nothing was replaced")
+        selected, internal, _ = _select(gm, reader, found, pattern_gm.graph, list(match_filters), None)
         with signals_deferred():
             with raised_as(GraftAssertionError, only="placeholder count mismatch"), \
                     raised_as(GraftAssertionError, only="returning nodes count mismatch"):
                 done = _native.replace(found, selected, _native.Graph(replacement_gm.graph, codec), False, meta)
             gm.recompile()
             _replace_attributes(gm, replacement_gm)
-    out = []
-    for (anchor, bindings, fresh), m in zip(done, internal):
-        bound = dict(bindings)
-        nodes_map = {pn: bound.get(pn, gn) for pn, gn in m.nodes_map.items()}
-        out.append(ReplacedPatterns(anchor=anchor, nodes_map=nodes_map, replacements=list(fresh)))
-    return out
+    return replaced_patterns(done, internal)

@@ -118,6 +118,12 @@ def _replace_alone(gm, pattern, replacement, match_filters, ignore_literals, rep
         gm.recompile()
         if isinstance(replacement, torch.nn.Module):
             _replace_attributes(gm, replacement)
+    return replaced_patterns(done, internal)
+
+
+def replaced_patterns(done, internal):
+    """torch.fx's ReplacedPatterns from what the engine reports per replacement and the
+    InternalMatch it replaced (an input bound to an earlier replacement's node maps to it)."""
     out = []
     for (anchor, bindings, fresh), m in zip(done, internal):
         bound = dict(bindings)
