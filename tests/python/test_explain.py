@@ -101,6 +101,31 @@ class Explain(unittest.TestCase):
         self.assertEqual(list(none), [])
         self.assertIn("no node is what the pattern's output is (call_function torch.tanh)", str(none))
 
+    def test_seed_003_the_attention_pattern_matched_explained_and_replaced(self):
+        # inductor's _sfdp_pattern_1, as seed 003 asks about it: where does it match, why not
+        # at a near miss, and is the fused graph the same computation?
+        def sfdp(query, key, value, inv_scale):
+            return torch.matmul(query, key.transpose(-2, -1)).div(inv_scale).softmax(dim=-1).matmul(value)
+
+        def fused(query, key, value, inv_scale):
+            return torch.nn.functional.scaled_dot_product_attention(query, key, value, scale=1.0 / inv_scale)
+
+        class Attention(torch.nn.Module):
+            def forward(self, q, k, v, q2, k2, v2):
+                a = torch.matmul(q, k.transpose(-2, -1)).div(8.0).softmax(dim=-1).matmul(v)
+                b = torch.matmul(q2, k2.transpose(-2, -1)).mul(0.125).softmax(dim=-1).matmul(v2)  # near miss
+                return a + b
+
+        gm = torch.fx.symbolic_trace(Attention())
+        self.assertEqual(str(self.graft.explain(gm, sfdp)),
+                         "matmul_1: matches\nmatmul_3: no match (matched 2 of 5 pattern nodes): mul is call_method "
+                         "mul, the pattern's 'div' is call_method div\n")
+        inputs = [torch.randn(2, 4, 16, 8, generator=torch.Generator().manual_seed(i)) for i in range(6)]
+        want = gm(*inputs)
+        self.assertEqual(len(self.graft.replace(gm, sfdp, fused)), 1)
+        self.assertEqual(sum(n.target is torch.nn.functional.scaled_dot_product_attention for n in gm.graph.nodes), 1)
+        torch.testing.assert_close(gm(*inputs), want, rtol=1e-5, atol=1e-5)
+
     def test_bad_input_is_refused_by_name(self):
         gm = torch.fx.symbolic_trace(lambda x: torch.relu(x))
         other = torch.fx.symbolic_trace(lambda x: torch.relu(x))
