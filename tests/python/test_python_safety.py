@@ -485,6 +485,10 @@ class InProcessBudgets(unittest.TestCase):
             sent.append(time.monotonic())
             os.kill(os.getpid(), signal.SIGINT)
 
+        # Python turns SIGINT into KeyboardInterrupt only if its parent did not ignore it, and a
+        # shell ignores it for what it starts with `&`: without this, such a run would never end.
+        inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+        self.addCleanup(signal.signal, signal.SIGINT, inherited)
         timer = threading.Thread(target=interrupt_once_running)
         timer.start()
         with self.assertRaises(KeyboardInterrupt):
