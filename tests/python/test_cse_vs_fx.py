@@ -26,7 +26,7 @@ from torch.fx.passes.dialect.common.cse_pass import CSEPass
 
 from graft_fx import export_graph_module, import_graph
 from graft_fx import format as fmt
-from helpers import graft_bin
+from helpers import graft_bin, graft_module
 
 CASES = 120
 aten = torch.ops.aten
@@ -139,6 +139,38 @@ class CseVsFx(unittest.TestCase):
 
     def test_graphs_with_writes_and_random_calls_compute_the_same(self):
         self.check_family(writes=True)
+
+    def test_graft_fx_csepass_in_process(self):
+        # graft.fx's CSEPass (graft's pass on a copy) on both families: on functional graphs the
+        # nodes torch's CSEPass keeps and its `modified`; with writes and random calls, the same
+        # outputs and every impure call kept; a ban beyond graft's own is torch's pass.
+        graft_module(self)
+        from graft.fx.passes.dialect.common.cse_pass import CSEPass as GraftCSEPass
+        merged = 0
+        for writes in (False, True):
+            for seed in range(CASES):
+                with self.subTest(seed=seed, writes=writes):
+                    gm = make_graph(seed, size_of(seed), writes)
+                    ours = GraftCSEPass()(gm)
+                    inputs = inputs_of(gm, seed)
+                    for e, r in zip(run(gm, inputs), run(ours.graph_module, inputs)):
+                        self.assertTrue(torch.equal(e, r))
+                    kept = [n.name for n in ours.graph_module.graph.nodes]
+                    merged += len(gm.graph.nodes) - len(kept)
+                    if writes:
+                        impure = [n.name for n in gm.graph.nodes if n.op == "call_function" and (
+                            n.target._schema.is_mutable or n.target.overloadpacket in (aten.rand_like, aten.bernoulli))]
+                        self.assertEqual([n for n in impure if n not in kept], [])
+                    else:
+                        theirs = CSEPass()(make_graph(seed, size_of(seed), writes))
+                        self.assertEqual(kept, [n.name for n in theirs.graph_module.graph.nodes])
+                        self.assertEqual(ours.modified, theirs.modified)
+                        self.assertIs(ours.graph_module is gm, not ours.modified)
+        self.assertGreater(merged, CASES)
+        gm = make_graph(3, 20, False)
+        banned = {aten.relu, aten.neg}
+        self.assertEqual([n.name for n in GraftCSEPass(banned)(gm).graph_module.graph.nodes],
+                         [n.name for n in CSEPass(banned)(make_graph(3, 20, False)).graph_module.graph.nodes])
 
     def test_int_and_float_literals_are_not_merged(self):
         # torch.fx's CSEPass compares literals with Python's ==, so mul(x, 2) and mul(x, 2.0) merge,
