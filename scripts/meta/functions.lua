@@ -143,7 +143,7 @@ end
 --- A module's recorded settings (its constructor's: stride, padding, ...), tuples as lists.
 local function settings(m)
   local out = {}
-  for k, v in pairs(m.settings) do
+  for k, v in pairs(m.settings or {}) do
     out[k] = type(v) == "table" and v.tuple ~= nil and v.tuple or v
   end
   return out
@@ -153,6 +153,8 @@ for _, n in ipairs({ 1, 2, 3 }) do
   local function conv(transposed)
     return function(a, _, m)
       local s = settings(m)
+      if a[2] ~= nil or a.output_size ~= nil then return nil end -- ConvTranspose's output_size: not computed
+      if m.parameters.weight == nil then return nil end
       if s.padding_mode ~= nil and s.padding_mode ~= "zeros" then return nil end -- padded before the call
       return functions["aten::convolution"]({ input = a[1], weight = m.parameters.weight, stride = s.stride,
         padding = s.padding, dilation = s.dilation, transposed = transposed, output_padding = s.output_padding,
