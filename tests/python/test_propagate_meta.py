@@ -6,6 +6,8 @@ the strides), and fx_differential.py's generated graphs (torch functions, tensor
 modules on 4x4 inputs, their meta cleared first). A generated case that differs is shrunk to
 the fewest nodes that still differ and reported with its seed."""
 import copy
+import os
+import tempfile
 import unittest
 
 import torch
@@ -101,6 +103,20 @@ class PropagateMeta(unittest.TestCase):
         with self.assertLogs("graft.scripts", level="INFO") as logged:
             self.graft.propagate_meta(gm, torch.randn(2))
         self.assertIn("propagate_meta: 2 computed, 1 kept as recorded, 0 unknown", "\n".join(logged.output))
+
+    def test_a_failed_run_leaves_the_inputs_meta_and_odd_prints_are_logged(self):
+        gm = torch.fx.symbolic_trace(lambda x: torch.relu(x))
+        x = next(n for n in gm.graph.nodes if n.op == "placeholder")
+        x.meta["tensor_meta"] = "recorded"
+        with self.assertRaises(self.graft.ScriptError):
+            self.graft.propagate_meta(gm, torch.randn(2), max_instructions=1)
+        self.assertEqual(x.meta, {"tensor_meta": "recorded"})
+        script = os.path.join(tempfile.mkdtemp(), "odd.lua")
+        with open(script, "w") as f:
+            f.write('return graft.pass{run = function(g) print("caf\\xc3") end}\n')
+        with self.assertLogs("graft.scripts", level="INFO") as logged:
+            self.graft.run(script, gm)
+        self.assertIn("caf\ufffd", "\n".join(logged.output))
 
     def test_bad_input_is_refused_and_changes_nothing(self):
         gm = torch.fx.symbolic_trace(lambda x, y: x + y)

@@ -43,10 +43,19 @@ def propagate_meta(gm: GraphModule, *example_inputs: Any, script_roots=(), **bud
             if value is not None and not isinstance(value, (torch.Tensor, int, float, bool)):
                 raise GraftValueError(f"propagate_meta: the example input for {node.name!r} is a "
                                       f"{type(value).__name__}, not a tensor or a number")
-        for node, value in zip(placeholders, example_inputs):
-            for stale in ("val", "tensor_meta", "example_value"):
-                node.meta.pop(stale, None)
-            node.meta[GRAFT_TENSOR_META] = describe(value)
+    saved = {node: dict(node.meta) for node in gm.graph.nodes if node.op == "placeholder"}
+    for node, value in zip(saved if example_inputs else (), example_inputs):
+        if value is None:
+            continue  # keeps what the placeholder records
+        for stale in ("val", "tensor_meta", "example_value"):
+            node.meta.pop(stale, None)
+        node.meta[GRAFT_TENSOR_META] = describe(value)
     script = os.path.join(shipped_scripts_dir(), "passes", "propagate_meta.lua")
-    _, report = run(script, gm, script_roots, **budgets)
+    try:
+        _, report = run(script, gm, script_roots, **budgets)
+    except BaseException:
+        for node, meta in saved.items():  # a failed run leaves gm as it was, the inputs' meta too
+            node.meta.clear()
+            node.meta.update(meta)
+        raise
     return report["passes"][0].get("result", {})

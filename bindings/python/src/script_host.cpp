@@ -64,11 +64,19 @@ T integer(const std::string& key, const py::handle& value, T lo, T hi) {
 /// into the script.
 void log_to_python(std::string_view script, std::string_view text) {
   const py::gil_scoped_acquire gil;
+  // A print may hold any bytes, or be cut inside a character: decoded with replacement.
+  auto decoded = [](std::string_view t) {
+    return py::reinterpret_steal<py::object>(
+        PyUnicode_DecodeUTF8(t.data(), static_cast<Py_ssize_t>(t.size()), "replace"));
+  };
   try {
     py::module_::import("logging")
         .attr("getLogger")("graft.scripts")
-        .attr("info")("[%s] %s", std::string(script), std::string(text));
-  } catch (py::error_already_set& e) { e.discard_as_unraisable("graft: logging a script's print"); }
+        .attr("info")("[%s] %s", decoded(script), decoded(text));
+  } catch (py::error_already_set& e) {
+    e.discard_as_unraisable("graft: logging a script's print");
+  } catch (...) {  // never into the script
+  }
 }
 
 /// Budgets from Python keywords; omitted ones keep graft's defaults (graft/lua/limits.hpp).
