@@ -5,7 +5,9 @@ written in place and read before and after) is traced once more with make_fx, an
 goes to both sides:
 
   - graft: `functionalize` through the `graft` command (`graft run`), brought back as a
-    GraphModule and run through `graft_fx.with_copy_back`;
+    GraphModule and run through `graft_fx.with_copy_back`, and (fewer programs) through
+    `graft.passes.functionalize` on the GraphModule in process, whose report must name the
+    copy-backs the graph records;
   - torch: `make_fx(torch.func.functionalize(gm, remove=...))` for both `"mutations_and_views"`
     and `"mutations"` (the writes to inputs are re-applied by a `copy_` epilogue), and AOT
     autograd's functional forward graph (`aot_export_module`, whose signature names the
@@ -38,6 +40,7 @@ written), a training-mode batch norm on graph inputs (its running statistics wri
 BatchNorm in training mode as a module (its buffers written: graft's `attribute` entries
 against AOT's `buffers_to_mutate`, the buffers after the call against the module's)."""
 import copy
+import operator
 import os
 import random
 import shutil
@@ -52,12 +55,15 @@ from torch._functorch.aot_autograd import aot_export_module
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.func import functionalize
 
+import graft
+import graft.passes
 from graft_fx import export_graph_module, import_graph, with_copy_back
 from graft_fx import format as fmt
 from helpers import graft_bin
 from test_functionalize import Question, make_program, same, writes
 
 CASES = 150
+IN_PROCESS_CASES = 60
 aten = torch.ops.aten
 SCATTERS = ("select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter")
 
@@ -150,6 +156,24 @@ class Graft:
         if proc.returncode != 0:
             return None, proc.stderr.strip()
         return import_graph(out, root), None
+
+
+class InProcess:
+    """`functionalize` through graft.passes on a copy of the GraphModule, in this process; its
+    report must name the copy-backs that the graph's output records for with_copy_back."""
+
+    def __init__(self, test):
+        self.test = test
+
+    def __call__(self, gm, root, inputs):
+        got = copy.deepcopy(gm)
+        try:
+            report = graft.passes.functionalize(got)
+        except graft.GraftError as e:
+            return None, str(e)
+        record = next(n for n in got.graph.nodes if n.op == "output").meta.get("mutated_inputs")
+        self.test.assertEqual(report["copy_backs"], record["copy_back"] if record else [])
+        return got, None
 
 
 def graft_written(got):
@@ -407,31 +431,56 @@ class FunctionalizeVsTorch(unittest.TestCase):
         for k in buffers:
             self.assertTrue(torch.equal(buffers[k], expected_state[k]), k)
 
-    def test_generated_programs(self):
+    def generated_programs(self, graft, cases, route):
         start = time.monotonic()
         inputs_written = 0
-        for seed in range(CASES):
+        for seed in range(cases):
             steps = random.Random(f"functionalize-steps:{seed}").randint(3, 25)
             gm, inputs = case(seed, steps)
             seen = {}
-            found = compare(gm, inputs, self.graft, seen)
+            found = compare(gm, inputs, graft, seen)
             if found is not None:
                 kind = found[0]
                 while steps > 1:  # the shortest failing prefix first
-                    shorter = compare(*case(seed, steps - 1), self.graft)
+                    shorter = compare(*case(seed, steps - 1), graft)
                     if shorter is None or shorter[0] != kind:
                         break
                     steps -= 1
                 gm, inputs = case(seed, steps)
-                small, dropped = shrink(gm, inputs, kind, self.graft)
-                detail = compare(small, inputs, self.graft)
-                self.fail(f"seed {seed}, first {steps} steps of make_program, then dropped {dropped}: "
+                small, dropped = shrink(gm, inputs, kind, graft)
+                detail = compare(small, inputs, graft)
+                self.fail(f"{route}: seed {seed}, first {steps} steps of make_program, then dropped {dropped}: "
                           f"{kind}: {detail[1] if detail else ''}\n{small.code}")
             inputs_written += len(seen["inputs"])
-        self.assertGreater(inputs_written, CASES // 3)  # many programs write their inputs
-        print(f"[functionalize vs torch] {CASES} programs, {inputs_written} inputs written, "
+        self.assertGreater(inputs_written, cases // 3)  # many programs write their inputs
+        print(f"[functionalize vs torch, {route}] {cases} programs, {inputs_written} inputs written, "
               f"{time.monotonic() - start:.1f} s")
 
+    def test_generated_programs(self):
+        self.generated_programs(self.graft, CASES, "graft run")
+
+    def test_generated_programs_in_process(self):
+        """graft.passes.functionalize on the GraphModule itself: the same checks, and its report
+        names the copy-backs the graph's output records."""
+        self.generated_programs(InProcess(self), IN_PROCESS_CASES, "graft.passes")
+
+    def test_in_process_failure_leaves_the_module(self):
+        """A write functionalize refuses (an index assignment traced at the Python level) raises
+        GraftError naming the node, and the module is left as it was."""
+        g = torch.fx.Graph()
+        x, y = g.placeholder("x"), g.placeholder("y")
+        g.call_function(operator.setitem, (x, 0, y))
+        g.output(g.call_function(operator.add, (x, 1)))
+        gm = torch.fx.GraphModule(torch.nn.Module(), g)
+        before = gm.code
+        with self.assertRaises(graft.GraftError) as raised:
+            graft.passes.functionalize(gm)
+        self.assertIn("setitem", str(raised.exception))
+        self.assertIn("by index", str(raised.exception))
+        self.assertEqual(gm.code, before)
+        x = torch.zeros(2, 3)
+        gm(x, torch.ones(3))  # still the original program: it writes x
+        self.assertEqual(x[0].tolist(), [1.0, 1.0, 1.0])
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,8 +1,9 @@
 """graft's re-inplacing against torch 2.14's own, `torch.fx.passes.reinplace.reinplace`.
 
 Both passes run on the same functional ATen graph: graft's through `graft run` of a pass script
-that prints every decision (the graph exported and imported with graft_fx), torch's in this
-process on a copy of the GraphModule with the sample inputs. Then:
+that prints every decision (the graph exported and imported with graft_fx), and again
+through `graft.passes.reinplace` on the GraphModule in process, its report's decisions
+compared; torch's in this process on a copy of the GraphModule with the sample inputs. Then:
 
   (a) correctness, judged by PyTorch: the original graph, graft's result and torch's result run
       on clones of the same inputs; graft's must return the same values and leave the inputs
@@ -64,6 +65,7 @@ import torch.fx
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.passes.reinplace import reinplace as fx_reinplace
 
+import graft.passes
 from graft_fx import export_graph_module, import_graph
 from graft_fx import format as fmt
 from graft_fx.models import build_model, example_inputs
@@ -430,6 +432,8 @@ class Comparison:
 
 
 class ReinplaceAgainstTorchFx(unittest.TestCase):
+    cases = CASES
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="graft_reinplace_vs_fx_")
@@ -477,14 +481,14 @@ class ReinplaceAgainstTorchFx(unittest.TestCase):
     def test_generated_programs(self):
         start = time.time()
         totals = {"torch": 0, "graft": 0, "both": 0, "torch's result wrong": 0}
-        for seed in range(CASES):
+        for seed in range(self.cases):
             steps, outputs = generate(seed, random.Random(f"reinplace-vs-fx-steps:{seed}").randint(3, 14))
             inputs = make_inputs(seed)
             c = self.compare(steps, outputs, inputs)
             if c.problems:
                 small = self.shrunk(steps, outputs, inputs)
                 s = self.compare(small, outputs, inputs)
-                self.fail(f"seed {seed} (CASES={CASES}), shrunk from {len(steps)} to {len(small)} steps: "
+                self.fail(f"{type(self).__name__}: seed {seed} (of {self.cases}), shrunk from {len(steps)} to {len(small)} steps: "
                           f"{s.problems}\nsteps = {small}\noutputs = {outputs}\nfunctional graph:\n{s.gm.code}\n"
                           f"torch's result:\n{s.fx_gm.code}\ngraft's decisions: {s.decisions}")
             for k, v in c.categories.items():
@@ -495,10 +499,10 @@ class ReinplaceAgainstTorchFx(unittest.TestCase):
             totals["torch's result wrong"] += c.fx_wrong is not None
             totals["graft: repeats its elements"] = totals.get("graft: repeats its elements", 0) + sum(
                 "repeats its elements" in reason for _, reason in c.decisions.values())
-        print(f"\n[reinplace vs torch.fx] {CASES} programs in {time.time() - start:.1f} s: {totals}")
+        print(f"\n[reinplace vs torch.fx, {type(self).__name__}] {self.cases} programs in {time.time() - start:.1f} s: {totals}")
         # graft reinplaces only calls torch does (no problem above); most of them
         self.assertEqual(totals["both"], totals["graft"])
-        self.assertGreater(totals["graft"], CASES // 2)
+        self.assertGreater(totals["graft"], self.cases // 2)
         self.assertGreater(totals["both"], 0.75 * totals["torch"])
         for category in ("SCATTER", "COPY_SRC", "OVERLAP_ARG"):  # the generator reaches them
             self.assertGreater(totals.get(category, 0), 0, category)
@@ -558,6 +562,19 @@ class ReinplaceAgainstTorchFx(unittest.TestCase):
                 self.assertIsNone(c.fx_wrong)
                 self.assertEqual(c.graft_done, c.fx_done)
                 self.assertGreater(len(c.graft_done), 20)
+
+
+class ReinplaceInProcessAgainstTorchFx(ReinplaceAgainstTorchFx):
+    """The same comparisons with graft's pass run in process, `graft.passes.reinplace` on a copy
+    of the GraphModule: its report's decisions are the ones compared (a graph file is imported
+    first). The COPY_SRC check's variant operator needs a pass script and stays on `graft run`."""
+    def graft_reinplace(self, gm, root, args, script=DECISIONS_SCRIPT):
+        if script != DECISIONS_SCRIPT:
+            return super().graft_reinplace(gm, root, args, script)
+        got = import_graph(gm, root) if isinstance(gm, str) else copy.deepcopy(gm)
+        report = graft.passes.reinplace(got)
+        self.assertEqual(report["done"], sum(d["done"] for d in report["decisions"]))
+        return got, {d["node"]: (d["done"], d.get("reason", "")) for d in report["decisions"]}
 
 
 if __name__ == "__main__":
