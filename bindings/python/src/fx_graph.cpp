@@ -54,19 +54,48 @@ py::object get(PyObject* o, const py::str& name) {
 
 }  // namespace
 
+namespace {
+
+/// Thrown by a conversion that meets a node of the same graph not converted yet (FX lets a node
+/// use one that comes later: torch's own sorts repair such graphs, and so does graft's).
+struct LaterNode {};
+
+}  // namespace
+
 void FxGraph::convert_nodes(py::handle fx_graph, Graph& g, std::unordered_map<PyObject*, NodeId>& ids,
                             std::vector<py::object>* fx_nodes) {
   const Names& k = names();
   // A list first: torch 2.x's C node iterator, walked by pybind11's iterator, gives every node twice.
   py::list nodes(get(fx_graph.ptr(), k.nodes));
   g.reserve(py::len(nodes));
-  auto id_of = [&ids](PyObject* node) {
+  std::unordered_set<PyObject*> members;  // filled on the first miss only
+  auto id_of = [&](PyObject* node) {
     auto found = ids.find(node);
-    if (found == ids.end())
-      throw py::value_error(fmt::format("an argument refers to node {} of another graph, or to a later node",
-                                        py::str(get(node, names().name)).cast<std::string>()));
-    return found->second;
+    if (found != ids.end()) return found->second;
+    if (members.empty())
+      for (py::handle m : nodes) members.insert(m.ptr());
+    if (members.contains(node)) throw LaterNode{};
+    throw py::value_error(
+        fmt::format("an argument refers to node {}, which is not in this graph (another graph's, or erased)",
+                    py::str(get(node, names().name)).cast<std::string>()));
   };
+  auto convert_args = [&](PyObject* n, const std::string& where, std::vector<Argument>& args, Kwargs& kwargs) {
+    py::object fx_args = get(n, k.args);
+    args.reserve(py::len(fx_args));
+    std::size_t i = 0;
+    for (py::handle a : fx_args)
+      args.push_back(codec_->to_argument(a.ptr(), id_of, fmt::format("{}.args[{}]", where, i++)));
+    py::object fx_kwargs = get(n, k.kwargs);
+    PyObject *key = nullptr, *value = nullptr;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(fx_kwargs.ptr(), &pos, &key, &value)) {
+      if (!PyUnicode_Check(key)) throw py::value_error(fmt::format("{}: a keyword that is not a string", where));
+      check_keyword(where, py::reinterpret_borrow<py::str>(key));
+      std::string key_text = py::reinterpret_borrow<py::str>(key).cast<std::string>();
+      kwargs.emplace_back(key_text, codec_->to_argument(value, id_of, fmt::format("{}.kwargs['{}']", where, key_text)));
+    }
+  };
+  std::vector<std::pair<PyObject*, NodeId>> later;  // nodes using a later node: their arguments come last
   for (py::handle node : nodes) {
     PyObject* n = node.ptr();
     std::string name = get(n, k.name).cast<std::string>();
@@ -78,21 +107,15 @@ void FxGraph::convert_nodes(py::handle fx_graph, Graph& g, std::unordered_map<Py
         : py::isinstance<py::str>(target)                      ? target.cast<std::string>()
                                                                : py::str(target).cast<std::string>();
     const std::string where = fmt::format("node '{}'", name);
-    py::object fx_args = get(n, k.args);
     std::vector<Argument> args;
-    args.reserve(py::len(fx_args));
-    std::size_t i = 0;
-    for (py::handle a : fx_args)
-      args.push_back(codec_->to_argument(a.ptr(), id_of, fmt::format("{}.args[{}]", where, i++)));
     Kwargs kwargs;
-    py::object fx_kwargs = get(n, k.kwargs);
-    PyObject *key = nullptr, *value = nullptr;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(fx_kwargs.ptr(), &pos, &key, &value)) {
-      if (!PyUnicode_Check(key)) throw py::value_error(fmt::format("{}: a keyword that is not a string", where));
-      check_keyword(where, py::reinterpret_borrow<py::str>(key));
-      std::string key_text = py::reinterpret_borrow<py::str>(key).cast<std::string>();
-      kwargs.emplace_back(key_text, codec_->to_argument(value, id_of, fmt::format("{}.kwargs['{}']", where, key_text)));
+    bool uses_later = false;
+    try {
+      convert_args(n, where, args, kwargs);
+    } catch (const LaterNode&) {
+      args.clear();
+      kwargs.clear();
+      uses_later = true;
     }
     py::object meta = get(n, k.meta);
     NodeMeta node_meta = !with_meta_ || PyDict_Size(meta.ptr()) == 0 ? NodeMeta{} : codec_->node_meta(n);
@@ -100,9 +123,20 @@ void FxGraph::convert_nodes(py::handle fx_graph, Graph& g, std::unordered_map<Py
         g.append_node(op, g.intern_target(target_text), std::move(args), std::move(kwargs), name, std::move(node_meta));
     if (!id) throw py::value_error(fmt::format("{}: {}", where, id.status().message()));
     ids.emplace(n, id.value());
+    if (uses_later) later.emplace_back(n, id.value());
     if (fx_nodes == nullptr) continue;
     if (fx_nodes->size() <= id.value()) fx_nodes->resize(id.value() + 1);
     (*fx_nodes)[id.value()] = py::reinterpret_borrow<py::object>(node);
+  }
+  for (auto [n, id] : later) {
+    const std::string where = fmt::format("node '{}'", g.name(id));
+    std::vector<Argument> args;
+    Kwargs kwargs;
+    convert_args(n, where, args, kwargs);  // every node has an id now
+    if (Status st = g.set_args(id, std::move(args)); !st)
+      throw py::value_error(fmt::format("{}: {}", where, st.message()));
+    if (Status st = g.set_kwargs(id, std::move(kwargs)); !st)
+      throw py::value_error(fmt::format("{}: {}", where, st.message()));
   }
 }
 
