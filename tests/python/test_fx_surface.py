@@ -9,6 +9,7 @@ torch's, and so must every public method of torch's class on graft's class."""
 import importlib
 import inspect
 import pkgutil
+import sys
 import types
 import unittest
 
@@ -98,6 +99,35 @@ class Surface(unittest.TestCase):
                 continue
             problems.extend(differences(theirs, ours))
         self.assertEqual(problems, [], "\n".join(problems))
+
+    def test_every_other_name_resolves_too(self):
+        """torch's private helpers (which torch's own tests and some passes import) and anything
+        else a torch module holds resolve under graft's mirror: graft's own object where graft
+        defines the name, else torch's; a submodule graft mirrors is graft's mirror."""
+        problems, checked = [], 0
+        for name in torch_modules():
+            theirs = importlib.import_module(name)
+            ours = importlib.import_module("graft" + name[len("torch"):])
+            for attr, value in vars(theirs).items():
+                if attr.startswith("__") and attr.endswith("__"):
+                    continue
+                checked += 1
+                if not hasattr(ours, attr):
+                    problems.append(f"{name}.{attr}: missing")
+                elif isinstance(value, types.ModuleType) and value.__name__.startswith("torch.fx."):
+                    mirror = "graft" + value.__name__[len("torch"):]
+                    got = getattr(ours, attr)
+                    if got.__name__ != mirror and mirror in sys.modules:
+                        problems.append(f"{name}.{attr}: torch's module, not graft's mirror {mirror}")
+        self.assertGreater(checked, 500)
+        self.assertEqual(problems, [], "\n".join(problems))
+        from graft.fx.passes.utils.matcher_with_name_node_map_utils import _split_to_graph_and_name_node_map
+        from torch.fx.passes.utils import matcher_with_name_node_map_utils as torch_module
+        self.assertIs(_split_to_graph_and_name_node_map, torch_module._split_to_graph_and_name_node_map)
+        import graft.fx.passes
+        self.assertEqual(graft.fx.passes.tools_common.__name__, "graft.fx.passes.tools_common")
+        with self.assertRaises(ImportError):
+            from graft.fx.passes.shape_prop import no_such_name  # noqa: F401
 
     def test_the_check_finds_a_missing_name_and_a_changed_signature(self):
         # The check itself, on a mirror made wrong on purpose: it must name both faults.

@@ -2,15 +2,20 @@
 by class wherever they sit, built-in or custom, and a pattern specialised with an input it no
 longer uses), each checked in PyTorch: the rewritten module computes what the original did.
 Also graft's other pattern options from Python (commutative operands, other targets, carried
-metadata) and the errors bad arguments get."""
+metadata, kept names) and the errors bad arguments get."""
 import copy
+import os
+import subprocess
+import tempfile
 import unittest
 
 import torch
 import torch.fx
 import torch.nn.functional as F
 
-from helpers import graft_module
+from graft_fx import export_graph_module
+from graft_fx import format as fmt
+from helpers import graft_bin, graft_module
 
 
 class CustomLinear(torch.nn.Module):
@@ -157,6 +162,45 @@ class Replace(unittest.TestCase):
         subs = [n for n in gm.graph.nodes if n.target is torch.sub]
         self.assertEqual(sorted(n.meta["stack_trace"] for n in subs), ["model.py:add", "model.py:add_1"])
         torch.testing.assert_close(gm(x, y), (x - torch.relu(y)) + (x - torch.relu(y)))
+
+    def test_keep_names_as_graft_rewrite_keeps_them(self):
+        """keep_names: each node in a replaced node's place takes its name, the same names
+        `graft rewrite --keep-names` gives on the exported graph; without it, torch.fx's fresh
+        names. New nodes added afterwards never take a name in use."""
+        def model(x, y):
+            a = torch.relu(torch.add(x, y))
+            return torch.relu(torch.add(a, y)) * 2
+
+        def pattern(x, y):
+            return torch.relu(torch.add(x, y))
+
+        def replacement(x, y):
+            return torch.sigmoid(torch.sub(x, y))
+
+        x, y = torch.randn(3), torch.randn(3)
+        kept, fresh = torch.fx.symbolic_trace(model), torch.fx.symbolic_trace(model)
+        self.assertEqual(len(self.graft.replace(kept, pattern, replacement, keep_names=True)), 2)
+        self.graft.replace(fresh, pattern, replacement)
+        theirs = torch.fx.symbolic_trace(model)
+        torch.fx.replace_pattern(theirs, pattern, replacement)
+        self.assertEqual([n.name for n in fresh.graph.nodes], [n.name for n in theirs.graph.nodes])
+        names = [n.name for n in kept.graph.nodes]
+        self.assertEqual(names, ["x", "y", "sub", "relu", "sub_1", "relu_1", "mul", "output"])
+        self.assertEqual([n.target for n in kept.graph.nodes if n.name.startswith("relu")], [torch.sigmoid] * 2)
+        torch.testing.assert_close(kept(x, y), fresh(x, y))
+        torch.testing.assert_close(kept(x, y), torch.sigmoid(torch.sigmoid(x - y) - y) * 2)
+        with tempfile.TemporaryDirectory() as tmp:  # the command line's keep_names, same engine
+            paths = {k: os.path.join(tmp, f"{k}.json") for k in ("graph", "pattern", "replacement", "out")}
+            for key, fn in (("graph", model), ("pattern", pattern), ("replacement", replacement)):
+                fmt.write(export_graph_module(torch.fx.symbolic_trace(fn)), paths[key])
+            proc = subprocess.run([graft_bin(self), "rewrite", paths["graph"], "--pattern", paths["pattern"],
+                                   "--replacement", paths["replacement"], "--keep-names", "-o", paths["out"]],
+                                  capture_output=True, text=True, timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual([n["name"] for n in fmt.read(paths["out"])["nodes"]], names)
+        added = kept.graph.call_function(torch.relu, (next(iter(kept.graph.nodes)),))
+        self.assertNotIn(added.name, names)
+        kept.graph.lint()
 
     def test_bad_arguments_are_refused_and_change_nothing(self):
         gm = torch.fx.symbolic_trace(lambda x: torch.relu(x))

@@ -8,9 +8,9 @@ GraphModule) or an nn.Module, traced with torch.fx. The matching and the splice 
 engine, with the Lua rules' options: modules matched by class (`modules_by_class`; a replacement
 reaches the matched module through the pattern's name for it: `l0.weight`), per pattern node
 `constraints` (other targets, commutative operands, optional keywords, exact user counts,
-wildcards, several module classes) and metadata carried to the new nodes (`meta`). New nodes
-take fresh names: torch.fx never gives a node's name to another, so the Lua rules' keep_names
-has no counterpart here.
+wildcards, several module classes), metadata carried to the new nodes (`meta`) and, with
+`keep_names`, the replaced nodes' names kept by the nodes that take their place (torch.fx gives
+fresh ones, so a patch by name reaches the same call after the rewrite).
 """
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -70,13 +70,14 @@ def _constraint_rows(pattern: GraphModule, modules_by_class: bool, constraints: 
 
 def replace(gm: GraphModule, pattern, replacement, *, modules_by_class: bool = False,
             constraints: Optional[Dict[str, Dict[str, Any]]] = None, meta: str = "drop",
-            match_filters: Sequence[Callable[[Any, Graph, Graph], bool]] = ()) -> List[ReplacedPatterns]:
+            keep_names: bool = False, match_filters: Sequence[Callable[[Any, Graph, Graph], bool]] = ()) -> List[ReplacedPatterns]:
     """Replaces every match of `pattern` in `gm` by `replacement`, in place, and recompiles `gm`.
 
     `modules_by_class`: the pattern's call_module nodes match modules of the same class anywhere
     in `gm`. `constraints`: {pattern node name: {alternatives, commutative, module_class,
     optional_kwargs, users, wildcard}}. `meta`: what the new nodes inherit from the matched ones
-    (drop, as torch.fx; outputs; all). `match_filters`: as replace_pattern_with_filters, each
+    (drop, as torch.fx; outputs; all). `keep_names`: a node that takes the place of a matched
+    node returned by the pattern takes its name, as the Lua rules' keep_names. `match_filters`: as replace_pattern_with_filters, each
     called with (InternalMatch, gm.graph, pattern graph) before any replacement.
 
     Returns torch.fx's ReplacedPatterns. Bad arguments raise GraftValueError; a replacement that
@@ -94,13 +95,13 @@ def replace(gm: GraphModule, pattern, replacement, *, modules_by_class: bool = F
         codec = reader._codec
         with raised_as(GraftAssertionError, only="pattern:"), raised_as(GraftValueError, only="pattern node"):
             matcher = _native.Matcher(_native.Graph(pattern_gm.graph, codec), rows, "fx")
-        found = matcher.match(_native.Graph(gm.graph, codec, **module_table(gm)))
+        found = matcher.match(_native.Graph(gm.graph, codec, with_meta=meta != "drop", **module_table(gm)))
         reader._native = matcher
         selected, internal, _ = _select(gm, reader, found, pattern_gm.graph, list(match_filters), None)
         with signals_deferred():
             with raised_as(GraftAssertionError, only="placeholder count mismatch"), \
                     raised_as(GraftAssertionError, only="returning nodes count mismatch"):
-                done = _native.replace(found, selected, _native.Graph(replacement_gm.graph, codec), False, meta)
+                done = _native.replace(found, selected, _native.Graph(replacement_gm.graph, codec), bool(keep_names), meta)
             gm.recompile()
             _replace_attributes(gm, replacement_gm)
     return replaced_patterns(done, internal)

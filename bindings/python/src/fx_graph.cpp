@@ -345,13 +345,20 @@ bool FxGraph::sync() {
   for (NodeId n : fresh) check_convertible(n);
   for (NodeId n : changed) check_convertible(n);
   const FxOf fx_of = [this](NodeId id) { return fx_node(id); };
+  std::unordered_set<std::string> freed;  // names of the FX nodes this sync erases
+  for (const py::object& node : erased) freed.insert(node.attr("name").cast<std::string>());
+  std::vector<std::pair<py::object, std::string>> reclaim;
   bool placed = true;
   for (NodeId n : fresh) {
     py::object node = make_fx_node(n, fx_of);
     const std::string fx_name = node.attr("name").cast<std::string>();
     if (fx_name != g.name(n)) {
-      // The FX graph's names include ones graft never saw (nodes erased before the conversion).
-      if (Status s = ir_.graph.rename(n, fx_name); !s) throw py::value_error(s.message());
+      if (freed.contains(g.name(n))) {
+        reclaim.emplace_back(node, g.name(n));  // a replaced node's name (keep_names): once it is erased
+      } else if (Status s = ir_.graph.rename(n, fx_name); !s) {
+        // The FX graph's names include ones graft never saw (nodes erased before the conversion).
+        throw py::value_error(s.message());
+      }
     }
     placed = placed && (g.prev(n) == kNoNode || fx_node(g.prev(n)));
     if (g.prev(n) == kNoNode || fx_node(g.prev(n))) place(node, n, fx_of);
@@ -361,9 +368,25 @@ bool FxGraph::sync() {
   }
   for (NodeId n : changed) update_fx_node(n);
   erase_fx_nodes(std::move(erased));
+  take_freed_names(reclaim);
   if (log_.moved || !placed) fix_order(fx_of);
   log_.clear();
   return true;
+}
+
+void FxGraph::take_freed_names(const std::vector<std::pair<py::object, std::string>>& reclaim) {
+  // torch.fx never frees a name: an erased node's stays in the namespace's used set. Where graft
+  // gave a new node the name of one this sync erased, the name is taken back from that set.
+  if (reclaim.empty()) return;
+  py::object used = graph_.attr("_graph_namespace").attr("_used_names");
+  for (const auto& [node, name] : reclaim) {
+    used.attr("discard")(name);
+    node.attr("_rename")(name);
+    const std::string given = node.attr("name").cast<std::string>();
+    NodeId n = node_id(node.ptr());
+    if (given != ir_.graph.name(n))
+      if (Status s = ir_.graph.rename(n, given); !s) throw py::value_error(s.message());
+  }
 }
 
 void FxGraph::check() {

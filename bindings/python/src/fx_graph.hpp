@@ -97,6 +97,8 @@ class FxGraph {
   void place(const py::object& node, NodeId n, const FxOf& fx_of);
   void fix_order(const FxOf& fx_of);
   void erase_fx_nodes(std::vector<py::object> pending);
+  /// Gives each FX node the name graft chose for it, freed by a node this sync erased.
+  void take_freed_names(const std::vector<std::pair<py::object, std::string>>& reclaim);
 
   std::shared_ptr<Codec> codec_;
   GraphModule ir_;

@@ -146,9 +146,21 @@ py::list replace_each(Matches& matches, const std::vector<std::size_t>& selected
   graph.sync();
   const FxGraph& pattern = *matches.matcher->pattern;
   py::list out;
-  for (const ReplacedPattern& r : done.value()) {
+  static const py::object* shallow_copy = new py::object(py::module_::import("copy").attr("copy"));
+  for (std::size_t k = 0; k < done.value().size(); ++k) {
+    const ReplacedPattern& r = done.value()[k];
     py::list fresh;
-    for (NodeId n : r.replacements) fresh.append(graph.fx_node(n));
+    for (std::size_t j = 0; j < r.replacements.size(); ++j) {
+      py::object node = graph.fx_node(r.replacements[j]);
+      fresh.append(node);
+      // torch.fx copies each replacement node's meta (a shallow copy, as node_copy); what graft's
+      // meta policy gave the node is kept over it.
+      py::object source = replacements[k]->fx_node(r.replacement_sources[j]);
+      if (node.is_none() || source.is_none() || py::len(source.attr("meta")) == 0) continue;
+      py::dict meta = (*shallow_copy)(source.attr("meta"));
+      for (auto [key, value] : py::dict(node.attr("meta"))) meta[key] = value;
+      node.attr("meta") = meta;
+    }
     out.append(py::make_tuple(pattern.fx_node(r.anchor), bindings(r.nodes_map, pattern, graph, &graph.codec()), fresh));
   }
   matches.list.clear();  // their ids name erased nodes now

@@ -148,6 +148,7 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
     if (inherit && g.meta(created).extra.empty()) g.edit_meta(created).extra = free_meta;
     env[n] = Argument::node(created);
     result.replacements.push_back(created);
+    result.replacement_sources.push_back(n);
     result.replacement_names.push_back(g.name(created));
   }
   // The copies go after the last returned node (torch.fx's place for them); an input bound

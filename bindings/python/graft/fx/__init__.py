@@ -14,3 +14,7 @@ from .subgraph_rewriter import Match, ReplacedPatterns, replace_pattern, replace
 
 __all__ = ["InternalMatch", "Match", "ReplacedPatterns", "SubgraphMatcher", "passes", "replace_pattern",
            "replace_pattern_with_filters", "subgraph_rewriter"]
+
+from ._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx")

@@ -89,7 +89,7 @@ def _select(gm, matcher, found, pattern_graph, match_filters, replacement_callba
             if not isinstance(made, (Graph, GraphModule)):
                 raise GraftValueError(f"replace_pattern_with_filters: replacement_callback returned a "
                                       f"{type(made).__name__}, not a torch.fx.Graph")
-            graphs.append(_native.Graph(_graph(made), matcher._codec))
+            graphs.append(_native.Graph(_graph(made), matcher._codec, with_meta=False))
     if before is not None:
         edited = _changed(before, gm.graph)
         if edited is not None:
@@ -104,7 +104,7 @@ def _replace_alone(gm, pattern, replacement, match_filters, ignore_literals, rep
         raise GraftAssertionError("Must provide either a replacement GraphModule or a replacement callback")
     pattern_graph = _graph(pattern)
     matcher = SubgraphMatcher(pattern_graph, ignore_literals=ignore_literals)
-    graph = _native.Graph(gm.graph, matcher._codec)
+    graph = _native.Graph(gm.graph, matcher._codec, with_meta=False)  # torch.fx reads no meta
     found = matcher._native.match(graph, node_name_match)
     selected, internal, graphs = _select(gm, matcher, found, pattern_graph, match_filters, replacement_callback)
     with signals_deferred():  # Ctrl-C waits until the edit is made
@@ -114,7 +114,7 @@ def _replace_alone(gm, pattern, replacement, match_filters, ignore_literals, rep
             if replacement_callback is not None:
                 done = _native.replace_each(found, selected, graphs)
             else:
-                done = _native.replace(found, selected, _native.Graph(_graph(replacement), matcher._codec))
+                done = _native.replace(found, selected, _native.Graph(_graph(replacement), matcher._codec, with_meta=False))
         gm.recompile()
         if isinstance(replacement, torch.nn.Module):
             _replace_attributes(gm, replacement)
@@ -150,3 +150,7 @@ def replace_pattern_with_filters(gm: GraphModule, pattern, replacement=None,
     whose name contains it match any pattern node but an input (SubgraphMatcher.match's)."""
     return _replace(gm, pattern, replacement, list(match_filters or []), ignore_literals, replacement_callback,
                     node_name_match)
+
+from ._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.subgraph_rewriter")

@@ -35,6 +35,7 @@ struct ReplacedPattern {
   /// ids mean nothing once the rewrite's transaction ends (use matched_names).
   std::vector<MatchValue> nodes_map;
   std::vector<NodeId> replacements;  ///< nodes copied into the graph, in replacement order
+  std::vector<NodeId> replacement_sources;  ///< the replacement graph's node each one copies
   /// The graph node the match was found at, and every matched graph node, by name: the nodes
   /// themselves are erased by the rewrite (FX keeps erased Node objects; ids would be reused).
   std::string anchor_name{};

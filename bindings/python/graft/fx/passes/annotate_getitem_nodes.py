@@ -4,3 +4,7 @@ works wherever it works from torch.fx."""
 from torch.fx.passes.annotate_getitem_nodes import annotate_getitem_nodes  # noqa: F401
 
 __all__ = ["annotate_getitem_nodes"]
+
+from .._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.annotate_getitem_nodes")

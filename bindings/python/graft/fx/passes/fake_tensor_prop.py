@@ -3,3 +3,7 @@ graph. The names are torch 2.14's own objects, so that importing them from graft
 wherever it works from torch.fx."""
 from torch.fx.passes.fake_tensor_prop import *  # noqa: F401,F403
 from torch.fx.passes.fake_tensor_prop import __all__  # noqa: F401
+
+from .._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.fake_tensor_prop")

@@ -2,3 +2,7 @@
 2.14's own objects, so that importing them from graft.fx works wherever it works from torch.fx."""
 from torch.fx.passes.net_min_base import *  # noqa: F401,F403
 from torch.fx.passes.net_min_base import __all__  # noqa: F401
+
+from .._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.net_min_base")

@@ -14,3 +14,7 @@ if not hasattr(_fx, "any_chain"):
         return _fx.create_op_support(_any_chain)
 
     __all__.append("any_chain")
+
+from .._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.operator_support")

@@ -3,3 +3,7 @@
 objects, so that importing them from graft.fx works wherever it works from torch.fx."""
 from torch.fx.passes.pass_manager import *  # noqa: F401,F403
 from torch.fx.passes.pass_manager import __all__  # noqa: F401
+
+from .._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.pass_manager")

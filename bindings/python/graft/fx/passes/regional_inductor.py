@@ -3,3 +3,7 @@ The names are torch 2.14's own objects, so that importing them from graft.fx wor
 works from torch.fx."""
 from torch.fx.passes.regional_inductor import *  # noqa: F401,F403
 from torch.fx.passes.regional_inductor import __all__  # noqa: F401
+
+from .._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.regional_inductor")

@@ -3,3 +3,7 @@ submodules by a callback. The names are torch 2.14's own objects, so that import
 graft.fx works wherever it works from torch.fx."""
 from torch.fx.passes.split_module import *  # noqa: F401,F403
 from torch.fx.passes.split_module import __all__  # noqa: F401
+
+from .._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.split_module")

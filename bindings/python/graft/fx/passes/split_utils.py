@@ -2,3 +2,7 @@
 own objects, so that importing them from graft.fx works wherever it works from torch.fx."""
 from torch.fx.passes.split_utils import *  # noqa: F401,F403
 from torch.fx.passes.split_utils import __all__  # noqa: F401
+
+from .._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.split_utils")

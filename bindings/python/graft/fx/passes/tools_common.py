@@ -18,3 +18,7 @@ def stable_topological_sort(gm: GraphModule) -> GraphModule:
     with raised_as(GraftAssertionError, only="stable_topological_sort:"):
         _engine_passes.stable_topological_sort(gm)
     return gm
+
+from .._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.tools_common")

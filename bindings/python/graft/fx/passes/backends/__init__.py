@@ -1,1 +1,5 @@
 """torch.fx.passes.backends under graft.fx."""
+
+from ..._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.backends")

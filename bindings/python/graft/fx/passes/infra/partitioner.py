@@ -78,3 +78,7 @@ class CapabilityBasedPartitioner:
 
     def partition_and_fuse(self, prefix: str = "fused_") -> GraphModule:
         return self.fuse_partitions(self.propose_partitions(), prefix=prefix)
+
+from ..._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.infra.partitioner")

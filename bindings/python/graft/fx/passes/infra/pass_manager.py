@@ -136,3 +136,7 @@ class PassManager(_FxPassManager):
             if not modified:
                 break
         return PassResult(module, overall_modified)
+
+from ..._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.infra.pass_manager")

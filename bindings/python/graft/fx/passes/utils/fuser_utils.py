@@ -29,3 +29,7 @@ def fuse_by_partitions(gm: GraphModule, partitions: List[Dict[Node, Optional[int
             _native.fuse_partitions(module.native, [list(p) for p in partitions], prefix, always_return_tuple)
         with signals_deferred():
             return module.to_fx()
+
+from ..._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.utils.fuser_utils")

@@ -59,8 +59,8 @@ class SubgraphMatcher:
         if len(pattern.nodes) == 0:
             raise GraftValueError("SubgraphMatcher cannot be initialized with an empty pattern")
         with raised_as(GraftAssertionError):  # where torch.fx asserts on a pattern (dead code)
-            self._native = _NativeMatcher(_NativeGraph(pattern, self._codec), match_output, match_placeholder,
-                                           remove_overlapping_matches, ignore_literals)
+            self._native = _NativeMatcher(_NativeGraph(pattern, self._codec, with_meta=False), match_output,
+                                          match_placeholder, remove_overlapping_matches, ignore_literals)
         self.pattern_placeholder_nodes = [n for n in pattern.nodes if n.op == "placeholder"]
         output = [n for n in pattern.nodes if n.op == "output"][0]
         self.pattern_returning_nodes = output.all_input_nodes
@@ -89,7 +89,7 @@ class SubgraphMatcher:
         return explain_with(self._native, self._codec, graph, node)
 
     def _matches(self, graph, node_name_match=""):
-        return self._native.match(_NativeGraph(graph, self._codec), node_name_match)
+        return self._native.match(_NativeGraph(graph, self._codec, with_meta=False), node_name_match)
 
     def match(self, graph: Graph, node_name_match: str = "") -> List[InternalMatch]:
         """Every match of the pattern in `graph`, in the order of their anchors. With
@@ -97,3 +97,7 @@ class SubgraphMatcher:
         not an input, whatever its op and target (its arguments are still compared), as torch.fx's."""
         found = self._matches(graph, node_name_match)
         return [self._internal(found[i]) for i in range(len(found))]
+
+from ..._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.utils.matcher_utils")

@@ -3,3 +3,7 @@ SubgraphMatcherWithNameNodeMap, on torch.fx's matcher. The names are torch 2.14'
 so that importing them from graft.fx works wherever it works from torch.fx."""
 from torch.fx.passes.utils.matcher_with_name_node_map_utils import *  # noqa: F401,F403
 from torch.fx.passes.utils.matcher_with_name_node_map_utils import __all__  # noqa: F401
+
+from ..._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.utils.matcher_with_name_node_map_utils")

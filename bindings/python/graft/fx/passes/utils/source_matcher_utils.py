@@ -3,3 +3,7 @@ module. The names are torch 2.14's own objects, so that importing them from graf
 wherever it works from torch.fx."""
 from torch.fx.passes.utils.source_matcher_utils import *  # noqa: F401,F403
 from torch.fx.passes.utils.source_matcher_utils import __all__  # noqa: F401
+
+from ..._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.utils.source_matcher_utils")

@@ -37,3 +37,7 @@ class CSEPass(PassBase):
         if graft_passes.common_subexpression_elimination(copied) == 0:
             return PassResult(graph_module, False)
         return PassResult(copied, True)
+
+from ...._mirror import torch_fallback  # noqa: E402
+
+__getattr__ = torch_fallback(__name__, "torch.fx.passes.dialect.common.cse_pass")
