@@ -234,6 +234,23 @@ class ExplainVsFx(unittest.TestCase):
         self.assertTrue({"unsupported", "single_node"} <= reasons, reasons)  # both kinds were exercised
 
 
+    def test_explain_follows_the_graph(self):
+        """explain() after partition_and_fuse speaks of the fused graph: no row names a node the
+        fusion erased."""
+        graft_module(self)
+        from graft.fx.passes.infra.partitioner import CapabilityBasedPartitioner as GraftPartitioner
+        gm = make_graph(3, case_size(3))
+        partitioner = GraftPartitioner(gm, AddMul(), allows_single_node_partition=True)
+        before = partitioner.explain()
+        partitioner.partition_and_fuse()
+        live = {n.name for n in gm.graph.nodes}
+        after = partitioner.explain()
+        self.assertTrue(all(x.node.name in live and not x.node._erased for x in after), after)
+        fused = sorted(n.name for n in gm.graph.nodes if n.op == "call_module")
+        self.assertTrue(fused)
+        # what was left out still is, and the fused calls are new rows (AddMul declines them)
+        self.assertEqual(sorted(x.node.name for x in after), sorted([x.node.name for x in before] + fused))
+
 class HandMade(GraftPartition):
     """Shapes named in torch's own partitioner tests, written anew, against torch 2.14."""
 

@@ -20,6 +20,7 @@ from .operator_schemas import registered_schemas
 __all__ = ["PLANNERS", "plan_memory"]
 
 PLANNERS = ("best", "size", "breadth", "lifetime", "refine", "exact")
+_INT64_MAX = 2**63 - 1
 
 
 def plan_memory(gm: GraphModule, planner: str = "best", alignment: int = 64, *, plan_inputs: bool = False,
@@ -40,12 +41,15 @@ def plan_memory(gm: GraphModule, planner: str = "best", alignment: int = 64, *, 
         raise GraftValueError(f"plan_memory: expected a torch.fx.GraphModule, not a {type(gm).__name__}")
     if planner not in PLANNERS:
         raise GraftValueError(f"plan_memory: unknown planner {planner!r} ({', '.join(PLANNERS)})")
-    if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment < 1 or alignment & (alignment - 1):
-        raise GraftValueError(f"plan_memory: alignment {alignment!r} is not a power of two")
+    if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment < 1 or alignment & (alignment - 1) \
+            or alignment > _INT64_MAX:
+        raise GraftValueError(f"plan_memory: alignment {alignment!r} is not a power of two below 2**63")
     symbols = dict(symbols or {})
     for name, value in symbols.items():
         if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, int):
             raise GraftValueError(f"plan_memory: symbols maps names to ints, as {{'s0': 32}}, not {name!r}: {value!r}")
+        if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+            raise GraftValueError(f"plan_memory: symbol {name!r} is {value}, beyond a 64-bit size")
     module = FxModule(gm)
     return _native.plan_memory(module.native, planner, alignment, plan_inputs, plan_parameters, plan_outputs,
                                symbols, registered_schemas())

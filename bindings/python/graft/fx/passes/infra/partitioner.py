@@ -64,9 +64,9 @@ class CapabilityBasedPartitioner:
         (LeftOut.reason): `unsupported` (the OperatorSupport declined it), `single_node` or
         `non_compute_only` (its partition was too small to keep), `getitem_of_outside`;
         `blocked_by` names, for a supported node, the unsupported node that joining the next
-        partition would have made a cycle through. Proposes the partitions if not done yet."""
-        if self._left_out is None:
-            self.propose_partitions()
+        partition would have made a cycle through. Asked of the graph as it is now (the partitions
+        are proposed again: an edit since the last proposal, a fusion, changes the answer)."""
+        self.propose_partitions()
         return list(self._left_out)
 
     def fuse_partitions(self, partitions: List[Partition], prefix: str = "fused_") -> GraphModule:
