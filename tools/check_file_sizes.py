@@ -23,6 +23,12 @@ STATED = {
                                          "independent lines that tests/golden/fx_semantics/COVERAGE.md indexes",
     "tests/python/test_lua_examples.py": "one comparison per example of the torch.fx guide, each the guide's own "
                                          "Python code beside the Lua script it is checked against",
+    "tests/python/test_fx_upstream_passes.py": "torch's own test files for the partitioner, fuser, matcher, CSE "
+                                               "and pass manager, restated case by case in their order, so that "
+                                               "each case can be read against torch's",
+    "tests/python/test_fx_upstream_rewriter.py": "torch's test_subgraph_rewriter.py and test_matcher_utils.py "
+                                                 "restated case by case in their order, so that each case can be "
+                                                 "read against torch's",
 }
 
 

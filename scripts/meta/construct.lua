@@ -101,7 +101,18 @@ F["aten::cat"] = function(a)
   local total = 0
   local format
   for _, t in ipairs(tensors) do
-    if not skipped(t) then total = S.add(total, t.shape[k]) end
+    if not skipped(t) then
+      total = S.add(total, t.shape[k])
+      if #t.shape ~= #ref.shape then
+        error(string.format("cat: tensors must have the same number of dims: %d and %d", #ref.shape, #t.shape), 0)
+      end
+      for d = 1, #out do
+        local x, y = ref.shape[d], t.shape[d]
+        if d ~= k and type(x) == "number" and type(y) == "number" and x ~= y then
+          error(string.format("cat: sizes must match except in dim %d: %d against %d at dim %d", k - 1, x, y, d - 1), 0)
+        end
+      end
+    end
     local f = layout.suggest_format(t) -- every input votes, the skipped ones too
     if format == nil then format = f elseif format ~= f then format = "contiguous_format" end
   end

@@ -174,6 +174,7 @@ F.copy_of = copy_of
 
 F["aten::clone"] = function(a) return copy_of(a.self, nil, a.memory_format) end
 F["aten::lift_fresh_copy"] = function(a) return copy_of(a.self) end
+F["aten::flip"] = function(a) return copy_of(a.self) end -- a new tensor laid out like `self`
 F["aten::_to_copy"] = function(a)
   local t = copy_of(a.self, a.dtype, a.memory_format)
   t.device = a.device or a.self.device

@@ -53,6 +53,39 @@ functions["getattr"] = function(a)
   return nil
 end
 
+-- Tensor methods with no single ATen schema torch.fx's call can be bound to, by position
+-- ("Tensor.<method>"): x.to(torch.float64), x.to("cpu"), x.to(other), x.to(dtype=...).
+local dtypes = require("meta.dtypes")
+functions["Tensor.to"] = function(a)
+  local t = a[1]
+  if not is_tensor(t) then return nil end
+  local dtype, device = a.dtype, a.device
+  for i = 2, a.n do
+    local v = a[i]
+    if is_tensor(v) then
+      dtype, device = dtype or v.dtype, device or v.device
+    elseif type(v) == "string" and dtypes.itemsize(v) ~= nil then
+      dtype = dtype or v
+    elseif type(v) == "string" then
+      device = device or v
+    elseif type(v) ~= "boolean" then
+      return nil -- something torch's overloads would read otherwise
+    end
+  end
+  return elementwise["aten::to.device"]({ self = t, dtype = dtype, device = device, copy = a.copy,
+    memory_format = a.memory_format })
+end
+
+-- torch.split is a Python function (torch.functional.split) calling Tensor.split
+functions["torch.functional.split"] = function(a)
+  local t, sizes, dim = a[1], a[2] or a.split_size_or_sections, a[3] or a.dim
+  if not is_tensor(t) then return nil end
+  if type(sizes) == "table" then
+    return views["aten::split_with_sizes"]({ self = t, split_sizes = sizes, dim = dim })
+  end
+  return views["aten::split"]({ self = t, split_size = sizes, dim = dim })
+end
+
 --- x[i] for a tuple or list value, and basic indexing of a tensor: integers, slices, None.
 local function index_tensor(t, index)
   if type(index) ~= "table" or index.start ~= nil or index.stop ~= nil or index.step ~= nil or
@@ -130,6 +163,18 @@ functions["torch.nn.modules.dropout.Dropout"] = function(a) return a[1] end
 -- torch.nn.functional's Python functions (no schema of their own)
 functions["torch.nn.functional.leaky_relu"] = same_as_input
 functions["torch.nn.functional.dropout"] = same_as_input
+for n = 1, 3 do
+  functions["torch.nn.functional.adaptive_avg_pool" .. n .. "d"] = function(a)
+    return functions["aten::adaptive_avg_pool" .. n .. "d"]({ self = a[1], output_size = a[2] or a.output_size })
+  end
+end
+-- torchvision's stochastic depth is the identity outside training (it returns its input)
+functions["torchvision.ops.stochastic_depth.stochastic_depth"] = function(a)
+  local training = a[4]
+  if training == nil then training = a.training end
+  if training == false and is_tensor(a[1]) then return a[1] end
+  return nil
+end
 functions["torch.nn.modules.linear.Identity"] = function(a) return a[1] end
 functions["torch.nn.modules.linear.Linear"] = function(a, _, m)
   return functions["aten::linear"]({ input = a[1], weight = m.parameters.weight })

@@ -8,21 +8,59 @@ local F = {}
 
 local function dtype_of(a, b) return D.result_type(a, b) end
 
-F["aten::mm"] = function(a)
-  return shape.tensor({ a.self.shape[1], a.mat2.shape[2] }, dtype_of(a.self, a.mat2))
+--- Sizes an operation needs equal (known ones: a symbolic size is taken to agree), as torch
+--- checks them; `what` names the check in the error.
+local function agree(what, x, y)
+  if type(x) == "number" and type(y) == "number" and x ~= y then
+    error(string.format("%s: size %d against %d", what, x, y), 0)
+  end
 end
+
+local function rank(what, t, n)
+  if #t.shape ~= n then error(string.format("%s: expected a %d-d tensor, got %d-d", what, n, #t.shape), 0) end
+end
+
+local function product(what, x, y)
+  rank(what, x, 2)
+  rank(what, y, 2)
+  agree(what .. ": shapes cannot be multiplied", x.shape[2], y.shape[1])
+  return { x.shape[1], y.shape[2] }
+end
+
+local function batch_product(what, x, y)
+  rank(what, x, 3)
+  rank(what, y, 3)
+  agree(what .. ": batch sizes differ", x.shape[1], y.shape[1])
+  agree(what .. ": shapes cannot be multiplied", x.shape[3], y.shape[2])
+  return { x.shape[1], x.shape[2], y.shape[3] }
+end
+
+F["aten::mm"] = function(a) return shape.tensor(product("mm", a.self, a.mat2), dtype_of(a.self, a.mat2)) end
 F["aten::addmm"] = function(a)
-  return shape.tensor({ a.mat1.shape[1], a.mat2.shape[2] }, dtype_of(a.mat1, a.mat2))
+  return shape.tensor(product("addmm", a.mat1, a.mat2), dtype_of(a.mat1, a.mat2))
 end
-F["aten::bmm"] = function(a)
-  return shape.tensor({ a.self.shape[1], a.self.shape[2], a.mat2.shape[3] }, dtype_of(a.self, a.mat2))
-end
+F["aten::bmm"] = function(a) return shape.tensor(batch_product("bmm", a.self, a.mat2), dtype_of(a.self, a.mat2)) end
 F["aten::baddbmm"] = function(a)
-  return shape.tensor({ a.batch1.shape[1], a.batch1.shape[2], a.batch2.shape[3] }, dtype_of(a.batch1, a.batch2))
+  return shape.tensor(batch_product("baddbmm", a.batch1, a.batch2), dtype_of(a.batch1, a.batch2))
 end
-F["aten::mv"] = function(a) return shape.tensor({ a.self.shape[1] }, dtype_of(a.self, a.vec)) end
-F["aten::addmv"] = function(a) return shape.tensor({ a.mat.shape[1] }, dtype_of(a.mat, a.vec)) end
-F["aten::dot"] = function(a) return shape.tensor({}, dtype_of(a.self, a.tensor)) end
+F["aten::mv"] = function(a)
+  rank("mv", a.self, 2)
+  rank("mv", a.vec, 1)
+  agree("mv: shapes cannot be multiplied", a.self.shape[2], a.vec.shape[1])
+  return shape.tensor({ a.self.shape[1] }, dtype_of(a.self, a.vec))
+end
+F["aten::addmv"] = function(a)
+  rank("addmv", a.mat, 2)
+  rank("addmv", a.vec, 1)
+  agree("addmv: shapes cannot be multiplied", a.mat.shape[2], a.vec.shape[1])
+  return shape.tensor({ a.mat.shape[1] }, dtype_of(a.mat, a.vec))
+end
+F["aten::dot"] = function(a)
+  rank("dot", a.self, 1)
+  rank("dot", a.tensor, 1)
+  agree("dot: sizes differ", a.self.shape[1], a.tensor.shape[1])
+  return shape.tensor({}, dtype_of(a.self, a.tensor))
+end
 F["aten::vdot"] = F["aten::dot"]
 
 --- torch.matmul's shape rules: vectors are promoted to matrices and the added dim dropped
@@ -30,6 +68,7 @@ F["aten::vdot"] = F["aten::dot"]
 local function matmul_shape(x, y)
   local nx, ny = #x, #y
   if nx == 0 or ny == 0 then error("matmul: both arguments need at least one dim", 0) end
+  agree("matmul: shapes cannot be multiplied", x[nx], ny >= 2 and y[ny - 1] or y[1])
   if nx == 1 and ny == 1 then return {} end
   local xb, yb = {}, {}
   for i = 1, nx - 2 do xb[i] = x[i] end
@@ -45,6 +84,8 @@ F["aten::matmul"] = function(a)
 end
 
 F["aten::linear"] = function(a)
+  if #a.input.shape == 0 then error("linear: the input needs at least one dim", 0) end
+  agree("linear: shapes cannot be multiplied", a.input.shape[#a.input.shape], a.weight.shape[#a.weight.shape])
   local out = shape.copy(a.input.shape)
   if #a.weight.shape == 1 then table.remove(out)
   else out[#out] = a.weight.shape[1] end

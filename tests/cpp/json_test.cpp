@@ -99,6 +99,12 @@ TEST_CASE("json: a canonical file loads and saves to the same bytes") {
   // Values and settings the file carries for importers (FORMAT.md §3) are kept as they are.
   CHECK(gm->modules.find("")->parameters[0].data == std::optional<std::string>("AACAPw=="));
   CHECK_FALSE(gm->modules.find("layers.0.attn.q_proj")->parameters[0].data.has_value());
+  // A tensor's layout and device, when they are not row-major on the cpu (meta propagation reads them).
+  const TensorSpec& weight = gm->modules.find("layers.0.attn.q_proj")->parameters[0];
+  REQUIRE(weight.stride.has_value());
+  CHECK(*weight.stride == Dims{Dim(1), Dim(8)});
+  CHECK(weight.device == "cuda:0");
+  CHECK_FALSE(gm->modules.find("layers.0.attn.q_proj")->parameters[1].stride.has_value());
   CHECK(gm->modules.find("layers.0.attn.q_proj")->attributes_json ==
         R"({"in_features":8,"out_features":8,"training":false,"pair":{"tuple":[1,2.5]}})");
   CHECK(gm->modules.find("sub")->attributes_json.empty());

@@ -61,9 +61,12 @@ class PropagateMeta(unittest.TestCase):
 
     def test_torchvision_models_as_fake_tensor_prop_records_them(self):
         for name, shape, channels_last in (("resnet18", (2, 3, 64, 64), False), ("resnet18", (2, 3, 64, 64), True),
+                                           ("resnet18", (2, 3, 64, 64), "weights too"),
                                            ("mobilenet_v3_small", (1, 3, 96, 96), False)):
             with self.subTest(model=name, channels_last=channels_last):
                 model = getattr(torchvision.models, name)().eval()
+                if channels_last == "weights too":  # the weights' layout decides a conv's too
+                    model = model.to(memory_format=torch.channels_last)
                 gm = torch.fx.symbolic_trace(model)
                 x = torch.randn(*shape)
                 if channels_last:
@@ -89,11 +92,11 @@ class PropagateMeta(unittest.TestCase):
         self.assertGreater(total, 600)  # most nodes have a function: the comparison has teeth
 
     def test_the_report_and_the_node_meta(self):
-        gm = torch.fx.symbolic_trace(lambda x: torch.relu(x).mul(0.5).flip(0))
+        gm = torch.fx.symbolic_trace(lambda x: torch.relu(x).mul(0.5).roll(1))
         report = self.graft.propagate_meta(gm, torch.randn(3, 5))
-        # x kept as given; relu and mul computed; flip has no function, so it and the output are unknown
+        # x kept as given; relu and mul computed; roll has no function, so it and the output are unknown
         self.assertEqual((report["computed"], report["kept"], report["unknown"]), (2, 1, 2))
-        self.assertEqual(report["missing"], {"Tensor.flip": 1})
+        self.assertEqual(report["missing"], {"Tensor.roll": 1})
         mul = next(n for n in gm.graph.nodes if n.name == "mul")
         self.assertEqual(mul.meta["graft_tensor_meta"],
                          {"shape": [3, 5], "dtype": "float32", "stride": [5, 1], "device": "cpu"})
@@ -128,6 +131,39 @@ class PropagateMeta(unittest.TestCase):
             self.assertEqual([dict(n.meta) for n in gm.graph.nodes], before)
         with self.assertRaisesRegex(ValueError, "expected a torch.fx.GraphModule"):
             self.graft.propagate_meta(gm.graph, torch.ones(2), torch.ones(2))
+
+
+    def test_programs_torch_refuses_are_refused(self):
+        """Sizes a product or a join needs equal: torch (FakeTensorProp) refuses the program, and
+        so does graft, naming the node, rather than giving it a shape."""
+        cases = [(lambda x, y: torch.mm(x, y), [(2, 3), (4, 5)], "mm: shapes cannot be multiplied: size 3 against 4"),
+                 (lambda x, y: x @ y, [(2, 3), (4, 5)], "matmul: shapes cannot be multiplied"),
+                 (lambda x, y: torch.bmm(x, y), [(2, 2, 3), (3, 3, 4)], "bmm: batch sizes differ"),
+                 (lambda x, y: torch.cat([x, y]), [(2, 3), (4, 5)], "cat: sizes must match except in dim 0"),
+                 (lambda x, y: torch.nn.functional.linear(x, y), [(2, 3), (4, 5)], "linear: shapes cannot")]
+        for fn, shapes, message in cases:
+            with self.subTest(message):
+                inputs = [torch.randn(*s) for s in shapes]
+                mode = FakeTensorMode(allow_non_fake_inputs=True)
+                with self.assertRaises(Exception):
+                    FakeTensorProp(torch.fx.symbolic_trace(fn), mode).propagate(*[mode.from_tensor(x) for x in inputs])
+                gm = torch.fx.symbolic_trace(fn)
+                with self.assertRaisesRegex(self.graft.ScriptError, message):
+                    self.graft.propagate_meta(gm, *inputs)
+
+    def test_channels_last_weights_survive_a_graph_file(self):
+        """A module's channels-last weight keeps its layout through export and import (the file's
+        `stride`), and meta propagation on the file reads it."""
+        from graft_fx import export_graph_module, import_graph
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3)).eval().to(memory_format=torch.channels_last)
+        gm = torch.fx.symbolic_trace(model)
+        doc = export_graph_module(gm, example_inputs=[torch.randn(1, 3, 8, 8)], values=True)
+        weight = next(t for m in doc["modules"] for t in m["parameters"] if t["name"] == "weight")
+        self.assertEqual(weight["stride"], list(model[0].weight.stride()))
+        self.assertNotIn("stride", next(t for m in doc["modules"] for t in m["parameters"] if t["name"] == "bias"))
+        again = import_graph(doc, torch.nn.Module())
+        self.assertEqual(again.get_submodule("0").weight.stride(), model[0].weight.stride())
+        torch.testing.assert_close(again(torch.ones(1, 3, 8, 8)), model(torch.ones(1, 3, 8, 8)))
 
 
 if __name__ == "__main__":

@@ -253,6 +253,18 @@ class Propagation {
     call(n);
   }
 
+  /// A parameter or buffer as the module table describes it (row-major on the cpu unless it says).
+  static ValueMeta module_tensor_meta(const TensorSpec& spec) {
+    ValueMeta v;
+    v.kind = ValueMeta::Kind::Tensor;
+    v.tensor.shape = spec.shape;
+    v.tensor.dtype = spec.dtype;
+    v.tensor.device = InternedString(spec.device.empty() ? "cpu" : spec.device);
+    if (spec.stride) v.tensor.stride = *spec.stride;
+    else if (auto stride = contiguous_strides(spec.shape)) v.tensor.stride = *stride;
+    return v;
+  }
+
   /// A get_attr without recorded meta: the parameter or buffer the module table describes.
   void attribute(NodeId n) {
     const TensorSpec* spec = session_.modules ? session_.modules->find_tensor(g_.target(n)) : nullptr;
@@ -260,13 +272,7 @@ class Propagation {
       ++unknown_;
       return;
     }
-    ValueMeta v;
-    v.kind = ValueMeta::Kind::Tensor;
-    v.tensor.shape = spec->shape;
-    v.tensor.dtype = spec->dtype;
-    v.tensor.device = InternedString("cpu");
-    if (auto stride = contiguous_strides(spec->shape)) v.tensor.stride = *stride;
-    finish(n, std::move(v));
+    finish(n, module_tensor_meta(*spec));
   }
 
   /// The output node describes what it returns, as torch.fx's ShapeProp records it.
@@ -316,6 +322,8 @@ class Propagation {
       found = m != nullptr && index_->push(m->class_name);
     } else if (op == OpKind::CallFunction && index_->push(target)) {
       found = true;
+    } else if (op == OpKind::CallMethod && index_->push("Tensor." + target)) {
+      found = true;  // a method with a function of its own, by position (Tensor.to)
     } else {
       bound = bind_call(*state_of(L_).schemas(), g_, n);
       prefer_tensor_fit(bound);
@@ -507,13 +515,7 @@ class Propagation {
     lua_createtable(L_, 0, static_cast<int>(m->parameters.size() + m->buffers.size()));
     for (const auto* specs : {&m->parameters, &m->buffers})
       for (const TensorSpec& t : *specs) {
-        ValueMeta v;
-        v.kind = ValueMeta::Kind::Tensor;
-        v.tensor.shape = t.shape;
-        v.tensor.dtype = t.dtype;
-        v.tensor.device = InternedString("cpu");
-        if (auto stride = contiguous_strides(t.shape)) v.tensor.stride = *stride;
-        push_plain_meta(L_, v);
+        push_plain_meta(L_, module_tensor_meta(t));
         lua_setfield(L_, -2, t.name.c_str());
       }
     lua_setfield(L_, -2, "parameters");

@@ -149,6 +149,10 @@ def _tensor_entry(name, t, values=False):
     entry = {"name": name, "shape": list(t.shape), "dtype": str(t.dtype)[len("torch."):]}
     if values:
         entry["data"] = tensor_data(t)
+    if not t.is_contiguous():  # channels-last weights: what meta propagation needs of their layout
+        entry["stride"] = list(t.stride())
+    if t.device.type != "cpu":
+        entry["device"] = str(t.device)
     return entry
 
 

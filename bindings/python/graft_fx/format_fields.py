@@ -31,6 +31,8 @@ TENSOR_SPEC_FIELDS = (
     ("shape", True),
     ("dtype", True),
     ("data", False),
+    ("stride", False),
+    ("device", False),
 )
 
 MODULE_FIELDS = (

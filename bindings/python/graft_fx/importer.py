@@ -142,7 +142,14 @@ def tensor_from(spec, where):
         raise GraftImportError(f"{where}: the value has {len(raw)} bytes, shape {shape} of {spec['dtype']} needs {count * size}")
     if count == 0:
         return torch.empty(shape, dtype=dtype)
-    return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
+    value = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
+    stride = spec.get("stride")
+    if stride is not None:  # the elements are row-major; the tensor had this layout (channels-last)
+        try:
+            value = torch.empty_strided(shape, [int(d) for d in stride], dtype=dtype).copy_(value)
+        except (TypeError, ValueError, RuntimeError) as e:
+            raise GraftImportError(f"{where}: cannot lay the tensor out with strides {stride}: {e}") from None
+    return value
 
 
 def _parameter(value):

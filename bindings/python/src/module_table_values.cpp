@@ -79,6 +79,8 @@ std::vector<TensorSpec> tensor_specs(py::handle value, const std::string& where)
         case TensorSpecField::Shape: spec.shape = shape(field, here); break;
         case TensorSpecField::Dtype: spec.dtype = InternedString(text(field, here)); break;
         case TensorSpecField::Data: spec.data = text(field, here); break;
+        case TensorSpecField::Stride: spec.stride = shape(field, here); break;
+        case TensorSpecField::Device: spec.device = text(field, here); break;
       }
     }
     require_fields(format::kTensorSpecFields, seen, at);
@@ -135,6 +137,13 @@ py::list tensors_to_python(const std::vector<TensorSpec>& specs) {
     entry[py::str(keys[format::at(TensorSpecField::Shape)])] = shape;
     entry[py::str(keys[format::at(TensorSpecField::Dtype)])] = std::string(t.dtype);
     if (t.data) entry[py::str(keys[format::at(TensorSpecField::Data)])] = *t.data;
+    if (t.stride) {
+      py::list stride;
+      for (const Dim& d : *t.stride)
+        stride.append(d.is_symbolic() ? py::object(py::str(d.symbol_name())) : py::object(py::int_(d.value())));
+      entry[py::str(keys[format::at(TensorSpecField::Stride)])] = stride;
+    }
+    if (!t.device.empty()) entry[py::str(keys[format::at(TensorSpecField::Device)])] = t.device;
     out.append(entry);
   }
   return out;

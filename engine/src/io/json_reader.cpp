@@ -456,7 +456,7 @@ class DomWalk {
     for (dom::element t : as_array(e, at)) {
       Path p = at.at(i++);
       using format::TensorSpecField;
-      KeySet<4> keys(format::kTensorSpecKeys);
+      KeySet<format::kTensorSpecFields.size()> keys(format::kTensorSpecKeys);
       TensorSpec spec;
       for (dom::key_value_pair kv : as_object(t, p)) {
         Path q = p.at(kv.key);
@@ -465,6 +465,8 @@ class DomWalk {
           case TensorSpecField::Shape: spec.shape = shape(kv.value, q); break;
           case TensorSpecField::Dtype: spec.dtype = interned(as_string(kv.value, q)); break;
           case TensorSpecField::Data: spec.data = std::string(as_string(kv.value, q)); break;
+          case TensorSpecField::Stride: spec.stride = shape(kv.value, q); break;
+          case TensorSpecField::Device: spec.device = std::string(as_string(kv.value, q)); break;
         }
       }
       keys.require_all(format::kTensorSpecFields, p);

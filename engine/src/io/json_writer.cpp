@@ -54,6 +54,8 @@ constexpr KeyPrefix kSpecName = prefix('{', format::kTensorSpecFields, TensorSpe
 constexpr KeyPrefix kSpecShape = prefix(',', format::kTensorSpecFields, TensorSpecField::Shape);
 constexpr KeyPrefix kSpecDtype = prefix(',', format::kTensorSpecFields, TensorSpecField::Dtype);
 constexpr KeyPrefix kSpecData = prefix(',', format::kTensorSpecFields, TensorSpecField::Data);
+constexpr KeyPrefix kSpecStride = prefix(',', format::kTensorSpecFields, TensorSpecField::Stride);
+constexpr KeyPrefix kSpecDevice = prefix(',', format::kTensorSpecFields, TensorSpecField::Device);
 
 // A graph the reader would refuse: a reference to an erased node, or to a later node.
 struct WriteError {
@@ -292,6 +294,14 @@ class Writer {
       if (specs[i].data) {
         out_ += kSpecData.view();
         append_json_string(out_, *specs[i].data);
+      }
+      if (specs[i].stride) {
+        out_ += kSpecStride.view();
+        dims(*specs[i].stride);
+      }
+      if (!specs[i].device.empty()) {
+        out_ += kSpecDevice.view();
+        append_json_string(out_, specs[i].device);
       }
       out_ += '}';
     }

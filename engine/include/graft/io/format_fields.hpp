@@ -55,12 +55,14 @@ inline constexpr std::array<Field, 4> kTensorMetaFields{{
 }};
 
 /// A module's parameter or buffer.
-enum class TensorSpecField : std::size_t { Name, Shape, Dtype, Data };
-inline constexpr std::array<Field, 4> kTensorSpecFields{{
+enum class TensorSpecField : std::size_t { Name, Shape, Dtype, Data, Stride, Device };
+inline constexpr std::array<Field, 6> kTensorSpecFields{{
     {"name", true},
     {"shape", true},
     {"dtype", true},
     {"data", false},
+    {"stride", false},
+    {"device", false},
 }};
 
 /// A module of the module table.

@@ -27,6 +27,8 @@ struct TensorSpec {
   InternedString dtype;
   std::optional<std::string>
       data{};  ///< base64 value (empty for no elements); none when the file describes the tensor only
+  std::optional<Dims> stride{};  ///< none: row-major (contiguous)
+  std::string device{};  ///< empty: cpu
   friend bool operator==(const TensorSpec&, const TensorSpec&) = default;
 };
 
