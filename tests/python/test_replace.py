@@ -4,6 +4,7 @@ longer uses), each checked in PyTorch: the rewritten module computes what the or
 Also graft's other pattern options from Python (commutative operands, other targets, carried
 metadata, kept names) and the errors bad arguments get."""
 import copy
+import operator
 import os
 import subprocess
 import tempfile
@@ -162,6 +163,49 @@ class Replace(unittest.TestCase):
         subs = [n for n in gm.graph.nodes if n.target is torch.sub]
         self.assertEqual(sorted(n.meta["stack_trace"] for n in subs), ["model.py:add", "model.py:add_1"])
         torch.testing.assert_close(gm(x, y), (x - torch.relu(y)) + (x - torch.relu(y)))
+
+    def test_where_a_predicate_on_the_node_and_its_metadata(self):
+        """`where`: the pattern node matches only graph nodes the callable accepts (here by a tag
+        in their meta), during matching, so the other candidate is still found; a predicate that
+        raises raises its own exception and the module is unchanged."""
+        def model(x, y):
+            a = torch.relu(torch.add(x, y))
+            return torch.relu(torch.add(a, y)) * 2
+
+        def pattern(x, y):
+            return torch.relu(torch.add(x, y))
+
+        def replacement(x, y):
+            return torch.sigmoid(torch.sub(x, y))
+
+        gm = torch.fx.symbolic_trace(model)
+        for n in gm.graph.nodes:
+            n.meta["tag"] = "hot" if n.name == "relu_1" else "cold"
+        asked = []
+
+        def hot(node):
+            asked.append(node.name)
+            return node.meta.get("tag") == "hot"
+
+        done = self.graft.replace(gm, pattern, replacement, constraints={"relu": {"where": hot}})
+        self.assertEqual(len(done), 1)
+        self.assertEqual(sorted(set(asked)), ["relu", "relu_1"])
+        self.assertEqual([n.target for n in gm.graph.nodes if n.op == "call_function"],
+                         [torch.add, torch.relu, torch.sub, torch.sigmoid, operator.mul])
+        x, y = torch.randn(3), torch.randn(3)
+        torch.testing.assert_close(gm(x, y), torch.sigmoid(torch.relu(x + y) - y) * 2)
+
+        fresh = torch.fx.symbolic_trace(model)
+        before = fresh.code
+
+        def broken(node):
+            raise LookupError(f"no tag on {node.name}")
+
+        with self.assertRaisesRegex(LookupError, "no tag on relu"):
+            self.graft.replace(fresh, pattern, replacement, constraints={"relu": {"where": broken}})
+        self.assertEqual(fresh.code, before)
+        with self.assertRaisesRegex(ValueError, "where is a callable"):
+            self.graft.replace(fresh, pattern, replacement, constraints={"relu": {"where": "hot"}})
 
     def test_keep_names_as_graft_rewrite_keeps_them(self):
         """keep_names: each node in a replaced node's place takes its name, the same names

@@ -8,9 +8,10 @@ GraphModule) or an nn.Module, traced with torch.fx. The matching and the splice 
 engine, with the Lua rules' options: modules matched by class (`modules_by_class`; a replacement
 reaches the matched module through the pattern's name for it: `l0.weight`), per pattern node
 `constraints` (other targets, commutative operands, optional keywords, exact user counts,
-wildcards, several module classes), metadata carried to the new nodes (`meta`) and, with
-`keep_names`, the replaced nodes' names kept by the nodes that take their place (torch.fx gives
-fresh ones, so a patch by name reaches the same call after the rewrite).
+wildcards, several module classes, a predicate on the node and its metadata: `where`),
+metadata carried to the new nodes (`meta`) and, with `keep_names`, the replaced nodes' names
+kept by the nodes that take their place (torch.fx gives fresh ones, so a patch by name reaches
+the same call after the rewrite).
 """
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -29,7 +30,7 @@ from .fx.subgraph_rewriter import _replace_attributes, _select, replaced_pattern
 __all__ = ["CONSTRAINTS", "replace"]
 
 # What `constraints` may say about a pattern node (graft's NodeConstraint).
-CONSTRAINTS = ("alternatives", "commutative", "module_class", "optional_kwargs", "users", "wildcard")
+CONSTRAINTS = ("alternatives", "commutative", "module_class", "optional_kwargs", "users", "where", "wildcard")
 _META = ("drop", "outputs", "all")
 
 
@@ -75,7 +76,8 @@ def replace(gm: GraphModule, pattern, replacement, *, modules_by_class: bool = F
 
     `modules_by_class`: the pattern's call_module nodes match modules of the same class anywhere
     in `gm`. `constraints`: {pattern node name: {alternatives, commutative, module_class,
-    optional_kwargs, users, wildcard}}. `meta`: what the new nodes inherit from the matched ones
+    optional_kwargs, users, where, wildcard}}; `where` is a callable given the graph's Node (its
+    meta, its users) that must return true for the node to match. `meta`: what the new nodes inherit from the matched ones
     (drop, as torch.fx; outputs; all). `keep_names`: a node that takes the place of a matched
     node returned by the pattern takes its name, as the Lua rules' keep_names. `match_filters`: as replace_pattern_with_filters, each
     called with (InternalMatch, gm.graph, pattern graph) before any replacement.

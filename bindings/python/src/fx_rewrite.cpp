@@ -57,6 +57,22 @@ Matcher::Matcher(std::shared_ptr<FxGraph> p, MatchOptions options, const py::lis
         c.commutative = value.cast<bool>();
       } else if (name == "optional_kwargs") {
         for (const py::handle kw : value) c.optional_kwargs.push_back(kw.cast<std::string>());
+      } else if (name == "where") {
+        if (!PyCallable_Check(value.ptr()))
+          throw py::value_error("pattern node '" + constrained.graph.name(n) + "': where is a callable");
+        c.predicate_name = "where";
+        c.predicate = [calls = predicates, fn = py::reinterpret_borrow<py::object>(value)](const Graph&, NodeId g) {
+          if (calls->error || calls->graph == nullptr) return false;
+          try {
+            const py::object verdict = fn(calls->graph->fx_node(g));
+            const int truth = PyObject_IsTrue(verdict.ptr());
+            if (truth < 0) throw py::error_already_set();
+            return truth == 1;
+          } catch (...) {
+            calls->error = std::current_exception();  // raised again once the engine returns
+            return false;
+          }
+        };
       } else if (name == "alternatives") {
         const bool function = constrained.graph.op(n) == OpKind::CallFunction;
         for (const py::handle target : value)
@@ -88,10 +104,13 @@ Matches match(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<FxG
   if (!node_name_match.empty()) {
     auto named = std::make_shared<Matcher>(
         matcher->pattern, std::make_unique<SubgraphMatcher>(matcher->matcher->with_node_name_match(node_name_match)));
+    named->predicates = matcher->predicates;  // the copied constraints call the same predicates
     return match(named, graph);
   }
   Matches out{graph, matcher, {}};
+  PredicateScope scope(matcher->predicates, *graph);
   out.list = matcher->matcher->match(graph->ir());
+  scope.rethrow();
   return out;
 }
 
@@ -99,8 +118,10 @@ Matches match_at(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr<
                  const py::handle& node) {
   Matches out{graph, matcher, {}};
   const GraphModule& ir = graph->ir();
+  PredicateScope scope(matcher->predicates, *graph);
   if (std::optional<SubgraphMatch> m = matcher->matcher->match_at(ir.graph, &ir.modules, graph->node_id(node.ptr())))
     out.list.push_back(std::move(*m));
+  scope.rethrow();
   return out;
 }
 
@@ -109,7 +130,9 @@ py::tuple explain(const std::shared_ptr<Matcher>& matcher, const std::shared_ptr
   const GraphModule& ir = graph->ir();
   const NodeId only = node.is_none() ? kNoNode : graph->node_id(node.ptr());
   const SubgraphMatcher& m = *matcher->matcher;
+  PredicateScope scope(matcher->predicates, *graph);
   const std::vector<MatchExplanation> all = m.explain(ir, only);
+  scope.rethrow();
   py::list rows;
   for (const MatchExplanation& e : all) {
     const bool matches = e.failure.kind == MatchFailure::Kind::None;
@@ -140,7 +163,7 @@ py::list replace_each(Matches& matches, const std::vector<std::size_t>& selected
   if (!policy) throw py::value_error(policy.status().message());
   options.meta = *policy;
   FxGraph& graph = *matches.graph;
-  Result<std::vector<ReplacedPattern>> done =
+  Result<std::vector<ReplacedPattern>> done =  // replaces the matches as found: no predicate runs
       replace_matches(graph.ir().graph, *matches.matcher->matcher, chosen, graphs, options);
   if (!done) throw EngineError(done.status().message());
   graph.sync();

@@ -3,8 +3,10 @@
 
 #include <pybind11/pybind11.h>
 
+#include <exception>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "fx_graph.hpp"
@@ -17,17 +19,46 @@ struct EngineError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The Python predicates of a pattern's nodes (`where`), and the graph they are asked about:
+/// each is called with that graph's FX node. An exception one raises makes the node not match
+/// and is raised again when the engine returns (PredicateScope).
+struct PythonPredicates {
+  const FxGraph* graph = nullptr;
+  std::exception_ptr error{};
+};
+
+/// Points a matcher's predicates at `graph` while the engine matches in it; rethrow() raises
+/// what a predicate raised.
+class PredicateScope {
+ public:
+  PredicateScope(const std::shared_ptr<PythonPredicates>& calls, const FxGraph& graph) : calls_(calls) {
+    calls_->graph = &graph;
+    calls_->error = nullptr;
+  }
+  ~PredicateScope() { calls_->graph = nullptr; }
+  PredicateScope(const PredicateScope&) = delete;
+  PredicateScope& operator=(const PredicateScope&) = delete;
+  void rethrow() const {
+    if (calls_->error) std::rethrow_exception(std::exchange(calls_->error, nullptr));
+  }
+
+ private:
+  std::shared_ptr<PythonPredicates> calls_;
+};
+
 /// A pattern compiled for matching, with the FX graph it came from.
 struct Matcher {
   Matcher(std::shared_ptr<FxGraph> pattern, MatchOptions options);
   /// With constraints per pattern FX node: a dict of `alternatives` (further targets: functions
   /// for call_function, method names for call_method), `users` (an exact user count) and
-  /// `wildcard` (a placeholder that stands for any one argument).
+  /// `wildcard` (a placeholder that stands for any one argument), `where` (a Python callable
+  /// given the graph's FX node: the node matches only if it returns true).
   Matcher(std::shared_ptr<FxGraph> pattern, MatchOptions options, const py::list& constraints);
   Matcher(std::shared_ptr<FxGraph> pattern, std::unique_ptr<SubgraphMatcher> built)
       : pattern(std::move(pattern)), matcher(std::move(built)) {}
   std::shared_ptr<FxGraph> pattern;
   std::unique_ptr<SubgraphMatcher> matcher;
+  std::shared_ptr<PythonPredicates> predicates = std::make_shared<PythonPredicates>();
 };
 
 /// The matches of a matcher in one graph, as found (replace() takes a selection of them).
