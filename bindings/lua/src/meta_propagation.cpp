@@ -320,10 +320,9 @@ class Propagation {
     if (op == OpKind::CallModule) {
       const ModuleInfo* m = session_.modules ? session_.modules->find(target) : nullptr;
       found = m != nullptr && index_->push(m->class_name);
-    } else if (op == OpKind::CallFunction && index_->push(target)) {
-      found = true;
-    } else if (op == OpKind::CallMethod && index_->push("Tensor." + target)) {
-      found = true;  // a method with a function of its own, by position (Tensor.to)
+    } else if ((op == OpKind::CallFunction && index_->push(target)) ||
+               (op == OpKind::CallMethod && index_->push("Tensor." + target))) {
+      found = true;  // a function keyed by the target (a method's as "Tensor.to"), given arguments by position
     } else {
       bound = bind_call(*state_of(L_).schemas(), g_, n);
       prefer_tensor_fit(bound);
