@@ -102,10 +102,10 @@ F["aten::cat"] = function(a)
   local format
   for _, t in ipairs(tensors) do
     if not skipped(t) then
-      total = S.add(total, t.shape[k])
       if #t.shape ~= #ref.shape then
         error(string.format("cat: tensors must have the same number of dims: %d and %d", #ref.shape, #t.shape), 0)
       end
+      total = S.add(total, t.shape[k])
       for d = 1, #out do
         local x, y = ref.shape[d], t.shape[d]
         if d ~= k and type(x) == "number" and type(y) == "number" and x ~= y then

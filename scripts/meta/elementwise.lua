@@ -182,10 +182,20 @@ F["aten::_to_copy"] = function(a)
 end
 
 -- x.to(...): the input itself when nothing changes, else a copy.
+--- Whether `t` is laid out in `format` already (torch's to() then returns it as it is).
+local function in_format(t, format)
+  if format == nil or format == "preserve_format" then return true end
+  if format == "contiguous_format" then return layout.is_contiguous(t.shape, t.stride) end
+  if format == "channels_last" then return layout.is_channels_last(t.shape, t.stride) end
+  return false
+end
+
 local function to(a, dtype, device)
   dtype = dtype or a.self.dtype
   device = device or a.self.device
-  if dtype == a.self.dtype and device == a.self.device and not a.copy then return a.self end
+  if dtype == a.self.dtype and device == a.self.device and not a.copy and in_format(a.self, a.memory_format) then
+    return a.self
+  end
   local t = copy_of(a.self, dtype, a.memory_format)
   t.device = device
   return t

@@ -59,20 +59,24 @@ local dtypes = require("meta.dtypes")
 functions["Tensor.to"] = function(a)
   local t = a[1]
   if not is_tensor(t) then return nil end
-  local dtype, device = a.dtype, a.device
+  local dtype, device, copy = a.dtype, a.device, a.copy
+  local flags = 0 -- positional booleans: non_blocking, then copy
   for i = 2, a.n do
     local v = a[i]
     if is_tensor(v) then
       dtype, device = dtype or v.dtype, device or v.device
     elseif type(v) == "string" and dtypes.itemsize(v) ~= nil then
       dtype = dtype or v
-    elseif type(v) == "string" then
+    elseif type(v) == "string" and string.match(v, "^%a+$") or string.match(tostring(v), "^%a+:%d+$") then
       device = device or v
-    elseif type(v) ~= "boolean" then
+    elseif type(v) == "boolean" then
+      flags = flags + 1
+      if flags == 2 then copy = v end
+    else
       return nil -- something torch's overloads would read otherwise
     end
   end
-  return elementwise["aten::to.device"]({ self = t, dtype = dtype, device = device, copy = a.copy,
+  return elementwise["aten::to.device"]({ self = t, dtype = dtype, device = device, copy = copy,
     memory_format = a.memory_format })
 end
 

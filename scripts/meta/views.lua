@@ -237,7 +237,16 @@ F["aten::split"] = function(a)
   for i = 1, n do sizes[i] = math.max(0, math.min(step, size - (i - 1) * step)) end
   return pieces(t, a.dim or 0, sizes)
 end
-F["aten::split_with_sizes"] = function(a) return pieces(a.self, a.dim or 0, a.split_sizes) end
+F["aten::split_with_sizes"] = function(a)
+  local t, total = a.self, 0
+  local d = shape.axis(a.dim or 0, #t.shape)
+  for _, s in ipairs(a.split_sizes) do total = S.add(total, s) end
+  local size = t.shape[d]
+  if math.type(total) == "integer" and math.type(size) == "integer" and total ~= size then
+    error(string.format("split_with_sizes: the sizes add up to %d, the dim has %d", total, size), 0)
+  end
+  return pieces(t, a.dim or 0, a.split_sizes)
+end
 
 F["aten::chunk"] = function(a)
   local t = a.self

@@ -137,7 +137,8 @@ class PlanMemory(unittest.TestCase):
         self.assertEqual([n.name for n in plan["without_meta"]], ["relu", "add"])
         for kwargs, message in (({"planner": "fast"}, "unknown planner 'fast'"),
                                 ({"alignment": 48}, "alignment 48 is not a power of two"),
-                                ({"alignment": 2**64}, "not a power of two below 2\\*\\*63"),
+                                ({"alignment": 2**64}, "not a power of two up to 2\\*\\*30"),
+                                ({"alignment": 2**31}, "not a power of two up to 2\\*\\*30"),
                                 ({"symbols": {"s0": 2**70}}, "symbol 's0' is 1180591620717411303424, beyond"),
                                 ({"symbols": {"s0": 1.5}}, "symbols maps names to ints")):
             with self.subTest(kwargs), self.assertRaisesRegex(ValueError, message) as raised:

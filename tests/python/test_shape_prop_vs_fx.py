@@ -87,6 +87,65 @@ class ShapePropVsFx(Comparing):
                               f"shrunk graph:\n{generated(small, grad_inputs)[0].graph}")
         self.assertGreater(by_graft, 3 * CASES // 2)  # graft's own path, not only torch's, was compared
 
+    def test_aten_graphs(self):
+        """The generated graphs traced to ATen (make_fx), as a fake-mode ShapeProp mostly sees them:
+        OpOverload targets, in-place and view ops, torch's exclusions by their packet's name."""
+        from torch.fx.experimental.proxy_tensor import make_fx
+        by_graft = 0
+        for i in range(40):
+            gm, inputs = generated(fxd.make_case(SEED, i), False)
+            aten = make_fx(gm)(*inputs)
+            for x in inputs[::2]:
+                x.requires_grad_(True)
+            for grad_mode in (True, False):
+                with self.subTest(case=i, grad=grad_mode), torch.set_grad_enabled(grad_mode):
+                    sp, problems = self.compare(aten, inputs)
+                    self.assertEqual(problems, [])
+                    by_graft += sp.graft_fallback is None
+        self.assertGreater(by_graft, 20)
+
+    def test_review_cases(self):
+        """Cases where graft's path once recorded something else than torch's: ATen calls whose
+        results never require grad, in-place ATen calls, arguments read for their metadata only,
+        returned splits, to() with a memory format or a positional copy, split sizes that do not
+        add up, outputs through a pytree code generator."""
+        from torch.fx.experimental.proxy_tensor import make_fx
+        x = torch.randn(4, 6, requires_grad=True)
+        aten = make_fx(lambda t: (t.detach(), torch.zeros_like(t), t.new_zeros(2), t.clone().add_(1) * 2))(x)
+        cases = [("ATen no-grad results and writes", aten, [x]),
+                 ("view_as", torch.fx.symbolic_trace(lambda a, c: a.view_as(c)),
+                  [torch.randn(3, 4), torch.randn(12, requires_grad=True)]),
+                 ("returned split", torch.fx.symbolic_trace(lambda t: torch.split(t, 2)), [torch.randn(5)]),
+                 ("to channels_last", torch.fx.symbolic_trace(lambda t: t.to(memory_format=torch.channels_last)),
+                  [torch.randn(2, 3, 4, 5)]),
+                 ("to contiguous", torch.fx.symbolic_trace(lambda t: t.to(memory_format=torch.contiguous_format)),
+                  [torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last)]),
+                 ("positional copy", torch.fx.symbolic_trace(lambda t: t[:, ::2].to(torch.float32, False, True)),
+                  [torch.randn(4, 6)])]
+        for what, gm, inputs in cases:
+            for grad_mode in (True, False):
+                with self.subTest(what, grad=grad_mode), torch.set_grad_enabled(grad_mode):
+                    _, problems = self.compare(gm, inputs)
+                    self.assertEqual(problems, [])
+        bad = torch.fx.symbolic_trace(lambda a: torch.split(a, [1, 1], 1))
+        with self.assertRaisesRegex(RuntimeError, "ShapeProp error for: node=%split"):
+            self.ShapeProp(bad, FakeTensorMode()).propagate(torch.randn(2, 3))
+
+        # inputs through a pytree code generator: torch's run (which fails here in torch 2.14 too:
+        # it fakes only top-level tensor arguments), never graft's flat one
+        def nested(x):
+            return {"a": x["a"].relu(), "b": (x["b"] * 2,)}
+
+        gm = torch.fx.symbolic_trace(nested, concrete_args={"x": {"a": torch.fx.PH, "b": torch.fx.PH}})
+        arg = {"a": torch.randn(3), "b": torch.randn(3)}
+        with self.assertRaises(RuntimeError) as theirs:
+            TorchShapeProp(copy.deepcopy(gm), FakeTensorMode()).propagate(arg)
+        sp = self.ShapeProp(gm, FakeTensorMode())
+        with self.assertRaises(RuntimeError) as ours:
+            sp.propagate(arg)
+        self.assertIn("pytree", sp.graft_fallback)
+        self.assertEqual(str(ours.exception).splitlines()[0], str(theirs.exception).splitlines()[0])
+
     def test_torchvision_models(self):
         for name, shape, channels_last in (("resnet18", (2, 3, 64, 64), False), ("resnet18", (2, 3, 64, 64), True),
                                            ("mobilenet_v3_small", (1, 3, 96, 96), False),

@@ -137,6 +137,20 @@ class StableTopologicalSortVsFx(unittest.TestCase):
             cycles += 1
         self.assertGreater(cycles, 10)
 
+    def test_only_the_sort_takes_an_unsorted_graph(self):
+        """Every other call refuses a graph whose node uses a later one, before any edit, with a
+        GraftValueError naming the node (the pass would otherwise be blamed for the bad input)."""
+        import graft.passes
+        inputs, calls, moves = next(c for c in map(generate, range(50)) if needs_sorting(build(*c)))
+        for call in (graft.passes.dead_code_elimination, graft.plan_memory,
+                     lambda gm: graft.replace(gm, lambda x: torch.relu(x), lambda x: torch.neg(x))):
+            gm = build(inputs, calls, moves)
+            before = order(gm)
+            with self.assertRaisesRegex(ValueError, "uses a node that comes after it") as raised:
+                call(gm)
+            self.assertIsInstance(raised.exception, graft.GraftError)
+            self.assertEqual(order(gm), before)
+
     def test_sorted_graph_is_unchanged(self):
         """A graph already in order keeps its order, its code and its nodes."""
         gm = torch.fx.symbolic_trace(lambda x, y: torch.relu(x + y) * y)

@@ -101,13 +101,15 @@ class FxModule:
     """A GraphModule converted to graft's IR, tied to it: `to_fx()` applies the engine's edits
     to the same GraphModule."""
 
-    def __init__(self, gm, modules=True, codec=None):
+    def __init__(self, gm, modules=True, codec=None, later_nodes=False):
         if not isinstance(gm, torch.fx.GraphModule):
             raise TypeError(f"graft.from_fx takes a torch.fx.GraphModule, not {type(gm).__name__}")
         self.gm = gm
         # The native side keeps the graphs of GraphModule submodules as converted: edits a
-        # script makes inside them (g:submodule) are applied to those submodules too.
-        self.native = _native.Graph(gm.graph, codec or _native.Codec(), **(module_table(gm) if modules else {}))
+        # script makes inside them (g:submodule) are applied to those submodules too. Only a
+        # sort takes a node that uses a later one; anything else is refused before it starts.
+        self.native = _native.Graph(gm.graph, codec or _native.Codec(), later_nodes=later_nodes,
+                                    **(module_table(gm) if modules else {}))
 
     def _edited_submodules(self):
         """(submodule, its converted graph holding the edits) for every GraphModule submodule

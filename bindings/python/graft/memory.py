@@ -14,7 +14,7 @@ from torch.fx import GraphModule
 
 from . import _native
 from .convert import FxModule
-from .errors import GraftValueError
+from .errors import GraftValueError, raised_as
 from .operator_schemas import registered_schemas
 
 __all__ = ["PLANNERS", "plan_memory"]
@@ -42,14 +42,15 @@ def plan_memory(gm: GraphModule, planner: str = "best", alignment: int = 64, *, 
     if planner not in PLANNERS:
         raise GraftValueError(f"plan_memory: unknown planner {planner!r} ({', '.join(PLANNERS)})")
     if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment < 1 or alignment & (alignment - 1) \
-            or alignment > _INT64_MAX:
-        raise GraftValueError(f"plan_memory: alignment {alignment!r} is not a power of two below 2**63")
+            or alignment > 2**30:
+        raise GraftValueError(f"plan_memory: alignment {alignment!r} is not a power of two up to 2**30 (1 GiB)")
     symbols = dict(symbols or {})
     for name, value in symbols.items():
         if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, int):
             raise GraftValueError(f"plan_memory: symbols maps names to ints, as {{'s0': 32}}, not {name!r}: {value!r}")
         if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
             raise GraftValueError(f"plan_memory: symbol {name!r} is {value}, beyond a 64-bit size")
-    module = FxModule(gm)
+    with raised_as(GraftValueError):  # a graph graft cannot read
+        module = FxModule(gm)
     return _native.plan_memory(module.native, planner, alignment, plan_inputs, plan_parameters, plan_outputs,
                                symbols, registered_schemas())

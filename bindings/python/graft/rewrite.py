@@ -97,7 +97,9 @@ def replace(gm: GraphModule, pattern, replacement, *, modules_by_class: bool = F
         codec = reader._codec
         with raised_as(GraftAssertionError, only="pattern:"), raised_as(GraftValueError, only="pattern node"):
             matcher = _native.Matcher(_native.Graph(pattern_gm.graph, codec), rows, "fx")
-        found = matcher.match(_native.Graph(gm.graph, codec, with_meta=meta != "drop", **module_table(gm)))
+        with raised_as(GraftValueError):  # a graph graft cannot read: refused before any edit
+            graph = _native.Graph(gm.graph, codec, with_meta=meta != "drop", **module_table(gm))
+        found = matcher.match(graph)
         reader._native = matcher
         selected, internal, _ = _select(gm, reader, found, pattern_gm.graph, list(match_filters), None)
         with signals_deferred():

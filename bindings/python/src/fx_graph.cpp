@@ -113,6 +113,11 @@ void FxGraph::convert_nodes(py::handle fx_graph, Graph& g, std::unordered_map<Py
     try {
       convert_args(n, where, args, kwargs);
     } catch (const LaterNode&) {
+      if (!later_nodes_)
+        throw py::value_error(
+            fmt::format("{} uses a node that comes after it; sort the graph first "
+                        "(graft.passes.stable_topological_sort)",
+                        where));
       args.clear();
       kwargs.clear();
       uses_later = true;
@@ -141,8 +146,8 @@ void FxGraph::convert_nodes(py::handle fx_graph, Graph& g, std::unordered_map<Py
 }
 
 FxGraph::FxGraph(std::shared_ptr<Codec> codec, py::object graph, py::handle modules, py::handle module_graphs,
-                 bool with_meta)
-    : codec_(std::move(codec)), graph_(std::move(graph)), with_meta_(with_meta) {
+                 bool with_meta, bool later_nodes)
+    : codec_(std::move(codec)), graph_(std::move(graph)), with_meta_(with_meta), later_nodes_(later_nodes) {
   if (!modules.is_none())
     ir_.modules = module_table_from_python(*codec_, modules, module_graphs, [this](py::handle fx, Graph& into) {
       std::unordered_map<PyObject*, NodeId> ids;

@@ -39,8 +39,10 @@ class FxGraph {
   /// the paths of GraphModule submodules to their torch.fx.Graphs (module_table_values.hpp).
   /// Without `with_meta` the IR holds no metadata (matching by operators needs none, and
   /// converting it is most of a conversion's cost) and syncing leaves every FX node's meta as it is.
+  /// With `later_nodes` a node may use one that comes after it (a graph to sort); without, such a
+  /// graph is refused naming both nodes.
   FxGraph(std::shared_ptr<Codec> codec, py::object graph, py::handle modules, py::handle module_graphs,
-          bool with_meta = true);
+          bool with_meta = true, bool later_nodes = false);
   ~FxGraph();
   FxGraph(const FxGraph&) = delete;
   FxGraph& operator=(const FxGraph&) = delete;
@@ -104,6 +106,7 @@ class FxGraph {
   GraphModule ir_;
   py::object graph_;
   bool with_meta_ = true;
+  bool later_nodes_ = false;
   std::vector<py::object> fx_nodes_;  ///< by NodeId; erased nodes keep theirs (FX's reports name them)
   std::unordered_map<PyObject*, NodeId> ids_;
   ChangeLog log_;

@@ -28,11 +28,12 @@ PYBIND11_MODULE(_native, m) {
 
   py::class_<FxGraph, std::shared_ptr<FxGraph>>(m, "Graph")
       .def(py::init([](py::object graph, std::shared_ptr<Codec> codec, py::object modules, py::object module_graphs,
-                       bool with_meta) {
-             return std::make_shared<FxGraph>(std::move(codec), std::move(graph), modules, module_graphs, with_meta);
+                       bool with_meta, bool later_nodes) {
+             return std::make_shared<FxGraph>(std::move(codec), std::move(graph), modules, module_graphs, with_meta,
+                                              later_nodes);
            }),
            py::arg("fx_graph"), py::arg("codec"), py::arg("modules") = py::none(),
-           py::arg("module_graphs") = py::none(), py::arg("with_meta") = true)
+           py::arg("module_graphs") = py::none(), py::arg("with_meta") = true, py::arg("later_nodes") = false)
       .def_property_readonly("codec", &FxGraph::codec_ptr)
       .def(
           "attribute_targets",

@@ -137,6 +137,8 @@ class _StaticPlan:
     def _plan(self, fake_args) -> Optional[str]:
         nodes = list(self.gm.graph.nodes)
         placeholders = [n for n in nodes if n.op == "placeholder"]
+        if type(self.gm.graph._codegen) is not torch.fx.graph.CodeGen:  # noqa: E721 - exactly the plain one
+            return "the graph's inputs and outputs go through a pytree code generator"
         if len(fake_args) != len(placeholders):
             return f"{len(fake_args)} inputs for {len(placeholders)} placeholders"
         for a in fake_args:
@@ -189,11 +191,19 @@ class _StaticPlan:
                 n.meta.update(saved[n])
 
     def _call(self, node, meta, grad, part=False) -> Optional[str]:
-        target = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", str(node.target))
-        name = target.rsplit(".", 1)[-1]
+        if isinstance(node.target, torch._ops.OpOverload):
+            target = name = node.target.overloadpacket.__name__  # aten.zeros_like.default: zeros_like
+            if node.target._schema.is_mutable and not part:
+                return f"{node.target}: it writes an input"
+        else:
+            target = node.target if isinstance(node.target, str) else getattr(node.target, "__name__",
+                                                                               str(node.target))
+            name = target.rsplit(".", 1)[-1]
         if not part and (name.endswith("_") and not name.endswith("__") or name.startswith("__i")
                          or name in _NO_GRAD_NAMES):
             return f"{target}: graft does not state torch's answer for it"
+        if not part and (name.endswith("_as") or name in ("to", "_to_copy", "type")) and len(node.all_input_nodes) > 1:
+            return f"{target}: an argument read for its metadata only (graft would count it as a grad source)"
         if isinstance(meta, list) and name in _SPLITS and all(isinstance(m, dict) for m in meta):
             parts = []
             for m in meta:  # each part as a call of its own, then the sequence torch returns
@@ -219,18 +229,18 @@ class _StaticPlan:
             needs_grad = False
         elif node.op == "call_module" and isinstance(self.gm.get_submodule(node.target), _FRESH_MODULES):
             needs_grad = False
-        elif isinstance(node.target, torch._ops.OpOverload):
-            # without grad mode a view of a tensor that requires grad requires grad; nothing else does
-            returns = node.target._schema.returns
-            needs_grad = bool(returns) and returns[0].alias_info is not None and (
-                dtype.is_floating_point or dtype.is_complex)
-        else:
+        else:  # a view of a tensor that requires grad does; a copy does not; reshape may be either
             return "grad mode is off and an input requires grad: graft cannot tell a view from a copy here"
-        self.values[node] = _Value(tuple(shape), tuple(stride), dtype, torch.device(meta.get("device", "cpu")),
-                                   needs_grad)
+        try:
+            device = torch.device(meta.get("device", "cpu"))
+        except (RuntimeError, TypeError) as e:
+            return f"not a device: {e}"
+        self.values[node] = _Value(tuple(shape), tuple(stride), dtype, device, needs_grad)
         return None
 
     def _fake(self, value):
+        if isinstance(value, (tuple, list)):
+            return type(value)(self._fake(v) for v in value)
         if not isinstance(value, _Value):
             return value
         with self.prop.fake_mode:
