@@ -327,6 +327,10 @@ TEST_CASE("json: malformed input gives one error naming the file and the place")
         error_of(
             R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"","class":"A","parameters":[{"name":"a","shape":[],"dtype":"float32","data":1}],"buffers":[]}],"nodes":[]})")
             .find("$.modules[0].parameters[0].data") != std::string::npos);
+    CHECK(
+        error_of(
+            R"({"format":"graft-graph","version":1,"meta":{},"modules":[{"path":"","class":"A","parameters":[{"name":"a","shape":[2,3],"dtype":"float32","stride":[1]}],"buffers":[]}],"nodes":[]})") ==
+        "g.json: $.modules[0].parameters[0].stride: one stride per dim of the shape");
   }
   SUBCASE("a tensor with no elements keeps its empty value through a save") {
     const std::string text = R"({

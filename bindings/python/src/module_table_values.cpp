@@ -86,6 +86,8 @@ std::vector<TensorSpec> tensor_specs(py::handle value, const std::string& where)
     require_fields(format::kTensorSpecFields, seen, at);
     if (spec.name.empty() || spec.name.find('.') != std::string::npos)
       refuse(at + ".name", "a parameter or buffer name is one non-empty segment without dots");
+    if (spec.stride && spec.stride->size() != spec.shape.size())
+      refuse(at + ".stride", "one stride per dim of the shape");
     out.push_back(std::move(spec));
   }
   return out;

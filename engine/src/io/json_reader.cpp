@@ -472,6 +472,8 @@ class DomWalk {
       keys.require_all(format::kTensorSpecFields, p);
       if (spec.name.empty() || spec.name.find('.') != std::string::npos)
         fail(p.at("name"), "a parameter or buffer name is one non-empty segment without dots");
+      if (spec.stride && spec.stride->size() != spec.shape.size())
+        fail(p.at("stride"), "one stride per dim of the shape");
       out.push_back(std::move(spec));
     }
     return out;
