@@ -43,18 +43,14 @@ F["aten::bmm"] = function(a) return shape.tensor(batch_product("bmm", a.self, a.
 F["aten::baddbmm"] = function(a)
   return shape.tensor(batch_product("baddbmm", a.batch1, a.batch2), dtype_of(a.batch1, a.batch2))
 end
-F["aten::mv"] = function(a)
-  rank("mv", a.self, 2)
-  rank("mv", a.vec, 1)
-  agree("mv: shapes cannot be multiplied", a.self.shape[2], a.vec.shape[1])
-  return shape.tensor({ a.self.shape[1] }, dtype_of(a.self, a.vec))
+local function matrix_vector(what, m, v)
+  rank(what, m, 2)
+  rank(what, v, 1)
+  agree(what .. ": shapes cannot be multiplied", m.shape[2], v.shape[1])
+  return shape.tensor({ m.shape[1] }, dtype_of(m, v))
 end
-F["aten::addmv"] = function(a)
-  rank("addmv", a.mat, 2)
-  rank("addmv", a.vec, 1)
-  agree("addmv: shapes cannot be multiplied", a.mat.shape[2], a.vec.shape[1])
-  return shape.tensor({ a.mat.shape[1] }, dtype_of(a.mat, a.vec))
-end
+F["aten::mv"] = function(a) return matrix_vector("mv", a.self, a.vec) end
+F["aten::addmv"] = function(a) return matrix_vector("addmv", a.mat, a.vec) end
 F["aten::dot"] = function(a)
   rank("dot", a.self, 1)
   rank("dot", a.tensor, 1)

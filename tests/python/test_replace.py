@@ -91,6 +91,19 @@ class FusedLinearRelu(LinearRelu):
         return torch.clamp_min(torch.addmm(self.fc.bias, x, self.fc.weight.t()), 0)
 
 
+def two_relu_adds(x, y):  # relu(add) twice in a row: the where and keep_names cases
+    a = torch.relu(torch.add(x, y))
+    return torch.relu(torch.add(a, y)) * 2
+
+
+def relu_of_add(x, y):
+    return torch.relu(torch.add(x, y))
+
+
+def sigmoid_of_sub(x, y):
+    return torch.sigmoid(torch.sub(x, y))
+
+
 class Replace(unittest.TestCase):
     def setUp(self):
         self.graft = graft_module(self)
@@ -168,17 +181,7 @@ class Replace(unittest.TestCase):
         """`where`: the pattern node matches only graph nodes the callable accepts (here by a tag
         in their meta), during matching, so the other candidate is still found; a predicate that
         raises raises its own exception and the module is unchanged."""
-        def model(x, y):
-            a = torch.relu(torch.add(x, y))
-            return torch.relu(torch.add(a, y)) * 2
-
-        def pattern(x, y):
-            return torch.relu(torch.add(x, y))
-
-        def replacement(x, y):
-            return torch.sigmoid(torch.sub(x, y))
-
-        gm = torch.fx.symbolic_trace(model)
+        gm = torch.fx.symbolic_trace(two_relu_adds)
         for n in gm.graph.nodes:
             n.meta["tag"] = "hot" if n.name == "relu_1" else "cold"
         asked = []
@@ -187,7 +190,7 @@ class Replace(unittest.TestCase):
             asked.append(node.name)
             return node.meta.get("tag") == "hot"
 
-        done = self.graft.replace(gm, pattern, replacement, constraints={"relu": {"where": hot}})
+        done = self.graft.replace(gm, relu_of_add, sigmoid_of_sub, constraints={"relu": {"where": hot}})
         self.assertEqual(len(done), 1)
         self.assertEqual(sorted(set(asked)), ["relu", "relu_1"])
         self.assertEqual([n.target for n in gm.graph.nodes if n.op == "call_function"],
@@ -195,38 +198,28 @@ class Replace(unittest.TestCase):
         x, y = torch.randn(3), torch.randn(3)
         torch.testing.assert_close(gm(x, y), torch.sigmoid(torch.relu(x + y) - y) * 2)
 
-        fresh = torch.fx.symbolic_trace(model)
+        fresh = torch.fx.symbolic_trace(two_relu_adds)
         before = fresh.code
 
         def broken(node):
             raise LookupError(f"no tag on {node.name}")
 
         with self.assertRaisesRegex(LookupError, "no tag on relu"):
-            self.graft.replace(fresh, pattern, replacement, constraints={"relu": {"where": broken}})
+            self.graft.replace(fresh, relu_of_add, sigmoid_of_sub, constraints={"relu": {"where": broken}})
         self.assertEqual(fresh.code, before)
         with self.assertRaisesRegex(ValueError, "where is a callable"):
-            self.graft.replace(fresh, pattern, replacement, constraints={"relu": {"where": "hot"}})
+            self.graft.replace(fresh, relu_of_add, sigmoid_of_sub, constraints={"relu": {"where": "hot"}})
 
     def test_keep_names_as_graft_rewrite_keeps_them(self):
         """keep_names: each node in a replaced node's place takes its name, the same names
         `graft rewrite --keep-names` gives on the exported graph; without it, torch.fx's fresh
         names. New nodes added afterwards never take a name in use."""
-        def model(x, y):
-            a = torch.relu(torch.add(x, y))
-            return torch.relu(torch.add(a, y)) * 2
-
-        def pattern(x, y):
-            return torch.relu(torch.add(x, y))
-
-        def replacement(x, y):
-            return torch.sigmoid(torch.sub(x, y))
-
         x, y = torch.randn(3), torch.randn(3)
-        kept, fresh = torch.fx.symbolic_trace(model), torch.fx.symbolic_trace(model)
-        self.assertEqual(len(self.graft.replace(kept, pattern, replacement, keep_names=True)), 2)
-        self.graft.replace(fresh, pattern, replacement)
-        theirs = torch.fx.symbolic_trace(model)
-        torch.fx.replace_pattern(theirs, pattern, replacement)
+        kept, fresh = torch.fx.symbolic_trace(two_relu_adds), torch.fx.symbolic_trace(two_relu_adds)
+        self.assertEqual(len(self.graft.replace(kept, relu_of_add, sigmoid_of_sub, keep_names=True)), 2)
+        self.graft.replace(fresh, relu_of_add, sigmoid_of_sub)
+        theirs = torch.fx.symbolic_trace(two_relu_adds)
+        torch.fx.replace_pattern(theirs, relu_of_add, sigmoid_of_sub)
         self.assertEqual([n.name for n in fresh.graph.nodes], [n.name for n in theirs.graph.nodes])
         names = [n.name for n in kept.graph.nodes]
         self.assertEqual(names, ["x", "y", "sub", "relu", "sub_1", "relu_1", "mul", "output"])
@@ -235,7 +228,7 @@ class Replace(unittest.TestCase):
         torch.testing.assert_close(kept(x, y), torch.sigmoid(torch.sigmoid(x - y) - y) * 2)
         with tempfile.TemporaryDirectory() as tmp:  # the command line's keep_names, same engine
             paths = {k: os.path.join(tmp, f"{k}.json") for k in ("graph", "pattern", "replacement", "out")}
-            for key, fn in (("graph", model), ("pattern", pattern), ("replacement", replacement)):
+            for key, fn in (("graph", two_relu_adds), ("pattern", relu_of_add), ("replacement", sigmoid_of_sub)):
                 fmt.write(export_graph_module(torch.fx.symbolic_trace(fn)), paths[key])
             proc = subprocess.run([graft_bin(self), "rewrite", paths["graph"], "--pattern", paths["pattern"],
                                    "--replacement", paths["replacement"], "--keep-names", "-o", paths["out"]],

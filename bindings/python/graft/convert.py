@@ -14,6 +14,7 @@ from graft_fx import export as _export
 from graft_fx import importer as _importer
 
 from . import _native
+from .errors import GraftValueError, raised_as
 
 
 _editing = {}  # id(GraphModule) -> what edits it now
@@ -108,8 +109,9 @@ class FxModule:
         # The native side keeps the graphs of GraphModule submodules as converted: edits a
         # script makes inside them (g:submodule) are applied to those submodules too. Only a
         # sort takes a node that uses a later one; anything else is refused before it starts.
-        self.native = _native.Graph(gm.graph, codec or _native.Codec(), later_nodes=later_nodes,
-                                    **(module_table(gm) if modules else {}))
+        with raised_as(GraftValueError):  # a graph graft cannot read, refused before any edit
+            self.native = _native.Graph(gm.graph, codec or _native.Codec(), later_nodes=later_nodes,
+                                        **(module_table(gm) if modules else {}))
 
     def _edited_submodules(self):
         """(submodule, its converted graph holding the edits) for every GraphModule submodule

@@ -14,7 +14,7 @@ from torch.fx import GraphModule
 
 from . import _native
 from .convert import FxModule
-from .errors import GraftValueError, raised_as
+from .errors import GraftValueError
 from .operator_schemas import registered_schemas
 
 __all__ = ["PLANNERS", "plan_memory"]
@@ -50,7 +50,6 @@ def plan_memory(gm: GraphModule, planner: str = "best", alignment: int = 64, *, 
             raise GraftValueError(f"plan_memory: symbols maps names to ints, as {{'s0': 32}}, not {name!r}: {value!r}")
         if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
             raise GraftValueError(f"plan_memory: symbol {name!r} is {value}, beyond a 64-bit size")
-    with raised_as(GraftValueError):  # a graph graft cannot read
-        module = FxModule(gm)
+    module = FxModule(gm)
     return _native.plan_memory(module.native, planner, alignment, plan_inputs, plan_parameters, plan_outputs,
                                symbols, registered_schemas())

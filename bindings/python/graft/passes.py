@@ -41,8 +41,7 @@ def run(gm, name: str, **options) -> Any:
     invalid graph, raises GraftError; either way `gm` is left as it was."""
     info(name)
     with exclusive(gm, name):
-        with raised_as(GraftValueError):  # a graph graft cannot read: refused before any edit
-            module = FxModule(gm, later_nodes=name == "stable_topological_sort")
+        module = FxModule(gm, later_nodes=name == "stable_topological_sort")
         with raised_as(GraftValueError, only=f"graft.passes.{name}:"):
             report = _native.run_pass(module.native, name, options, registered_schemas())
         if _PASSES[name]["edits"]:

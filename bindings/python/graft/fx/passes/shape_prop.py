@@ -12,18 +12,16 @@ tensors, and any subclass that overrides the Interpreter's hooks. `graft_fallbac
 (None when graft did the work). With real inputs ShapeProp is torch's own run: it returns the
 module's result, which needs the run anyway.
 """
-import functools
 from typing import Any, Dict, Optional
 
 import torch
 import torch.fx
-from torch._prims_common import is_contiguous_for_memory_format_or_false
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.fx.node import map_aggregate
 from torch.fx.passes.shape_prop import *  # noqa: F401,F403
 from torch.fx.passes.shape_prop import __all__  # noqa: F401
 from torch.fx.passes.shape_prop import ShapeProp as _TorchShapeProp
-from torch.fx.passes.shape_prop import TensorMetadata, _extract_tensor_metadata
+from torch.fx.passes.shape_prop import _extract_tensor_metadata
 
 _GRAFT_META = "graft_tensor_meta"
 _FX_META = ("tensor_meta", "val", "example_value", _GRAFT_META)
@@ -94,16 +92,6 @@ def _dtype(name: str) -> Optional[torch.dtype]:
     return dtype if isinstance(dtype, torch.dtype) else None
 
 
-@functools.lru_cache(maxsize=4096)
-def _memory_format(shape, stride):
-    # torch's own test, on a tensor that has the layout and no data
-    t = torch.empty_strided(shape, stride, device="meta")
-    for query in (torch.contiguous_format, torch.channels_last, torch.channels_last_3d):
-        if is_contiguous_for_memory_format_or_false(t, memory_format=query):
-            return query
-    return None
-
-
 class _Value:
     """A call's result as graft describes it: enough for TensorMetadata and, at the output, a
     fake tensor."""
@@ -114,16 +102,20 @@ class _Value:
         self.requires_grad = requires_grad
 
 
-def _requires_grad(value) -> bool:
-    if isinstance(value, _Value):
-        return value.requires_grad
-    if isinstance(value, torch.Tensor):
-        return value.requires_grad
+def _leaves(value):
+    """The values inside (nested) tuples, lists and dicts, as torch.fx's map_aggregate walks them."""
     if isinstance(value, (tuple, list)):
-        return any(_requires_grad(v) for v in value)
-    if isinstance(value, dict):
-        return any(_requires_grad(v) for v in value.values())
-    return False
+        for v in value:
+            yield from _leaves(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+def _requires_grad(value) -> bool:
+    return any(isinstance(v, (_Value, torch.Tensor)) and v.requires_grad for v in _leaves(value))
 
 
 class _StaticPlan:
@@ -248,9 +240,9 @@ class _StaticPlan:
         return t.requires_grad_(True) if value.requires_grad else t
 
     def _tensor_meta(self, value):
-        if isinstance(value, _Value):
-            return TensorMetadata(torch.Size(value.shape), value.dtype, value.requires_grad, value.stride,
-                                  _memory_format(value.shape, value.stride), False, {})
+        if isinstance(value, _Value):  # torch's own extraction, from a tensor with the layout and no data
+            value = torch.empty_strided(value.shape, value.stride, dtype=value.dtype,
+                                        device="meta").requires_grad_(value.requires_grad)
         return _extract_tensor_metadata(value) if isinstance(value, torch.Tensor) else value
 
     def apply(self):
@@ -264,20 +256,10 @@ class _StaticPlan:
             else:
                 value = self.values[node]
             meta = map_aggregate(value, self._tensor_meta)
-            if isinstance(value, (_Value, torch.Tensor)) or _has_tensor(value):
+            if any(isinstance(v, (_Value, torch.Tensor)) for v in _leaves(value)):
                 node.meta["tensor_meta"] = meta
             node.meta["type"] = FakeTensor if isinstance(value, _Value) else type(value)
         return result
-
-
-def _has_tensor(value) -> bool:
-    if isinstance(value, (torch.Tensor, _Value)):
-        return True
-    if isinstance(value, (tuple, list)):
-        return any(_has_tensor(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_tensor(v) for v in value.values())
-    return False
 
 
 from .._mirror import torch_fallback  # noqa: E402
