@@ -7,6 +7,7 @@ modules on 4x4 inputs, their meta cleared first). A generated case that differs 
 the fewest nodes that still differ and reported with its seed."""
 import copy
 import os
+import subprocess
 import tempfile
 import unittest
 
@@ -20,7 +21,7 @@ import fx_differential as fxd
 from fx_shrink import shrink
 from graft_fx import format as fmt
 from graft_fx.importer import import_graph
-from helpers import graft_module
+from helpers import REPO, graft_bin, graft_module
 
 SEED = 3
 CASES = 100
@@ -164,6 +165,25 @@ class PropagateMeta(unittest.TestCase):
         again = import_graph(doc, torch.nn.Module())
         self.assertEqual(again.get_submodule("0").weight.stride(), model[0].weight.stride())
         torch.testing.assert_close(again(torch.ones(1, 3, 8, 8)), model(torch.ones(1, 3, 8, 8)))
+        with tempfile.TemporaryDirectory() as tmp:  # through a file and graft run: the conv's layout
+            for n in doc["nodes"]:
+                if n["op"] != "placeholder":
+                    n["meta"].pop("tensor_meta", None)
+            src, out = os.path.join(tmp, "g.json"), os.path.join(tmp, "out.json")
+            fmt.write(doc, src)
+            script = os.path.join(REPO, "scripts", "passes", "propagate_meta.lua")
+            proc = subprocess.run([graft_bin(self), "run", "-q", script, src, "-o", out],
+                                  capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            conv = next(n for n in fmt.read(out)["nodes"] if n["op"] == "call_module")
+            self.assertEqual(conv["meta"]["tensor_meta"]["stride"], list(model(torch.ones(1, 3, 8, 8)).stride()))
+            weight["stride"] = [1]  # one stride for four dims: both readers refuse it, naming it
+            fmt.write(doc, src)
+            with self.assertRaisesRegex(ValueError, r"parameters\[0\]\.stride: one stride per dim"):
+                fmt.read(src)
+            proc = subprocess.run([graft_bin(self), "lint", src], capture_output=True, text=True)
+            self.assertNotEqual(proc.returncode, 0)
+            self.assertIn("stride: one stride per dim of the shape", proc.stderr)
 
 
 if __name__ == "__main__":

@@ -218,7 +218,9 @@ def _lines(items):
 def _module_line(entry, where):
     def tensors(key):
         return [dict({"name": t["name"], "shape": _check_dims(t["shape"], where), "dtype": t["dtype"]},
-                     **({"data": t["data"]} if "data" in t else {}))
+                     **({"data": t["data"]} if "data" in t else {}),
+                     **({"stride": _check_dims(t["stride"], where)} if "stride" in t else {}),
+                     **({"device": t["device"]} if "device" in t else {}))
                 for t in entry[key]]
     head = {"path": entry["path"], "class": entry["class"],
             "parameters": tensors("parameters"), "buffers": tensors("buffers")}
@@ -406,6 +408,12 @@ class _Reader:
             self.typed(t["dtype"], f"{where}[{i}].dtype", str, "a string")
             if "data" in t:
                 self.typed(t["data"], f"{where}[{i}].data", str, "a base64 string")
+            if "stride" in t:
+                self.sizes(t["stride"], f"{where}[{i}].stride")
+                if len(t["stride"]) != len(t["shape"]):
+                    self.fail(f"{where}[{i}].stride", "one stride per dim of the shape")
+            if "device" in t:
+                self.typed(t["device"], f"{where}[{i}].device", str, "a string")
         return [{k: t[k] for k in PARAM_KEYS + PARAM_OPTIONAL_KEYS if k in t} for t in value]
 
     def modules(self, value, where):
