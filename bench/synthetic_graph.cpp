@@ -2,6 +2,7 @@
 #include "synthetic_graph.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,113 @@ GraphModule scattered_chain(std::size_t nodes, unsigned unsupported_per_mille, s
   }
   g.output(Argument::node(made.back()));
   return gm;
+}
+
+namespace {
+
+constexpr std::int64_t kFamilyWidth = 1024;  // every family tensor: float32 [1024]
+
+NodeId family_call(Graph& g, OpKind op, std::string_view target, std::vector<Argument> args) {
+  NodeId n = g.create_node(op, std::string(target), std::move(args));
+  TensorMeta t{{kFamilyWidth}, "float32", {1}, "cpu"};
+  g.edit_meta(n).tensor_meta = ValueMeta{ValueMeta::Kind::Tensor, std::move(t), {}};
+  return n;
+}
+
+NodeId family_input(Graph& g) {
+  NodeId x = g.placeholder("x");
+  TensorMeta t{{kFamilyWidth}, "float32", {1}, "cpu"};
+  g.edit_meta(x).tensor_meta = ValueMeta{ValueMeta::Kind::Tensor, std::move(t), {}};
+  return x;
+}
+
+GraphModule opaque_chain(std::size_t nodes) {
+  GraphModule gm;
+  Graph& g = gm.graph;
+  g.reserve(nodes + 2);
+  NodeId cur = family_input(g);
+  for (std::size_t i = 0; i < nodes; ++i)
+    cur = family_call(g, OpKind::CallFunction, "graft_bench.opaque", {Argument::node(cur)});
+  g.output(Argument::node(cur));
+  return gm;
+}
+
+GraphModule fan(std::size_t nodes) {
+  GraphModule gm;
+  Graph& g = gm.graph;
+  g.reserve(nodes + 3);
+  NodeId x = family_input(g);
+  std::vector<Argument> parts;
+  parts.reserve(nodes);
+  for (std::size_t i = 0; i < nodes; ++i)
+    parts.push_back(Argument::node(family_call(g, OpKind::CallFunction, "torch.relu", {Argument::node(x)})));
+  NodeId cat = family_call(g, OpKind::CallFunction, "torch.cat", {Argument::list(std::move(parts))});
+  g.output(Argument::node(cat));
+  return gm;
+}
+
+GraphModule lattice(std::size_t nodes) {
+  constexpr std::size_t kWidth = 8;
+  GraphModule gm;
+  Graph& g = gm.graph;
+  g.reserve(nodes + kWidth + 2);
+  NodeId x = family_input(g);
+  std::vector<NodeId> row(kWidth, x), next(kWidth);
+  for (std::size_t made = 0; made + kWidth <= nodes; made += kWidth) {
+    for (std::size_t j = 0; j < kWidth; ++j)
+      next[j] = family_call(g, OpKind::CallFunction, "torch.add",
+                            {Argument::node(row[j]), Argument::node(row[(j + 1) % kWidth])});
+    row.swap(next);
+  }
+  NodeId sum = row[0];
+  for (std::size_t j = 1; j < kWidth; ++j)
+    sum = family_call(g, OpKind::CallFunction, "torch.add", {Argument::node(sum), Argument::node(row[j])});
+  g.output(Argument::node(sum));
+  return gm;
+}
+
+GraphModule hierarchy(std::size_t nodes) {
+  constexpr int kDepth = 16;
+  GraphModule gm;
+  ModuleInfo root;
+  root.class_name = "graft.bench.Hierarchy";
+  (void)gm.modules.add(std::move(root));
+  gm.modules.reserve(2 * nodes + kDepth);
+  Graph& g = gm.graph;
+  g.reserve(nodes + 2);
+  NodeId cur = family_input(g);
+  for (std::size_t i = 0; i < nodes; ++i) {
+    // The leaf's parent spells i's low 16 bits, most significant level first; its ancestors are
+    // added on the way down (a shared prefix is already there).
+    std::string path;
+    for (int level = kDepth - 1; level >= 0; --level) {
+      path += (path.empty() ? "b" : ".b") + std::to_string((i >> level) & 1);
+      if (gm.modules.find(path) != nullptr) continue;
+      ModuleInfo info;
+      info.path = path;
+      info.class_name = "torch.nn.modules.container.Sequential";
+      (void)gm.modules.add(std::move(info));
+    }
+    path += ".r" + std::to_string(i);
+    ModuleInfo leaf;
+    leaf.path = path;
+    leaf.class_name = "torch.nn.modules.activation.ReLU";
+    (void)gm.modules.add(std::move(leaf));
+    cur = family_call(g, OpKind::CallModule, path, {Argument::node(cur)});
+  }
+  g.output(Argument::node(cur));
+  return gm;
+}
+
+}  // namespace
+
+GraphModule family_graph(std::string_view family, std::size_t nodes) {
+  if (family == "chain") return opaque_chain(nodes);
+  if (family == "fan") return fan(nodes);
+  if (family == "lattice") return lattice(nodes);
+  if (family == "stack") return transformer_stack(nodes);
+  if (family == "hierarchy") return hierarchy(nodes);
+  throw std::invalid_argument("no graph family named " + std::string(family));
 }
 
 }  // namespace graft::bench

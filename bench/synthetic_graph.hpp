@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string_view>
 
 #include "graft/ir/graph_module.hpp"
 
@@ -21,5 +23,20 @@ GraphModule add_relu_chain(std::size_t nodes);
 /// torch.relu (the partitioner benchmarks' unsupported op, scattered by a seeded generator), the
 /// others torch.add / torch.mul.
 GraphModule scattered_chain(std::size_t nodes, unsigned unsupported_per_mille, std::uint64_t seed = 1);
+
+/// The scaling family (`graft_family_bench`): graphs of about `nodes` nodes shaped to expose a
+/// pass that is quadratic in some dimension of a graph. Every call node has a float32 tensor_meta.
+///   chain      x -> `nodes` calls of a target no schema knows (`graft_bench.opaque`), each
+///              reading the one before
+///   fan        x -> `nodes` relus of x -> one torch.cat of all of them: one node with `nodes`
+///              users, one with `nodes` arguments, every relu live at once
+///   lattice    a diamond lattice 8 wide: each add reads two nodes of the row before
+///   stack      transformer_stack
+///   hierarchy  a chain of call_module nodes, each a leaf of a 16-deep module tree (paths like
+///              `b1.b0.b1...`), with every module in the table
+GraphModule family_graph(std::string_view family, std::size_t nodes);
+
+/// The families family_graph makes, in the order the benchmark runs them.
+inline constexpr std::string_view kFamilies[] = {"chain", "fan", "lattice", "stack", "hierarchy"};
 
 }  // namespace graft::bench

@@ -378,6 +378,7 @@ function Graph:memory_peak(options) end
 ---@field peak_before integer
 ---@field peak_after integer never above peak_before
 ---@field moved integer nodes whose position changed
+---@field skipped string? why the order was left as it is without trying (too many buffers reached through calls of unknown aliasing)
 
 --- Reorders nodes to lower the memory peak, keeping dependencies, writes and effects in order.
 ---@param options graft.MemoryOptions?

@@ -1,5 +1,7 @@
 // Purity (graft/passes/purity.hpp), common subexpression elimination, and dead code elimination
 // keeping random calls.
+#include <algorithm>
+
 #include <doctest/doctest.h>
 
 #include "graft/io/graph_text.hpp"
@@ -16,6 +18,26 @@ std::string after_cse(std::string_view text, std::size_t* erased = nullptr) {
   const std::size_t n = eliminate_common_subexpressions(gm.graph);
   if (erased != nullptr) *erased = n;
   return to_graph_text(gm.graph);
+}
+
+TEST_CASE("cse: a concat of 100k equal calls is merged in one rewrite of the concat") {
+  // One replacement at a time rewrote the concat's 100k arguments per duplicate.
+  Graph g;
+  NodeId x = g.placeholder("x");
+  std::vector<Argument> parts;
+  parts.reserve(100000);
+  for (int i = 0; i < 100000; ++i)
+    parts.push_back(
+        Argument::node(g.create_node(OpKind::CallFunction, "torch.ops.aten.relu.default", {Argument::node(x)})));
+  const NodeId first = parts.front().node_id();
+  NodeId cat = g.create_node(OpKind::CallFunction, "torch.ops.aten.cat.default", {Argument::list(std::move(parts))});
+  g.output(Argument::node(cat));
+  CHECK(eliminate_common_subexpressions(g) == 99999);
+  CHECK(g.size() == 4);
+  const std::vector<Argument>& items = *g.args(cat)[0].items();
+  CHECK(items.size() == 100000);
+  CHECK(std::all_of(items.begin(), items.end(), [&](const Argument& a) { return a.node_id() == first; }));
+  CHECK(g.users(first).size() == 1);
 }
 
 TEST_CASE("cse: a repeated pure call and what repeats because of it are merged") {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "graft/io/graph_text.hpp"
 #include "graft/ir/graph.hpp"
 #include "graft/ir/graph_module.hpp"
 #include "graft/ir/lint.hpp"
@@ -343,6 +344,45 @@ TEST_CASE("ir: a node with 100k users is rewired and linted in one pass") {
   CHECK(g.users(y).size() == 100000);
   CHECK(lint(g).is_ok());
   CHECK(eliminate_dead_code(g) == 0);
+}
+
+TEST_CASE("ir: replace_uses is replace_all_uses_with for every pair, users lists included") {
+  auto build = [](Graph& g) {
+    NodeId x = g.placeholder("x");
+    NodeId a = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(x)});
+    NodeId b = g.create_node(OpKind::CallFunction, "torch.neg", {Argument::node(x)});
+    NodeId c = g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(x)});
+    NodeId d = g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(b)});
+    NodeId u = g.create_node(OpKind::CallFunction, "torch.add", {Argument::node(b), Argument::node(d)},
+                             {{"alpha", Argument::node(b)}});
+    NodeId v = g.create_node(OpKind::CallFunction, "torch.cat",
+                             {Argument::list({Argument::node(d), Argument::node(a), Argument::node(b)})});
+    g.output(Argument::list({Argument::node(u), Argument::node(v)}));
+    return std::vector<NodeId>{x, a, b, c, d, u, v};
+  };
+  Graph one_by_one, batch;
+  const std::vector<NodeId> n = build(one_by_one);
+  REQUIRE(build(batch) == n);
+  const std::vector<std::pair<NodeId, NodeId>> pairs{{n[2], n[1]}, {n[4], n[3]}};  // b -> a, d -> c
+  for (auto [from, to] : pairs) one_by_one.replace_all_uses_with(from, to);
+  REQUIRE(batch.replace_uses(pairs).is_ok());
+  CHECK(to_graph_text(batch) == to_graph_text(one_by_one));
+  auto list = [](const UserList& users) { return std::vector<NodeId>(users.begin(), users.end()); };
+  for (NodeId node : n) CHECK(list(batch.users(node)) == list(one_by_one.users(node)));
+  CHECK(batch.users(n[2]).empty());
+  CHECK(lint(batch).is_ok());
+
+  SUBCASE("a refused batch changes nothing") {
+    const std::string before = to_graph_text(batch);
+    CHECK(batch.replace_uses(std::vector<std::pair<NodeId, NodeId>>{{n[1], n[0]}, {n[3], n[1]}}).message() ==
+          "node 'neg': replace_uses: both replaced and a replacement");
+    CHECK(batch.replace_uses(std::vector<std::pair<NodeId, NodeId>>{{n[1], n[0]}, {n[1], n[3]}}).message() ==
+          "node 'neg': replace_uses: replaced twice");
+    CHECK(to_graph_text(batch) == before);
+    REQUIRE(batch.erase_node(n[2]).is_ok());
+    CHECK(batch.replace_uses(std::vector<std::pair<NodeId, NodeId>>{{n[2], n[0]}}).message() ==
+          "replace_uses: a node is not in the graph");
+  }
 }
 
 TEST_CASE("ir: edits refuse references to nodes that are not in the graph") {

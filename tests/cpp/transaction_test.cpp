@@ -3,6 +3,7 @@
 
 #include "graft/ir/python_repr.hpp"
 
+#include <optional>
 #include <random>
 
 #include "graft/io/graph_json.hpp"
@@ -186,10 +187,13 @@ TEST_CASE("transaction: a nested transaction undoes only its own edits, the oute
 }
 
 TEST_CASE("transaction: three levels of nesting, each committed or rolled back at random, restore every level") {
-  for (unsigned seed = 1; seed <= 300; ++seed) {
+  for (unsigned seed = 1; seed <= 600; ++seed) {
     CAPTURE(seed);
     GraphModule gm = start_graph(20);
     Graph& g = gm.graph;
+    // Half the runs let the transactions reuse the slots they created and erased.
+    std::optional<FreshSlotReuse> reuse;
+    if (seed % 2 == 0) reuse.emplace(g);
     const std::string before = text(gm);
     const Graph at_begin = g;
     std::mt19937 rng(seed * 15485863);
@@ -230,6 +234,55 @@ TEST_CASE("transaction: three levels of nesting, each committed or rolled back a
     CHECK(lint(g).is_ok());
     for (NodeId n : g.nodes()) CHECK(g.find(g.name(n)) == n);
   }
+}
+
+TEST_CASE("transaction: with FreshSlotReuse, slots created and erased inside are used again") {
+  GraphModule gm = start_graph(10);
+  Graph& g = gm.graph;
+  const std::string before = text(gm);
+  const std::size_t slots = g.num_slots();
+  const NodeId x = g.find("x");
+  InsertionScope before_output(g, InsertionScope::Before, g.output_node());
+  {
+    const FreshSlotReuse reuse(g);
+    REQUIRE(g.begin_transaction().is_ok());
+    // A thousand create-then-erase rounds take two slots past the graph's, not a thousand.
+    for (int i = 0; i < 1000; ++i) {
+      const NodeId a = g.create_node(OpKind::CallFunction, "torch.ops.aten.neg.default", {Argument::node(x)});
+      REQUIRE(g.erase_node(a).is_ok());
+    }
+    CHECK(g.num_slots() == slots + 1);
+    // An erased slot the graph had before the transaction is never reused inside it.
+    const NodeId last = g.prev(g.output_node());
+    const NodeId made = g.create_node(OpKind::CallFunction, "torch.ops.aten.neg.default", {Argument::node(last)});
+    g.replace_all_uses_with(last, made);
+    g.replace_all_uses_with(made, last);
+    REQUIRE(g.erase_node(made).is_ok());
+    // A nested transaction's new slots are reused in it; once it commits, the slots it erased
+    // that the outer one created are reusable too; a rollback drops what it added.
+    const NodeId outer_new = g.create_node(OpKind::CallFunction, "torch.ops.aten.neg.default", {Argument::node(x)});
+    g.begin_nested_transaction();
+    REQUIRE(g.erase_node(outer_new).is_ok());
+    const NodeId inner_new = g.create_node(OpKind::CallFunction, "torch.ops.aten.neg.default", {Argument::node(x)});
+    CHECK(inner_new != outer_new);  // the outer transaction's slot: kept for the inner rollback
+    REQUIRE(g.erase_node(inner_new).is_ok());
+    CHECK(g.create_node(OpKind::CallFunction, "torch.ops.aten.neg.default", {Argument::node(x)}) == inner_new);
+    g.commit_transaction();
+    const NodeId after_commit = g.create_node(OpKind::CallFunction, "torch.ops.aten.neg.default", {Argument::node(x)});
+    CHECK(after_commit == outer_new);
+    CHECK(lint(g).is_ok());
+    g.rollback_transaction();
+  }
+  CHECK(text(gm) == before);
+  CHECK(g.num_slots() == slots);
+  CHECK(lint(g).is_ok());
+  // Without the scope nothing inside a transaction is reused.
+  REQUIRE(g.begin_transaction().is_ok());
+  const NodeId a = g.create_node(OpKind::CallFunction, "torch.ops.aten.neg.default", {Argument::node(x)});
+  REQUIRE(g.erase_node(a).is_ok());
+  CHECK(g.create_node(OpKind::CallFunction, "torch.ops.aten.neg.default", {Argument::node(x)}) != a);
+  g.commit_transaction();
+  CHECK(lint(g).is_ok());
 }
 
 TEST_CASE("order keys: comes_before agrees with positions through inserts, moves, erases and rollbacks") {

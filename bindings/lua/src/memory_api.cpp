@@ -189,10 +189,14 @@ int graph_schedule_for_memory(lua_State* L) {
   state_of(L).charge_work(L, static_cast<double>(g.num_slots()));
   Result<ScheduleReport> r = schedule_for_memory(g, *state_of(L).schemas(), o.liveness, o.plan.alignment);
   if (!r) luaL_error(L, "g:schedule_for_memory: %s", r.status().message().c_str());
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4);
   set_integer(L, "peak_before", r->peak_before);
   set_integer(L, "peak_after", r->peak_after);
   set_integer(L, "moved", r->moved);
+  if (!r->skipped.empty()) {
+    lua_pushlstring(L, r->skipped.data(), r->skipped.size());
+    lua_setfield(L, -2, "skipped");
+  }
   return 1;
 }
 

@@ -86,13 +86,29 @@ void Graph::reserve(std::size_t nodes) {
   by_name_.reserve(by_name_.size() + nodes);
 }
 
+NodeId Graph::reusable_fresh_slot() const {
+  if (fresh_reuse_scopes_.count == 0 || unique_id_scopes_.count > 0 || !journal_.p || fresh_free_.empty())
+    return kNoNode;
+  const NodeId id = fresh_free_.back();
+  return id >= journal_.p->slot_count ? id : kNoNode;  // else an outer transaction's
+}
+
 NodeId Graph::allocate_slot() {
+  if (!fresh_free_.empty() && !journal_.p) {  // no transaction any more (or a copy of a graph in one)
+    held_slots_.insert(held_slots_.end(), fresh_free_.begin(), fresh_free_.end());
+    fresh_free_.clear();
+  }
   if (!held_slots_.empty() && !ids_unique()) {
     free_slots_.insert(free_slots_.end(), held_slots_.begin(), held_slots_.end());
     held_slots_.clear();
   }
   NodeId id;
-  if (!free_slots_.empty()) {
+  if (const NodeId fresh = reusable_fresh_slot(); fresh != kNoNode) {
+    id = fresh;
+    fresh_free_.pop_back();
+    changing(id);  // no journal saves it (it is past their slot counts); listeners hear of it
+    slots_[id] = NodeData{};
+  } else if (!free_slots_.empty()) {
     id = free_slots_.back();
     free_slots_.pop_back();
     changing(id);
@@ -350,6 +366,52 @@ std::vector<NodeId> Graph::replace_all_uses_with(NodeId from, NodeId to, const s
   return changed;
 }
 
+Status Graph::replace_uses(std::span<const std::pair<NodeId, NodeId>> replaced) {
+  std::vector<std::pair<NodeId, NodeId>> by_node(replaced.begin(), replaced.end());
+  for (auto [from, to] : by_node)
+    if (!is_alive(from) || !is_alive(to)) return Status::error("replace_uses: a node is not in the graph");
+  std::sort(by_node.begin(), by_node.end());
+  auto replacement = [&by_node](NodeId id) {
+    auto it = std::lower_bound(by_node.begin(), by_node.end(), std::pair{id, NodeId{0}});
+    return it != by_node.end() && it->first == id ? it->second : kNoNode;
+  };
+  for (std::size_t i = 0; i < by_node.size(); ++i) {
+    if (i > 0 && by_node[i].first == by_node[i - 1].first)
+      return Status::node_error(slots_[by_node[i].first].name, "replace_uses: replaced twice");
+    if (replacement(by_node[i].second) != kNoNode)
+      return Status::node_error(slots_[by_node[i].second].name, "replace_uses: both replaced and a replacement");
+  }
+  // Each user's arguments once; a user never comes to use itself (see replace_all_uses_with).
+  std::vector<NodeId> users;
+  for (auto [from, to] : replaced)
+    for (NodeId user : slots_[from].users) users.push_back(user);
+  std::sort(users.begin(), users.end());
+  users.erase(std::unique(users.begin(), users.end()), users.end());
+  for (NodeId user : users) {
+    changing(user);
+    auto swap = [&](NodeId id) {
+      const NodeId to = replacement(id);
+      return to == kNoNode || to == user ? id : to;
+    };
+    NodeData& u = slots_[user];
+    for (Argument& a : u.args) map_node_refs(a, swap);
+    for (auto& kv : u.kwargs) map_node_refs(kv.second, swap);
+    for (NodeId& input : u.inputs) input = swap(input);
+  }
+  // Users lists as the pairs one after the other would leave them.
+  for (auto [from, to] : replaced) {
+    changing(from);
+    changing(to);
+    UserList kept;
+    for (NodeId user : slots_[from].users) {
+      if (user == to) kept.add(user);
+      else slots_[to].users.add(user);
+    }
+    slots_[from].users = std::move(kept);
+  }
+  return Status::ok();
+}
+
 Status Graph::erase_node(NodeId n) {
   if (!is_alive(n)) return Status::error("erase_node: node is not in the graph");
   NodeData& d = slots_[n];
@@ -375,7 +437,8 @@ Status Graph::erase_node(NodeId n) {
     retired_names_.insert(std::move(d.name));
     d = NodeData{.generation = d.generation};
   }
-  (ids_unique() ? held_slots_ : free_slots_).push_back(n);
+  if (journal_.p && n >= journal_.p->slot_count) fresh_free_.push_back(n);
+  else (ids_unique() ? held_slots_ : free_slots_).push_back(n);
   --live_count_;
   return Status::ok();
 }

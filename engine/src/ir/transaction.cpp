@@ -80,12 +80,30 @@ void Graph::commit_transaction() {
   if (!journal_.p) return;
   std::unique_ptr<Journal> j = std::move(journal_.p);
   journal_.p = std::move(j->outer);
-  if (journal_.p) return;  // the outer transaction now covers these edits
+  if (journal_.p) {
+    // The outer transaction now covers these edits. Slots this one erased that the outer one
+    // created are fresh to it: their tombstones need keep nothing for a rollback of it.
+    const std::size_t outer_slots = journal_.p->slot_count;
+    std::size_t kept = j->held_slots;
+    for (std::size_t i = j->held_slots; i < held_slots_.size(); ++i) {
+      const NodeId n = held_slots_[i];
+      if (n < outer_slots) {
+        held_slots_[kept++] = n;
+        continue;
+      }
+      slots_[n] = NodeData{.generation = slots_[n].generation};
+      fresh_free_.push_back(n);
+    }
+    held_slots_.resize(kept);
+    return;
+  }
   // No rollback can come any more: free what the tombstones of erased nodes kept for one.
   for (std::size_t i = j->held_slots; i < held_slots_.size(); ++i) {
     NodeData& d = slots_[held_slots_[i]];
     d = NodeData{.generation = d.generation};
   }
+  held_slots_.insert(held_slots_.end(), fresh_free_.begin(), fresh_free_.end());
+  fresh_free_.clear();
 }
 
 void Graph::rollback_transaction() {
@@ -124,6 +142,8 @@ void Graph::rollback_transaction() {
   live_count_ = j->live_count;
   free_slots_ = std::move(j->free_slots);
   held_slots_.resize(j->held_slots);  // the nodes erased since begin are back
+  // Slots past slot_count are gone; the rest are an outer transaction's, erased before begin.
+  std::erase_if(fresh_free_, [&](NodeId n) { return n >= j->slot_count; });
   insert_ = j->insert;
   name_counters_ = std::move(j->name_counters);
   retired_names_.truncate(j->retired_names);

@@ -85,14 +85,15 @@ std::uint64_t fingerprint(const Graph& g) {
 std::uint64_t signature(std::size_t rule, const SubgraphMatch& m, const Graph& g) {
   std::uint64_t h = kFnvOffset;
   mix(h, rule);
-  auto ref = [](NodeId n) { return static_cast<std::uint64_t>(n); };
+  // Nodes by slot and generation: the fixed-point driver reuses the slots of erased nodes.
+  auto ref = [&g](NodeId n) { return std::uint64_t{g.generation(n)} << 32 | n; };
   for (const MatchValue& v : m.placeholder_nodes) {
-    if (v.node != kNoNode) mix(h, v.node);
+    if (v.node != kNoNode) mix(h, ref(v.node));
     else if (v.literal) mix_argument(h, *v.literal, ref);
     else mix(h, 0xffffffffull);
   }
   for (NodeId r : m.returning_nodes)
-    for (NodeId u : g.users(r)) mix(h, u);
+    for (NodeId u : g.users(r)) mix(h, ref(u));
   return h;
 }
 
@@ -328,6 +329,9 @@ class Driver {
   }
 
   Status fixpoint() {
+    // Matches are found where they are rewritten, so no bare id of an erased node is kept: the
+    // slots of erased nodes can take the new ones (memory follows the graph, not the rewrites).
+    const FreshSlotReuse reuse(g_);
     const Dispatch dispatch(rules_, order_);
     std::vector<std::size_t> ranks;
     while (true) {

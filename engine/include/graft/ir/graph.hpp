@@ -4,13 +4,15 @@
 // reuse the slot, with a generation no node of this graph had before, so a StampedId (slot and
 // generation) held elsewhere can tell it went stale. While a transaction or a UniqueIdScope is
 // open, erased slots are not reused at all, so maps keyed by bare NodeIds inside a rewrite
-// cannot land on a node created after the one they meant.
+// cannot land on a node created after the one they meant; code that keeps no such id may open
+// a FreshSlotReuse, and slots a transaction created and erased are then used again in it.
 // The nodes also form a doubly linked list: FX's total order, which lint checks is topological.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -215,6 +217,12 @@ class Graph {
   /// Returns the users that changed, in `from`'s user order (none if either is not live).
   std::vector<NodeId> replace_all_uses_with(NodeId from, NodeId to,
                                             const std::function<bool(NodeId user)>& filter = {});
+  /// For every pair, makes every user of `first` use `second` instead (as replace_all_uses_with
+  /// one pair after the other, users lists in the same order), rewriting each user's arguments
+  /// once however many of its inputs are replaced: one call at a time costs a pass over a user's
+  /// arguments per replaced input, quadratic for a concat of many replaced nodes. Fails, changing
+  /// nothing, when a node is not live, is replaced twice, or is both replaced and a replacement.
+  Status replace_uses(std::span<const std::pair<NodeId, NodeId>> replaced);
   /// Erases `n`; refused (and nothing changes) while `n` still has users.
   Status erase_node(NodeId n);
   /// Moves `n` to just before / after `anchor` in graph order (FX's prepend / append).
@@ -277,6 +285,9 @@ class Graph {
   void moved(NodeId n);
   void reordered();
   friend class UniqueIdScope;
+  friend class FreshSlotReuse;
+  /// The slot a new node may take from fresh_free_, or kNoNode.
+  NodeId reusable_fresh_slot() const;
 
   InsertPoint point(InsertPoint::Where where, NodeId n) const {
     if (!is_alive(n)) return {where, kNoNode, 0};
@@ -299,6 +310,10 @@ class Graph {
   std::vector<NodeId> free_slots_;
   /// Slots erased while ids_unique(): reusable once nothing keeps ids unique any more.
   std::vector<NodeId> held_slots_;
+  /// Slots the innermost open transaction created and erased (every one at or past its
+  /// slot_count, newest last): a rollback drops them, so they need no undo record and may be
+  /// reused inside it while a FreshSlotReuse is open. Older entries belong to outer transactions.
+  std::vector<NodeId> fresh_free_;
   /// Open UniqueIdScopes; a copy of a graph starts with none.
   struct ScopeCount {
     std::uint32_t count = 0;
@@ -306,6 +321,7 @@ class Graph {
     ScopeCount(const ScopeCount&) {}
     ScopeCount& operator=(const ScopeCount&) { return *this; }
   } unique_id_scopes_;
+  ScopeCount fresh_reuse_scopes_;  ///< open FreshSlotReuse scopes
   std::uint32_t last_generation_ = 0;  ///< the generation of the newest node
   NodeId head_ = kNoNode;
   NodeId tail_ = kNoNode;
@@ -354,6 +370,22 @@ class UniqueIdScope {
   ~UniqueIdScope() { --g_.unique_id_scopes_.count; }
   UniqueIdScope(const UniqueIdScope&) = delete;
   UniqueIdScope& operator=(const UniqueIdScope&) = delete;
+
+ private:
+  Graph& g_;
+};
+
+/// RAII: inside an open transaction, a slot the transaction created and then erased may be
+/// taken by a later node of the same transaction (unless a UniqueIdScope is open). A rollback
+/// drops such slots anyway, so they need no undo record, and a long run of rewrites uses memory
+/// that follows the graph instead of the number of rewrites. Only for code that keeps no bare
+/// NodeId of an erased node: the fixed-point rule driver, which matches where it rewrites.
+class FreshSlotReuse {
+ public:
+  explicit FreshSlotReuse(Graph& g) : g_(g) { ++g_.fresh_reuse_scopes_.count; }
+  ~FreshSlotReuse() { --g_.fresh_reuse_scopes_.count; }
+  FreshSlotReuse(const FreshSlotReuse&) = delete;
+  FreshSlotReuse& operator=(const FreshSlotReuse&) = delete;
 
  private:
   Graph& g_;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "graft/ir/graph.hpp"
 #include "graft/ir/op_schema.hpp"
@@ -14,6 +15,10 @@ struct ScheduleReport {
   std::uint64_t peak_before = 0;  ///< the lower bound (live_peak) in the given order
   std::uint64_t peak_after = 0;  ///< in the order kept; never above peak_before
   std::size_t moved = 0;  ///< nodes that now follow a different node
+  /// Why the order was left as it is without trying (empty when it was tried): along long chains
+  /// of calls whose aliasing is unknown, every node may reach every buffer before it, and the
+  /// scheduler stops rather than take time growing with the square of the graph.
+  std::string skipped;
 };
 
 /// Reorders `g`'s nodes to lower the largest total size of planned buffers live at one step.
