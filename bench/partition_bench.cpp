@@ -14,6 +14,7 @@
 #include "graft/analysis/partitioner.hpp"
 #include "graft/io/graph_json.hpp"
 #include "graft/passes/fuse_partitions.hpp"
+#include "process_memory.hpp"
 #include "synthetic_graph.hpp"
 
 using namespace graft;
@@ -34,6 +35,8 @@ int main(int argc, char** argv) {
     }
   }
   const OperatorSupport support = OperatorSupport::targets("add_mul", {"torch.add", "torch.mul"});
+  // Runs after the first reuse the memory the one before freed, as a long-running host does.
+  bench::keep_freed_memory();
   const int runs = nodes >= 500000 ? 3 : 7;
   const double n = static_cast<double>(gm.graph.size());
   for (bool skip : {false, true}) {

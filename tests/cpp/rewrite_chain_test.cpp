@@ -112,7 +112,7 @@ TEST_CASE("rewrite chains: rewrite_match refuses to run outside a transaction") 
   REQUIRE(matches.size() == 2);
   ReplacedValues replaced;
   ReplacedPattern r;
-  Status s = rewrite_match(gm.graph, matcher, matches[0], unary("torch.exp"), MetaPolicy::Drop, replaced, r);
+  Status s = rewrite_match(gm.graph, matcher, matches[0], unary("torch.exp"), replaced, r);
   REQUIRE_FALSE(s.is_ok());
   CHECK(s.message() == "rewrite_match: open a transaction on the graph first");
   CHECK(text(gm) == text(module_of(chain_lines("torch.sigmoid", "sigmoid", 2))));

@@ -116,6 +116,7 @@ TEST_CASE("rules: a fixed point's new nodes take the slots of the nodes it erase
   // after it reuse the slots of the nodes rewritten before (1,203 slots without reuse).
   const char* targets[] = {kRelu, kGelu, "torch.sigmoid", "torch.tanh", "torch.neg", "torch.abs"};
   std::vector<Rule> rules;
+  rules.reserve(5);
   for (int i = 0; i < 5; ++i)
     rules.push_back(rule("step" + std::to_string(i), unary(targets[i]), unary(targets[i + 1])));
   GraphModule gm = relu_chain(200);

@@ -43,7 +43,15 @@ Status lint(const Graph& g, const ModuleTable* modules, std::string_view module_
   // Linear in nodes and edges, whatever the fan-out or fan-in (UserList answers `contains` in
   // O(1) past a few users).
   std::size_t use_pairs = 0, user_entries = 0;
+  // The name lookups land anywhere in a large index: start each one a few nodes ahead.
+  constexpr int kNameLookahead = 16;
+  NodeId ahead = g.first();
+  for (int i = 0; i < kNameLookahead && ahead != kNoNode; ++i, ahead = g.next(ahead)) g.prefetch_name(g.name(ahead));
   for (NodeId n : g.nodes()) {
+    if (ahead != kNoNode) {
+      g.prefetch_name(g.name(ahead));
+      ahead = g.next(ahead);
+    }
     const NodeData& d = g.node(n);
     if (!is_identifier(d.name)) return Status::node_error(d.name, "name is not a valid identifier");
     if (g.find(d.name) != n) return Status::node_error(d.name, "name is not unique");

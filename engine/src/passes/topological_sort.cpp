@@ -58,28 +58,29 @@ Status stable_topological_sort(Graph& g) {
 }
 
 Result<std::vector<NodeId>> topological_sort_nodes(const Graph& g, const std::vector<NodeId>& nodes) {
-  constexpr std::uint32_t kOutside = ~0u;
-  std::vector<std::uint32_t> waiting(g.num_slots(), kOutside);  // inputs among `nodes` not yet placed
-  for (NodeId n : nodes) {
+  // Tables sized to the list, not the graph: fusing thousands of partitions of a large graph
+  // sorts each one.
+  std::unordered_map<NodeId, std::uint32_t> position;  // node -> its index in `nodes`
+  position.reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const NodeId n = nodes[i];
     if (!g.is_alive(n)) return Status::error("topological sort: a listed node is not in the graph");
-    if (waiting[n] != kOutside) return Status::node_error(g.name(n), "is listed twice");
-    waiting[n] = 0;
+    if (!position.emplace(n, static_cast<std::uint32_t>(i)).second)
+      return Status::node_error(g.name(n), "is listed twice");
   }
-  for (NodeId n : nodes) {
-    NodeIdList distinct = g.inputs(n);
+  std::vector<std::uint32_t> waiting(nodes.size(), 0);  // inputs among `nodes` not yet placed
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    NodeIdList distinct = g.inputs(nodes[i]);
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     for (NodeId input : distinct)
-      if (waiting[input] != kOutside) ++waiting[n];
+      if (position.count(input) != 0) ++waiting[i];
   }
   // Ready nodes by their position in `nodes` (torch 2's min-heap), so independent nodes keep
   // the list's relative order.
-  std::unordered_map<NodeId, std::uint32_t> position;
-  position.reserve(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) position.emplace(nodes[i], static_cast<std::uint32_t>(i));
   std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
   for (std::size_t i = 0; i < nodes.size(); ++i)
-    if (waiting[nodes[i]] == 0) ready.push(static_cast<std::uint32_t>(i));
+    if (waiting[i] == 0) ready.push(static_cast<std::uint32_t>(i));
   std::vector<NodeId> sorted;
   sorted.reserve(nodes.size());
   while (!ready.empty()) {
@@ -87,11 +88,12 @@ Result<std::vector<NodeId>> topological_sort_nodes(const Graph& g, const std::ve
     ready.pop();
     sorted.push_back(n);
     for (NodeId user : g.users(n))
-      if (waiting[user] != kOutside && --waiting[user] == 0) ready.push(position.at(user));
+      if (auto it = position.find(user); it != position.end() && --waiting[it->second] == 0) ready.push(it->second);
   }
   if (sorted.size() != nodes.size()) {  // a graph being edited may hold a cycle until it is linted
-    for (NodeId n : nodes)
-      if (waiting[n] != 0) return Status::node_error(g.name(n), "cannot be ordered: it is on a cycle among the nodes");
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      if (waiting[i] != 0)
+        return Status::node_error(g.name(nodes[i]), "cannot be ordered: it is on a cycle among the nodes");
   }
   return sorted;
 }

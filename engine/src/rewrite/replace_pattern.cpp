@@ -64,8 +64,8 @@ Result<std::vector<ReplacedPattern>> replace_matches(Graph& g, const SubgraphMat
   ReplacedValues replaced;
   for (std::size_t i = 0; i < matches.size(); ++i) {
     ReplacedPattern r;
-    if (Status s =
-            rewrite_match(g, matcher, matches[i], *replacements[i], options.meta, replaced, r, options.keep_names);
+    if (Status s = rewrite_match(g, matcher, matches[i], *replacements[i], replaced, r,
+                                 {.meta = options.meta, .keep_names = options.keep_names});
         !s)
       return s;
     done.push_back(std::move(r));

@@ -2,7 +2,7 @@
 #include "graft/rewrite/rewrite_match.hpp"
 
 #include <algorithm>
-#include <functional>
+#include <stdexcept>
 #include <string>
 
 namespace graft {
@@ -43,7 +43,9 @@ Result<MetaPolicy> parse_meta_policy(std::string_view text) {
 }
 
 Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMatch& m, const Graph& replacement,
-                     MetaPolicy meta, ReplacedValues& replaced, ReplacedPattern& result, bool keep_names) {
+                     ReplacedValues& replaced, ReplacedPattern& result, const RewriteOptions& options) {
+  const MetaPolicy meta = options.meta;
+  const bool keep_names = options.keep_names;
   // `replaced` and the match hold bare ids of nodes earlier rewrites erased: only sound while
   // no slot is reused.
   if (!g.ids_unique()) return Status::error("rewrite_match: open a transaction on the graph first");
@@ -54,17 +56,22 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
     return n;
   };
   result.anchor = m.anchors.front();
-  result.nodes_map = m.nodes_map;
-  // As torch.fx: an input bound to a node an earlier replacement replaced reports its new node.
-  for (NodeId pn : matcher.placeholders())
-    if (MatchValue& v = result.nodes_map[pn]; v.node != kNoNode) v.node = follow(v.node);
-  if (const NodeId at = m.graph_node(m.anchors.front()); at != kNoNode) result.anchor_name = g.name(at);
+  if (options.report) {
+    result.nodes_map = m.nodes_map;
+    // As torch.fx: an input bound to a node an earlier replacement replaced reports its new node.
+    for (NodeId pn : matcher.placeholders())
+      if (MatchValue& v = result.nodes_map[pn]; v.node != kNoNode) v.node = follow(v.node);
+    if (const NodeId at = m.graph_node(m.anchors.front()); at != kNoNode) result.anchor_name = g.name(at);
+    for (NodeId pn : pattern.nodes())
+      if (const NodeId gn = result.nodes_map.size() > pn ? result.nodes_map[pn].node : kNoNode; gn != kNoNode)
+        result.matched_names.emplace_back(pattern.name(pn), g.name(gn));
+  }
+  // Erasing a matched node removes its name from the name table, on a big graph a cache miss:
+  // start now.
   for (NodeId pn : pattern.nodes())
-    if (const NodeId gn = result.nodes_map.size() > pn ? result.nodes_map[pn].node : kNoNode; gn != kNoNode) {
-      result.matched_names.emplace_back(pattern.name(pn), g.name(gn));
-      // Erasing it removes its name from the name table, on a big graph a cache miss: start now.
-      if (pattern.op(pn) != OpKind::Placeholder) g.prefetch_name(g.name(gn));
-    }
+    if (const NodeId gn = m.nodes_map.size() > pn ? m.nodes_map[pn].node : kNoNode;
+        gn != kNoNode && pattern.op(pn) != OpKind::Placeholder)
+      g.prefetch_name(g.name(gn));
   if (replacement.output_node() == kNoNode) return Status::error("the replacement has no output node");
   // Inputs: replacement placeholders bind to the match's inputs by position.
   std::vector<NodeId> rep_inputs;
@@ -79,11 +86,17 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
     map_node_refs(a, follow);
     return a;
   };
-  std::unordered_map<NodeId, Argument> env;  // replacement node -> value in g
+  // Replacement node -> its value in g, by slot (a replacement graph is small).
+  std::vector<Argument> env(replacement.num_slots());
+  std::vector<char> bound(replacement.num_slots(), 0);
+  auto bind = [&](NodeId n, Argument value) {
+    env[n] = std::move(value);
+    bound[n] = 1;
+  };
   for (std::size_t i = 0; i < rep_inputs.size(); ++i) {
     const MatchValue& v = m.placeholder_nodes[i];
-    if (v.node != kNoNode) env[rep_inputs[i]] = Argument::node(follow(v.node));
-    else if (v.literal) env[rep_inputs[i]] = follow_nested(*v.literal);
+    if (v.node != kNoNode) bind(rep_inputs[i], Argument::node(follow(v.node)));
+    else if (v.literal) bind(rep_inputs[i], follow_nested(*v.literal));
     else if (!replacement.users(rep_inputs[i]).empty())
       return Status::node_error(replacement.name(rep_inputs[i]),
                                 "the replacement uses input '" + pattern.name(matcher.placeholders()[i]) +
@@ -103,12 +116,18 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
   InsertionScope scope(g, first_user != kNoNode ? g.before(first_user) : g.after(last_returned));
 
   // Copy the replacement's nodes.
-  std::function<Argument(const Argument&)> deep = [&](const Argument& a) -> Argument {
-    if (a.is_node()) return env.at(a.node_id());
-    Argument copy = a;
-    if (auto* items = copy.items())
-      for (std::size_t i = 0; i < items->size(); ++i) (*items)[i] = deep((*a.items())[i]);
-    return copy;
+  auto deep = [&](const Argument& a) {
+    auto copy_of = [&](const Argument& v, auto& self) -> Argument {
+      if (v.is_node()) {
+        if (!bound[v.node_id()]) throw std::out_of_range("rewrite_match: the replacement reads an unbound node");
+        return env[v.node_id()];
+      }
+      Argument copy = v;
+      if (auto* items = copy.items())
+        for (std::size_t i = 0; i < items->size(); ++i) (*items)[i] = self((*v.items())[i], self);
+      return copy;
+    };
+    return copy_of(a, copy_of);
   };
   // Copied, not referenced: creating nodes may move the graph's storage.
   const bool inherit = meta == MetaPolicy::All && !returning.empty();
@@ -131,7 +150,7 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
     if (op == OpKind::Placeholder || op == OpKind::Output) continue;
     if (op == OpKind::GetAttr) {
       if (const NodeId matched = matched_attribute(replacement.target(n)); matched != kNoNode) {
-        env[n] = Argument::node(matched);
+        bind(n, Argument::node(matched));
         bound_attributes.push_back(matched);
         continue;
       }
@@ -146,10 +165,10 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
     const NodeId created = g.create_node(op, target, std::move(args), std::move(kwargs), replacement.name(n));
     if (created == kNoNode) return Status::node_error(replacement.name(n), "cannot copy the replacement node");
     if (inherit && g.meta(created).extra.empty()) g.edit_meta(created).extra = free_meta;
-    env[n] = Argument::node(created);
+    bind(n, Argument::node(created));
     result.replacements.push_back(created);
     result.replacement_sources.push_back(n);
-    result.replacement_names.push_back(g.name(created));
+    if (options.report) result.replacement_names.push_back(g.name(created));
   }
   // The copies go after the last returned node (torch.fx's place for them); an input bound
   // to a node further down (a pattern that returns one of its inputs) cannot be read there.
@@ -212,7 +231,7 @@ Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMat
         std::find(result.replacements.begin(), result.replacements.end(), to) == result.replacements.end())
       continue;
     if (Status s = g.rename(to, returned_names[i]); !s) return s;
-    for (std::size_t k = 0; k < result.replacements.size(); ++k)
+    for (std::size_t k = 0; options.report && k < result.replacements.size(); ++k)
       if (result.replacements[k] == to) result.replacement_names[k] = returned_names[i];
   }
   return Status::ok();

@@ -215,6 +215,10 @@ class Driver {
     if (o_.log) o_.log(line);
   }
   Status interrupted() const { return o_.interrupt ? o_.interrupt() : Status::ok(); }
+  /// The driver reads only the new nodes of a rewrite: no report of names.
+  static RewriteOptions rewrite_options(const Rule& r) {
+    return {.meta = r.meta, .keep_names = r.keep_names, .report = false};
+  }
 
   Status with_rule(const Rule& r, NodeId at, Status s) const {
     if (s) return s;
@@ -251,7 +255,7 @@ class Driver {
       if (!before) return with_rule(r, at, before.status());
       const ReplacedValues replaced_before = replaced;
       Transaction attempt(g_);
-      if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done, r.keep_names); !s)
+      if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, replaced, done, rewrite_options(r)); !s)
         return with_rule(r, at, s);
       auto failed = [&](const Status& s) {  // `at` is gone: name the place as it was
         return Status::error("rule '" + r.name + "' at " + at_name + ": " + s.message());
@@ -270,7 +274,7 @@ class Driver {
         return false;
       }
       attempt.commit();
-    } else if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, r.meta, replaced, done, r.keep_names); !s) {
+    } else if (Status s = rewrite_match(g_, *r.matcher, m, *replacement, replaced, done, rewrite_options(r)); !s) {
       return with_rule(r, at, s);
     }
     ++stats.rewrites;

@@ -49,12 +49,22 @@ struct ReplacedPattern {
 /// transaction every rewrite runs in keeps erased slots from being reused.
 using ReplacedValues = std::unordered_map<NodeId, NodeId>;
 
+/// How rewrite_match rewrites, beyond the match and the replacement.
+struct RewriteOptions {
+  MetaPolicy meta = MetaPolicy::Drop;
+  /// A new node that takes the place of a returned node takes its name too (the first call of
+  /// `linear` stays `linear`); torch.fx gives it a fresh name instead.
+  bool keep_names = false;
+  /// Fill ReplacedPattern's report (nodes_map, anchor_name, matched_names, replacement_names).
+  /// The fixed-point driver reads only the new nodes, and the names cost string copies on every
+  /// rewrite.
+  bool report = true;
+};
+
 /// Replaces match `m` of `matcher` in `g` by `replacement`. Refused unless a transaction is
 /// open on `g`: on error the graph may be half edited, and `replaced` and the matches found
 /// before the first rewrite keep ids of erased nodes.
-/// With `keep_names`, a new node that takes the place of a returned node takes its name too
-/// (the first call of `linear` stays `linear`); torch.fx gives it a fresh name instead.
 Status rewrite_match(Graph& g, const SubgraphMatcher& matcher, const SubgraphMatch& m, const Graph& replacement,
-                     MetaPolicy meta, ReplacedValues& replaced, ReplacedPattern& result, bool keep_names = false);
+                     ReplacedValues& replaced, ReplacedPattern& result, const RewriteOptions& options = {});
 
 }  // namespace graft
