@@ -20,9 +20,9 @@ double since_ms(Clock::time_point start) {
 }
 
 /// The buffers to place (planned, not empty) with their aligned sizes, and for each the others
-/// live at some common step. Past kMaxConflicts pairs (thousands of tensors live together) the
-/// lists are not kept, and placing scans every placed buffer instead: quadratic time, linear
-/// memory.
+/// live at some common step. Past kMaxConflicts pairs, or kConflictsPerBuffer per buffer on a
+/// larger graph (thousands of tensors live together), the lists are not kept, and placing scans
+/// every placed buffer instead: quadratic time, linear memory.
 struct Problem {
   std::vector<std::uint32_t> ids;  ///< Liveness buffer ids
   std::vector<std::uint64_t> size;
@@ -33,6 +33,9 @@ struct Problem {
 };
 
 constexpr std::size_t kMaxConflicts = std::size_t{1} << 23;
+/// A graph of a million nodes with a dozen tensors live at every step has 16M pairs: far from
+/// dense, and scanning every placed buffer there took hours.
+constexpr std::size_t kConflictsPerBuffer = 32;
 
 Problem make_problem(const Liveness& l, std::uint64_t alignment) {
   Problem p;
@@ -54,7 +57,7 @@ Problem make_problem(const Liveness& l, std::uint64_t alignment) {
   for (std::uint32_t i : by_first) {
     std::erase_if(active, [&](std::uint32_t a) { return p.last[a] < p.first[i]; });
     pairs += active.size();
-    if (pairs > kMaxConflicts) {
+    if (pairs > std::max(kMaxConflicts, kConflictsPerBuffer * n)) {
       p.conflicts.assign(n, {});
       p.dense = true;
       return p;
@@ -421,6 +424,10 @@ Status check_alignment(std::uint64_t alignment) {
 
 Result<MemoryPlan> plan_memory(const Liveness& l, const PlanOptions& o) {
   if (Status s = check_alignment(o.alignment); !s) return s;
+  for (std::size_t b = 0; b < l.buffers.size(); ++b)  // a Liveness made by hand may be anything
+    if (const Buffer& buf = l.buffers[b]; buf.planned && (buf.first > buf.last || buf.last >= l.steps.size()))
+      return Status::error(fmt::format("buffer {}: its live range, steps {} to {}, is not within the {} steps", b,
+                                       buf.first, buf.last, l.steps.size()));
   const Problem p = make_problem(l, o.alignment);
   MemoryPlan plan;
   plan.alignment = o.alignment;

@@ -16,6 +16,15 @@ namespace graft {
 
 Status stable_topological_sort(Graph& g) {
   const std::vector<std::uint32_t>& pos = g.order_index();
+  // Most graphs are in order already: one streaming check, and nothing to build.
+  bool ordered = true;
+  for (NodeId n = g.first(); n != kNoNode && ordered; n = g.next(n))
+    for (NodeId input : g.inputs(n))
+      if (pos[input] >= pos[n]) {
+        ordered = false;
+        break;
+      }
+  if (ordered) return Status::ok();
   std::vector<NodeId> by_pos = g.node_list();
   std::vector<std::uint32_t> waiting(g.num_slots(), 0);  // distinct inputs not yet placed
   for (NodeId n : by_pos) {
