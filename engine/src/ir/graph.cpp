@@ -259,7 +259,7 @@ std::string sanitize(std::string_view hint) {
 void Graph::retire_name(std::string name) {
   if (name_taken(name)) return;
   suffix_ceiling_.note(name);
-  retired_names_.insert(std::move(name));
+  retired_names_.insert(name);
 }
 
 std::string Graph::unique_name(std::string_view hint) {
@@ -270,7 +270,7 @@ std::string Graph::unique_name(std::string_view hint) {
     suffix_ceiling_.activate();
     for (NodeId n = 0; n < slots_.size(); ++n)
       if (slots_[n].alive) suffix_ceiling_.note(slots_[n].name);
-    for (const std::string& name : retired_names_.names()) suffix_ceiling_.note(name);
+    for (std::size_t i = 0; i < retired_names_.size(); ++i) suffix_ceiling_.note(retired_names_.name(i));
   }
   const auto [base_view, number] = detail::split_suffix(candidate);
   const std::string base(base_view);
@@ -434,7 +434,7 @@ Status Graph::erase_node(NodeId n) {
     retired_names_.insert(d.name);
     d.alive = false;  // the rest stays for a rollback; freed when the transaction ends
   } else {
-    retired_names_.insert(std::move(d.name));
+    retired_names_.insert(d.name);
     d = NodeData{.generation = d.generation};
   }
   if (journal_.p && n >= journal_.p->slot_count) fresh_free_.push_back(n);

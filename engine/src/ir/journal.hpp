@@ -24,6 +24,11 @@ struct Graph::Journal final : GraphListener {
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> name_counters;
   std::size_t retired_names = 0;  ///< names retired before begin
   std::vector<std::pair<NodeId, NodeData>> saved;  ///< each slot's contents at its first change
+  /// Per `saved` record: this journal and the enclosing ones it stands for. The first change of
+  /// a slot inside nested transactions is copied once, into the innermost journal, for every
+  /// enclosing one that had not saved it either; a commit hands the record outwards, a rollback
+  /// clears their marks (a copy per level doubled a pass's undo memory).
+  std::vector<std::uint32_t> saved_depth;
   /// Slots erased without a saved copy: the tombstone keeps its contents until the outermost
   /// transaction ends (slots are not reused before), so only the links need saving. A slot may
   /// appear more than once, and in `saved` too, once a rollback inside brought it back as it
@@ -43,7 +48,7 @@ struct Graph::Journal final : GraphListener {
   /// contents until the outermost transaction ends.
   bool last_erase_kept = false;
 
-  /// Saves slot `n` in every journal of the chain that has not saved it yet.
+  /// Saves slot `n` once for every journal of the chain that has not saved it yet.
   void node_changing(const Graph& g, NodeId n) override;
   /// Journals that have not saved `n` note its links instead of copying its contents.
   void node_erasing(const Graph& g, NodeId n) override;
@@ -53,7 +58,8 @@ struct Graph::Journal final : GraphListener {
  private:
   /// Every journal of the chain keeps the order it began with (once).
   void order_changing(const Graph& g);
-  void keep_order_at_begin(const Graph& g);
+  /// `inner`: the journals inside this one, innermost first (their records may stand for it).
+  void keep_order_at_begin(const Graph& g, const std::vector<const Journal*>& inner);
 };
 
 }  // namespace graft

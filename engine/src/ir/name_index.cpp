@@ -87,8 +87,8 @@ void NameIndex::rehash(std::size_t buckets) {
 
 bool NameLog::contains(std::string_view name) {
   if (std::find(found_.begin(), found_.end(), name) != found_.end()) return true;
-  for (; indexed_ < names_.size(); ++indexed_)
-    (void)index_.insert_unique(names_[indexed_], static_cast<NodeId>(indexed_), name_of());
+  for (; indexed_ < ends_.size(); ++indexed_)
+    (void)index_.insert_unique(this->name(indexed_), static_cast<NodeId>(indexed_), name_of());
   if (index_.find(name, name_of()) == kNoNode) return false;
   if (found_.size() == 16) found_.erase(found_.begin());
   found_.emplace_back(name);
@@ -97,9 +97,11 @@ bool NameLog::contains(std::string_view name) {
 
 void NameLog::truncate(std::size_t count) {
   found_.clear();  // a forgotten name may be among them
-  while (names_.size() > count) {
-    if (names_.size() <= indexed_) index_.erase(names_.back(), static_cast<NodeId>(names_.size() - 1));
-    names_.pop_back();
+  while (ends_.size() > count) {
+    const std::size_t last = ends_.size() - 1;
+    if (last < indexed_) index_.erase(name(last), static_cast<NodeId>(last));
+    text_.resize(last == 0 ? 0 : ends_[last - 1]);
+    ends_.pop_back();
   }
   indexed_ = std::min(indexed_, count);
 }

@@ -38,12 +38,16 @@ void Graph::begin_nested_transaction() {
 
 void Graph::Journal::node_changing(const Graph& g, NodeId n) {
   // Every enclosing transaction that has not saved this slot yet needs its state now: nobody
-  // changed it since they began.
-  for (Journal* j = this; j != nullptr; j = j->outer.get()) {
-    if (n >= j->slot_count || j->touched[n]) continue;
+  // changed it since they began. Those are the innermost ones (one that saved it made every
+  // enclosing one save it too), so one copy, here, stands for all of them.
+  std::uint32_t depth = 0;
+  for (Journal* j = this; j != nullptr && n < j->slot_count && !j->touched[n]; j = j->outer.get()) {
     j->touched[n] = true;
-    j->saved.emplace_back(n, g.node(n));
+    ++depth;
   }
+  if (depth == 0) return;
+  saved.emplace_back(n, g.node(n));
+  saved_depth.push_back(depth);
 }
 
 void Graph::Journal::node_erasing(const Graph& g, NodeId n) {
@@ -60,10 +64,14 @@ void Graph::Journal::node_erasing(const Graph& g, NodeId n) {
 }
 
 void Graph::Journal::order_changing(const Graph& g) {
-  for (Journal* j = this; j != nullptr; j = j->outer.get()) j->keep_order_at_begin(g);
+  std::vector<const Journal*> inner;
+  for (Journal* j = this; j != nullptr; j = j->outer.get()) {
+    j->keep_order_at_begin(g, inner);
+    inner.insert(inner.begin(), j);
+  }
 }
 
-void Graph::Journal::keep_order_at_begin(const Graph& g) {
+void Graph::Journal::keep_order_at_begin(const Graph& g, const std::vector<const Journal*>& inner) {
   if (order_changed) return;
   // The order as it was at begin, rebuilt from the saved links: every slot whose links changed
   // was saved (or kept) before the change, and the others kept theirs, so walking saved-or-current
@@ -73,6 +81,10 @@ void Graph::Journal::keep_order_at_begin(const Graph& g) {
   for (NodeId n = 0; n < g.num_slots(); ++n) next[n] = g.node(n).next;
   for (const KeptErase& k : kept) next[k.id] = k.next;
   for (const auto& [id, data] : saved) next[id] = data.next;
+  // inner[k] is k + 1 levels inside this journal: its records of depth above that stand for it.
+  for (std::size_t k = 0; k < inner.size(); ++k)
+    for (std::size_t r = 0; r < inner[k]->saved.size(); ++r)
+      if (inner[k]->saved_depth[r] > k + 1) next[inner[k]->saved[r].first] = inner[k]->saved[r].second.next;
   for (NodeId n = head; n != kNoNode; n = next[n]) order_at_begin.push_back(n);
 }
 
@@ -81,8 +93,15 @@ void Graph::commit_transaction() {
   std::unique_ptr<Journal> j = std::move(journal_.p);
   journal_.p = std::move(j->outer);
   if (journal_.p) {
-    // The outer transaction now covers these edits. Slots this one erased that the outer one
-    // created are fresh to it: their tombstones need keep nothing for a rollback of it.
+    // The outer transaction now covers these edits: the records that stand for it too are its.
+    Journal& outer = *journal_.p;
+    for (std::size_t r = 0; r < j->saved.size(); ++r)
+      if (j->saved_depth[r] > 1) {
+        outer.saved.push_back(std::move(j->saved[r]));
+        outer.saved_depth.push_back(j->saved_depth[r] - 1);
+      }
+    // Slots this one erased that the outer one created are fresh to it: their tombstones need
+    // keep nothing for a rollback of it.
     const std::size_t outer_slots = journal_.p->slot_count;
     std::size_t kept = j->held_slots;
     for (std::size_t i = j->held_slots; i < held_slots_.size(); ++i) {
@@ -128,6 +147,12 @@ void Graph::rollback_transaction() {
     Journal* outer = journal_.p.get();
     for (std::uint32_t left = k.depth; left > 1 && outer != nullptr; --left, outer = outer->outer.get())
       outer->touched[k.id] = false;
+  }
+  for (std::size_t r = 0; r < j->saved.size(); ++r) {
+    // Back as it was when the enclosing journals this record stood for began: they need nothing.
+    Journal* outer = journal_.p.get();
+    for (std::uint32_t left = j->saved_depth[r]; left > 1 && outer != nullptr; --left, outer = outer->outer.get())
+      outer->touched[j->saved[r].first] = false;
   }
   for (auto& [id, data] : j->saved) slots_[id] = std::move(data);
   for (const Journal::KeptErase& k : j->kept)

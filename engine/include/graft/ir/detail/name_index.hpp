@@ -56,19 +56,30 @@ class NameIndex {
 /// whose plain form is retired, `relu`, is asked about at every new node).
 class NameLog {
  public:
-  void insert(std::string name) { names_.push_back(std::move(name)); }
+  void insert(std::string_view name) {
+    text_.append(name);
+    ends_.push_back(text_.size());
+  }
   bool contains(std::string_view name);
-  std::size_t size() const { return names_.size(); }
-  const std::vector<std::string>& names() const { return names_; }
+  std::size_t size() const { return ends_.size(); }
+  /// The `i`th name added (valid until the next insert).
+  std::string_view name(std::size_t i) const {
+    const std::size_t begin = i == 0 ? 0 : ends_[i - 1];
+    return std::string_view(text_).substr(begin, ends_[i] - begin);
+  }
   /// Forgets every name added after the first `count`.
   void truncate(std::size_t count);
 
  private:
   NameIndex::NameOf name_of() const {
-    return [this](NodeId i) { return std::string_view(names_[i]); };
+    return [this](NodeId i) { return name(i); };
   }
-  std::vector<std::string> names_;
-  std::size_t indexed_ = 0;  ///< names_[0, indexed_) are in index_ (a repeated name once)
+  // The names end to end in one buffer: a run of millions of rewrites retires a name per erased
+  // node, and a string each (32 bytes, more on the heap past 15 characters) was most of its
+  // memory.
+  std::string text_;
+  std::vector<std::size_t> ends_;
+  std::size_t indexed_ = 0;  ///< names [0, indexed_) are in index_ (a repeated name once)
   NameIndex index_;
   std::vector<std::string> found_;  ///< recent lookups that found their name: a few hints
 };
