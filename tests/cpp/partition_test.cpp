@@ -221,6 +221,38 @@ TEST_CASE("fuse_by_partitions makes a submodule per partition, with getitems for
   CHECK(lint(gm).is_ok());
 }
 
+TEST_CASE("fuse_by_partitions: a partition with 100k outputs read by one concat") {
+  // Each output's users were rewritten one output at a time: the concat's 100k arguments once
+  // per output. One batch rewrites the concat once.
+  GraphModule gm;
+  Graph& g = gm.graph;
+  NodeId x = g.placeholder("x");
+  std::vector<NodeId> relus;
+  std::vector<Argument> parts;
+  relus.reserve(100000);
+  parts.reserve(100000);
+  for (int i = 0; i < 100000; ++i) {
+    relus.push_back(g.create_node(OpKind::CallFunction, "torch.relu", {Argument::node(x)}));
+    parts.push_back(Argument::node(relus.back()));
+  }
+  NodeId cat = g.create_node(OpKind::CallFunction, "torch.cat", {Argument::list(std::move(parts))});
+  g.output(Argument::node(cat));
+  Result<std::vector<FusedPartition>> fused = fuse_by_partitions(gm, {relus});
+  REQUIRE_MESSAGE(fused.is_ok(), fused.status().message());
+  CHECK(fused->front().outputs == 100000);
+  const std::vector<Argument>& items = *g.args(cat)[0].items();
+  REQUIRE(items.size() == 100000);
+  bool in_order = true;
+  for (std::size_t i = 0; i < items.size() && in_order; ++i) {
+    const NodeId item = items[i].node_id();
+    in_order = g.target(item) == "_operator.getitem" && g.args(item)[0].node_id() == fused->front().call &&
+        g.args(item)[1] == Argument(static_cast<std::int64_t>(i));
+  }
+  CHECK(in_order);
+  CHECK(g.size() == 100004);  // x, the call, 100k getitems, cat, output
+  CHECK(lint(gm).is_ok());
+}
+
 TEST_CASE("fuse_by_partitions orders graph inputs as the graph does, and can always return a tuple") {
   // torch 2: when every outside value is a graph input, the placeholders follow the graph's
   // order (y is read first, x comes first); always_return_tuple returns (b,) read by a getitem.

@@ -153,17 +153,22 @@ struct Fuser {
     {
       InsertionScope at(g, g.after(sorted.value().back()));
       call = g.create_node(OpKind::CallModule, module, std::move(call_args), {}, module);
+      // Each output's users read the call (or its getitem) instead, in one batch: a user that
+      // reads many outputs (a concat of them) is rewritten once, not once per output. Users
+      // inside the partition are rewritten too; they are erased just below.
+      std::vector<std::pair<NodeId, NodeId>> replaced;
       if (one) {
         g.copy_meta(call, g, outputs.front());
-        g.replace_all_uses_with(outputs.front(), call, [&](NodeId u) { return !inside.count(u); });
+        replaced.emplace_back(outputs.front(), call);
       } else {
         for (std::size_t i = 0; i < outputs.size(); ++i) {
           NodeId item = g.create_node(OpKind::CallFunction, "_operator.getitem",
                                       {Argument::node(call), Argument(static_cast<std::int64_t>(i))}, {}, "getitem");
           g.copy_meta(item, g, outputs[i]);
-          g.replace_all_uses_with(outputs[i], item, [&](NodeId u) { return !inside.count(u); });
+          replaced.emplace_back(outputs[i], item);
         }
       }
+      if (Status s = g.replace_uses(replaced); !s) return s;
     }
     for (auto it = sorted.value().rbegin(); it != sorted.value().rend(); ++it)
       if (Status s = g.erase_node(*it); !s) return s;
