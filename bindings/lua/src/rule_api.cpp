@@ -38,6 +38,8 @@ constexpr const char* kRuleType = "graft.Rule";
 /// (a few microseconds) in instructions.
 constexpr std::size_t kNodeBytes = 1024;
 constexpr double kRewrittenNodeWork = 256;
+/// What a node made by a rule run leaves behind beyond its slot (a retired name, a signature).
+constexpr std::size_t kCreatedNodeBytes = 64;
 constexpr const char* kRuleSetType = "graft.RuleSet";
 
 /// A rule as Lua holds it. Lua values it needs (pattern, replacement, callbacks) live in
@@ -567,12 +569,17 @@ int apply_rules_here(lua_State* L) {
   s.charge_work(L, static_cast<double>(g.num_slots()));
   std::size_t attempts = 0;
   std::size_t slots_seen = g.num_slots();
+  std::uint32_t created_seen = g.nodes_created();
   bool budget_spent = false;
   auto charge = [&](std::size_t polls) {  // the polls since the last charge, and the nodes made since
+    // Slots are memory; every node made is work and leaves a retired name and a rewrite
+    // signature behind, also when it takes the slot of a node the run erased.
     const std::size_t grown = g.num_slots() > slots_seen ? g.num_slots() - slots_seen : 0;
+    const std::size_t created = g.nodes_created() - created_seen;
     slots_seen = g.num_slots();
-    Status b = s.poll_host_work(static_cast<double>(polls) + static_cast<double>(grown) * kRewrittenNodeWork,
-                                grown * kNodeBytes);
+    created_seen = g.nodes_created();
+    Status b = s.poll_host_work(static_cast<double>(polls) + static_cast<double>(created) * kRewrittenNodeWork,
+                                grown * kNodeBytes + created * kCreatedNodeBytes);
     budget_spent = budget_spent || !b;
     return b;
   };

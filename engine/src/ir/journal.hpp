@@ -58,7 +58,7 @@ struct Graph::Journal final : GraphListener {
  private:
   /// Every journal of the chain keeps the order it began with (once).
   void order_changing(const Graph& g);
-  /// `inner`: the journals inside this one, innermost first (their records may stand for it).
+  /// `inner`: the journals inside this one, nearest first (their records may stand for it).
   void keep_order_at_begin(const Graph& g, const std::vector<const Journal*>& inner);
 };
 

@@ -77,6 +77,8 @@ class Graph {
   bool is_alive(NodeId n) const { return n < slots_.size() && slots_[n].alive; }
   const NodeData& node(NodeId n) const { return slots_[n]; }
   std::uint32_t generation(NodeId n) const { return slots_[n].generation; }
+  /// Nodes this graph has created so far (each takes a new generation), reused slots included.
+  std::uint32_t nodes_created() const { return last_generation_; }
   /// A reference to live node `n` that cannot be mistaken for a later node in its slot.
   StampedId stamp(NodeId n) const { return {n, slots_[n].generation}; }
   /// The node `r` refers to, or kNoNode if it was erased since.
