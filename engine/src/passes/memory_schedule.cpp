@@ -163,16 +163,16 @@ std::vector<NodeId> greedy_order(const Graph& g, const StorageMap& s, const Node
     }
   };
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
-  std::vector<std::int64_t> net(g.num_slots(), 0);
+  std::vector<std::int64_t> net(g.num_slots(), 0), alloc(g.num_slots(), 0);
   std::vector<char> state(g.num_slots(), 0);  // 0 waiting, 1 ready, 2 run
   auto make_ready = [&](NodeId n) {
-    std::int64_t alloc = 0, freed = 0;
-    for (std::uint32_t b = s.creates[n].first; b < s.creates[n].second; ++b) alloc += size(b);
+    std::int64_t freed = 0;
+    for (std::uint32_t b = s.creates[n].first; b < s.creates[n].second; ++b) alloc[n] += size(b);
     for (std::uint32_t b : buffers.reads.of(n))
       if (remaining[b] == 1) freed += frees(b);
-    net[n] = alloc - freed;
+    net[n] = alloc[n] - freed;
     state[n] = 1;
-    ready.push({net[n], alloc, pos[n], n});
+    ready.push({net[n], alloc[n], pos[n], n});
   };
   std::vector<NodeId> out;
   out.reserve(order.size());
@@ -188,9 +188,7 @@ std::vector<NodeId> greedy_order(const Graph& g, const StorageMap& s, const Node
         if (state[r] == 2) continue;
         if (state[r] == 1 && frees(b) != 0) {
           net[r] -= frees(b);
-          std::int64_t alloc = 0;
-          for (std::uint32_t c2 = s.creates[r].first; c2 < s.creates[r].second; ++c2) alloc += size(c2);
-          ready.push({net[r], alloc, pos[r], r});
+          ready.push({net[r], alloc[r], pos[r], r});
         }
         break;
       }
